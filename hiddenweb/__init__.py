@@ -1,0 +1,3 @@
+"""hiddenweb: a Scrapy crawler for the hidden web (pages that only forms reach)."""
+
+__version__ = "0.1.0"

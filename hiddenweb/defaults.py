@@ -1,0 +1,22 @@
+"""Defaults of every ``HIDDENWEB_*`` setting, in one place.
+
+Each setting is documented (type, default, example) in ``docs/settings.md``; a test fails when
+a setting used in the code is missing from there. Components read their settings through
+``crawler.settings.get*("HIDDENWEB_…", defaults.HIDDENWEB_…)``.
+"""
+
+# --- scope and safety (spider) ---------------------------------------------------------------
+HIDDENWEB_SUBMIT_FORMS = True
+HIDDENWEB_UNSAFE_FORM_CLASSES: list[str] = []  # opt in: e.g. ["login"]; never the default
+HIDDENWEB_LVS_DIR = ""  # empty: the bundled lvs_data/ directory
+HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
+HIDDENWEB_TEMPLATE_BUDGET = 40
+HIDDENWEB_FOLLOW_LINKS = True
+
+# --- DLA scheduler (issue 3) -------------------------------------------------------------------
+
+# --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------
+
+# --- visit store (issue 6) ---------------------------------------------------------------------
+
+# --- browser rendering (issue 5) ---------------------------------------------------------------

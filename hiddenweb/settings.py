@@ -1,0 +1,33 @@
+"""Scrapy settings of the hiddenweb project.
+
+Only Scrapy's own settings and the activation of hiddenweb's components live here; the
+``HIDDENWEB_*`` defaults are in :mod:`hiddenweb.defaults` and documented in ``docs/settings.md``.
+"""
+
+BOT_NAME = "hiddenweb"
+SPIDER_MODULES = ["hiddenweb.spiders"]
+NEWSPIDER_MODULE = "hiddenweb.spiders"
+
+USER_AGENT = "hiddenweb/0.1 (+https://example.invalid/hiddenweb)"
+ROBOTSTXT_OBEY = True
+
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 8
+DOWNLOAD_TIMEOUT = 30
+RETRY_TIMES = 1
+REDIRECT_MAX_TIMES = 10
+
+FEED_EXPORT_ENCODING = "utf-8"
+LOGSTATS_INTERVAL = 30.0
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+# Every response becomes an item (404 and 500 included), so HttpErrorMiddleware lets them through.
+HTTPERROR_ALLOW_ALL = True
+
+EXTENSIONS = {
+    "hiddenweb.progress.HiddenProgress": 500,
+}
+
+SPIDER_MIDDLEWARES: dict[str, int] = {}
+DOWNLOADER_MIDDLEWARES: dict[str, int] = {}
+ITEM_PIPELINES: dict[str, int] = {}
