@@ -18,5 +18,11 @@ HIDDENWEB_FOLLOW_LINKS = True
 # --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------
 
 # --- visit store (issue 6) ---------------------------------------------------------------------
+HIDDENWEB_STORE_ENABLED = True
+# Relative: in the project's .scrapy/ directory, like HTTPCACHE_DIR (shared by crawls and the CLI).
+HIDDENWEB_STORE_PATH = "hiddenweb.db"
+HIDDENWEB_STORE_BATCH_SIZE = 100  # visits per transaction
+HIDDENWEB_STORE_FLUSH_INTERVAL = 5.0  # seconds; 0: only by batch size and at close
+HIDDENWEB_STORE_TIMEOUT = 30.0  # seconds to wait for another writer's lock
 
 # --- browser rendering (issue 5) ---------------------------------------------------------------

@@ -30,4 +30,6 @@ EXTENSIONS = {
 
 SPIDER_MIDDLEWARES: dict[str, int] = {}
 DOWNLOADER_MIDDLEWARES: dict[str, int] = {}
-ITEM_PIPELINES: dict[str, int] = {}
+ITEM_PIPELINES: dict[str, int] = {
+    "hiddenweb.pipelines.visitstore.VisitStorePipeline": 800,
+}

@@ -1,0 +1,409 @@
+"""The visit store: one row per page with its visit frequency, weightage and TTL (paper 002, §5).
+
+Contract
+--------
+A SQLite file (WAL mode) with two tables, created and upgraded through ``sqlite_utils``
+:class:`~sqlite_utils.migrations.Migrations` (set ``hiddenweb.store``):
+
+``visits``
+    the log: one row per visit, keyed by a unique ``visit_id`` (``<crawl id>:<sequence>`` for a
+    crawl, ``import:<file digest>:<line>`` for an import). Writing a visit id twice is a no-op.
+``pages``
+    the aggregate, the paper's ``CRAWLER`` table: ``frequency`` (visits), ``weightage`` (seconds
+    spent, summed), ``ttl`` (visits that found the page available), plus ``first_seen``,
+    ``last_seen``, ``last_status``, ``fresh_until`` (HTTP freshness), ``fingerprint``, ``hidden``
+    and ``reached_by``.
+
+:meth:`VisitStore.record` applies the paper's update algorithm ("database updation as user
+visit URL"): a new page gets frequency 1, weightage = time spent, ttl = 1 if available else 0; a
+known page gets frequency += 1, weightage += time spent, ttl += 1 if available. Each visit row and
+its aggregate update are written in one ``BEGIN IMMEDIATE`` transaction, only when the visit id is
+new, so a crash loses at most the uncommitted batch and a replay doubles nothing; the aggregate
+always equals a recomputation from ``visits`` (:meth:`VisitStore.check`).
+
+Choices where the paper is silent:
+
+- *Page key.* GET: the requested URL. POST: method, action URL and the submitted fields (a POST
+  form's action URL alone is shared by all its answers); ``form`` keeps the fields for a recrawl.
+- *Available* (for ``ttl``): the request got an HTTP status below 400.
+- *Time spent* for a crawl visit is ``fetch_seconds``; imported user visits give their own.
+- *Hidden*: 1 when every crawl visit reached the page only through a form (``form_only``); one
+  visit over links alone makes it 0.
+- *Latest-visit fields* (``last_status``, ``fresh_until``, ``fingerprint`` …) come from the visit
+  with the greatest time, not the last committed, so concurrent writers agree.
+- *Freshness*: ``Cache-Control: no-store|no-cache`` → stale at fetch time; ``max-age`` wins over
+  ``Expires`` (RFC 9111 §5.3); an invalid ``Expires`` means already expired; neither → NULL.
+- *Combined ranking* ``ttl > frequency / 2`` uses SQLite's integer division, which for integer
+  ``ttl`` keeps exactly the pages available on more than half of their visits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.project import data_path
+from sqlite_utils import Database
+from sqlite_utils.db import DescIndex
+from sqlite_utils.migrations import Migrations
+
+logger = logging.getLogger(__name__)
+
+RANKINGS: dict[str, str] = {
+    # Ties as in the paper's tables: table 2 keeps table order, table 3 puts higher frequency first.
+    "frequency": "ORDER BY frequency DESC, id",
+    "weightage": "ORDER BY weightage DESC, frequency DESC, id",
+    "combined": "WHERE ttl > frequency / 2 ORDER BY frequency DESC, weightage DESC, ttl DESC, id",
+}
+PAGE_COLUMNS = (
+    "id, url, method, form, frequency, weightage, ttl, first_seen, last_seen, last_status, "
+    "final_url, fresh_until, fingerprint, hidden, reached_by, depth, title"
+)
+
+migrations = Migrations("hiddenweb.store")
+
+
+@migrations()
+def m001_visits_and_pages(db: Database) -> None:
+    latest: dict[str, Any] = {
+        "final_url": str, "fresh_until": float, "fingerprint": str, "hidden": int,
+        "reached_by": str, "depth": int, "title": str,
+    }  # fmt: skip
+    db["visits"].create(
+        {"visit_id": str, "key": str, "url": str, "method": str, "form": str, "source": str,
+         "at": float, "seconds": float, "available": int, "status": int, **latest},
+        pk="visit_id", not_null={"key", "url", "at", "seconds", "available"},
+    )  # fmt: skip
+    db["visits"].create_index(["key"])
+    db["pages"].create(
+        {"id": int, "key": str, "url": str, "method": str, "form": str, "frequency": int,
+         "weightage": float, "ttl": int, "first_seen": float, "last_seen": float,
+         "last_status": int, **latest},
+        pk="id", not_null={"key", "url", "frequency", "weightage", "ttl"},
+    )  # fmt: skip
+    db["pages"].create_index(["key"], unique=True)
+    db["pages"].create_index([DescIndex("frequency"), "id"], index_name="pages_by_frequency")
+    db["pages"].create_index(
+        [DescIndex("weightage"), DescIndex("frequency"), "id"], index_name="pages_by_weightage"
+    )
+    # Partial index: exactly the combined ranking's filter and order.
+    db.execute(
+        "CREATE INDEX pages_combined ON pages "
+        "(frequency DESC, weightage DESC, ttl DESC, id) WHERE ttl > frequency / 2"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Visit:
+    """One visit of one page, by the crawler or by a user."""
+
+    visit_id: str
+    url: str
+    seconds: float
+    available: bool
+    at: float
+    source: str = "crawl"
+    method: str = "GET"
+    form: Mapping[str, Any] | None = None
+    status: int | None = None
+    final_url: str | None = None
+    fresh_until: float | None = None
+    fingerprint: str | None = None
+    hidden: bool | None = None
+    reached_by: str | None = None
+    depth: int | None = None
+    title: str | None = None
+
+    @property
+    def key(self) -> str:
+        if self.method.upper() == "GET" or self.form is None:
+            return self.url
+        body = urlencode(sorted(self.form.items()), doseq=True)
+        return f"{self.method.upper()} {self.url} {body}"
+
+    def row(self) -> tuple[Any, ...]:
+        form = json.dumps(dict(self.form), sort_keys=True) if self.form is not None else None
+        hidden = None if self.hidden is None else int(self.hidden)
+        return (
+            self.visit_id, self.key, self.url, self.method.upper(), form, self.source, self.at,
+            float(self.seconds), int(bool(self.available)), self.status, self.final_url,
+            self.fresh_until, self.fingerprint, hidden, self.reached_by, self.depth, self.title,
+        )  # fmt: skip
+
+
+_INSERT_VISIT = (
+    "INSERT OR IGNORE INTO visits (visit_id, key, url, method, form, source, at, seconds, "
+    "available, status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_LATEST = ("last_status", "final_url", "fresh_until", "fingerprint", "reached_by", "depth", "title")
+# The paper's update algorithm, as one upsert per new visit row.
+_UPSERT_PAGE = (
+    "INSERT INTO pages (key, url, method, form, frequency, weightage, ttl, first_seen, last_seen, "
+    "last_status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title) "
+    "SELECT key, url, method, form, 1, seconds, available, at, at, status, final_url, "
+    "fresh_until, fingerprint, hidden, reached_by, depth, title FROM visits WHERE visit_id = ? "
+    "ON CONFLICT(key) DO UPDATE SET frequency = frequency + 1, "
+    "weightage = weightage + excluded.weightage, ttl = ttl + excluded.ttl, "
+    "first_seen = min(first_seen, excluded.first_seen), "
+    "hidden = CASE WHEN hidden IS NULL THEN excluded.hidden WHEN excluded.hidden IS NULL "
+    "THEN hidden ELSE min(hidden, excluded.hidden) END, "
+    + ", ".join(
+        f"{c} = CASE WHEN excluded.last_seen >= last_seen AND excluded.{c} IS NOT NULL "
+        f"THEN excluded.{c} ELSE {c} END"
+        for c in _LATEST
+    )
+    + ", last_seen = max(last_seen, excluded.last_seen) RETURNING frequency"
+)
+
+
+@dataclass(slots=True)
+class RecordResult:
+    new_pages: int = 0
+    updated_pages: int = 0
+    duplicates: int = 0
+
+    @property
+    def written(self) -> int:
+        return self.new_pages + self.updated_pages
+
+
+@dataclass(frozen=True, slots=True)
+class RecrawlTarget:
+    """A stored page to fetch again: build ``Request(url, method=…)`` or a form request."""
+
+    url: str
+    method: str
+    formdata: dict[str, Any] | None
+    frequency: int
+    weightage: float
+    ttl: int
+    fresh_until: float | None
+
+
+class VisitStore:
+    """A visit store file; one connection, explicit transactions (``BEGIN IMMEDIATE``)."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: no implicit BEGIN, every transaction here is explicit.
+        conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=wal")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
+        self.db = Database(conn)
+        with self.transaction():  # serialises concurrent first openings
+            migrations.apply(self.db)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> VisitStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``: takes the write lock first (waits up to the busy
+        timeout for another writer), rolls back on any error."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def record(self, visits: Iterable[Visit]) -> RecordResult:
+        """Write *visits* and update the aggregates, all in one transaction."""
+        with self.transaction() as conn:
+            return self._record(conn, visits)
+
+    def _record(self, conn: sqlite3.Connection, visits: Iterable[Visit]) -> RecordResult:
+        """The update algorithm; the caller holds the transaction."""
+        result = RecordResult()
+        for visit in visits:
+            if conn.execute(_INSERT_VISIT, visit.row()).rowcount == 0:
+                result.duplicates += 1
+                continue
+            (frequency,) = conn.execute(_UPSERT_PAGE, (visit.visit_id,)).fetchone()
+            if frequency == 1:
+                result.new_pages += 1
+            else:
+                result.updated_pages += 1
+        return result
+
+    def rank(self, by: str = "combined", limit: int | None = None) -> list[dict[str, Any]]:
+        """The paper's rankings: ``frequency``, ``weightage`` or ``combined`` (filter + rank)."""
+        if by not in RANKINGS:
+            raise ValueError(f"unknown ranking {by!r}: choose one of {', '.join(RANKINGS)}")
+        sql = f"SELECT {PAGE_COLUMNS} FROM pages {RANKINGS[by]}"
+        params: tuple[int, ...] = ()
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (limit,)
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def recrawl_targets(
+        self,
+        by: str = "combined",
+        *,
+        now: float | None = None,
+        limit: int | None = None,
+        skip_fresh: bool = True,
+    ) -> list[RecrawlTarget]:
+        """Stored pages in rank order for a recrawl (``-a recrawl=1``).
+
+        Skips the pages the paper calls expired (available on half of their visits or fewer:
+        ``ttl <= frequency / 2``, whatever the ranking) and, with *skip_fresh*, the pages whose HTTP
+        freshness (``fresh_until``) has not run out yet at *now*: fetching them again brings nothing
+        new. Pages with no freshness information are always due.
+        """
+        now = time.time() if now is None else now
+        targets = []
+        for page in self.rank(by):
+            if page["ttl"] <= page["frequency"] // 2:
+                continue
+            if skip_fresh and page["fresh_until"] is not None and page["fresh_until"] > now:
+                continue
+            form = json.loads(page["form"]) if page["form"] else None
+            targets.append(
+                RecrawlTarget(
+                    page["url"],
+                    page["method"] or "GET",
+                    form,
+                    page["frequency"],
+                    page["weightage"],
+                    page["ttl"],
+                    page["fresh_until"],
+                )
+            )
+            if limit is not None and len(targets) >= limit:
+                break
+        return targets
+
+    def counts(self) -> dict[str, int]:
+        visits = self.conn.execute("SELECT count(*) FROM visits").fetchone()[0]
+        pages, frequency = self.conn.execute(
+            "SELECT count(*), coalesce(sum(frequency), 0) FROM pages"
+        ).fetchone()
+        return {"visits": visits, "pages": pages, "frequency": frequency}
+
+    def check(self) -> list[str]:
+        """Differences between the aggregates and a recomputation from ``visits`` (empty: OK)."""
+        problems = []
+        rows = self.conn.execute(
+            "SELECT p.key, p.frequency, p.weightage, p.ttl, p.first_seen, p.last_seen, "
+            "v.n, v.seconds, v.available, v.first, v.last FROM pages p LEFT JOIN "
+            "(SELECT key, count(*) n, sum(seconds) seconds, sum(available) available, "
+            "min(at) first, max(at) last FROM visits GROUP BY key) v ON v.key = p.key"
+        )
+        for key, freq, weight, ttl, first, last, n, seconds, avail, vfirst, vlast in rows:
+            if (freq, ttl, first, last) != (n, avail, vfirst, vlast) or not math.isclose(
+                weight, seconds or 0.0, rel_tol=1e-9, abs_tol=1e-6
+            ):
+                problems.append(
+                    f"{key}: stored frequency={freq} weightage={weight} ttl={ttl}, visits give "
+                    f"frequency={n} weightage={seconds} ttl={avail}"
+                )
+        orphans = self.conn.execute(
+            "SELECT count(DISTINCT key) FROM visits WHERE key NOT IN (SELECT key FROM pages)"
+        ).fetchone()[0]
+        if orphans:
+            problems.append(f"{orphans} visited keys have no page row")
+        return problems
+
+
+def resolve_store_path(path: str | Path) -> Path:
+    """Where ``HIDDENWEB_STORE_PATH`` (or ``--db``) points: absolute paths as given, relative ones
+    in the project's ``.scrapy/`` data directory like ``HTTPCACHE_DIR`` (``.scrapy/`` of the working
+    directory outside a project, or when the project has no ``scrapy.cfg``, e.g. under Scrapyd)."""
+    try:
+        return Path(data_path(path))
+    except NotConfigured:
+        return Path(".scrapy", path)
+
+
+def fresh_until(
+    cache_control: str | bytes | Sequence[Any] | None,
+    expires: str | bytes | Sequence[Any] | None,
+    fetched_at: float,
+) -> float | None:
+    """When the response stops being fresh (UNIX time), or None when the headers do not say."""
+    cache_control, expires = _header_text(cache_control), _header_text(expires)
+    if cache_control:
+        directives = {}
+        for part in cache_control.split(","):
+            name, _, value = part.strip().partition("=")
+            directives[name.strip().lower()] = value.strip().strip('"')
+        if "no-store" in directives or "no-cache" in directives:
+            return fetched_at
+        if "max-age" in directives:
+            try:
+                return fetched_at + max(0, int(directives["max-age"]))
+            except ValueError:
+                return fetched_at  # RFC 9111 §4.2.1: an invalid max-age means stale
+    if expires is not None:
+        try:
+            return parsedate_to_datetime(expires).timestamp()
+        except (TypeError, ValueError, IndexError):
+            return fetched_at  # RFC 9111 §5.3: an invalid date (e.g. "0") is in the past
+    return None
+
+
+def _header_text(value: str | bytes | Sequence[Any] | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    if isinstance(value, str):
+        return value
+    return ", ".join(v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in value)
+
+
+def visit_from_item(item: Mapping[str, Any], visit_id: str, now: float | None = None) -> Visit:
+    """The visit a spider item (:class:`hiddenweb.items.PageItem`, as a mapping) records."""
+    status = item.get("status")
+    at = item.get("fetched_at")
+    at = float(at) if at is not None else (time.time() if now is None else now)
+    reached_by = item.get("reached_by") or {}
+    form = reached_by.get("form") if isinstance(reached_by, Mapping) else None
+    fields = form.get("fields") if isinstance(form, Mapping) else None
+    form_only = item.get("form_only")
+    return Visit(
+        visit_id=visit_id,
+        url=item["url"],
+        seconds=float(item.get("fetch_seconds") or 0.0),
+        available=status is not None and int(status) < 400,
+        at=at,
+        source="crawl",
+        method=(item.get("method") or "GET").upper(),
+        form=fields if (item.get("method") or "GET").upper() != "GET" else None,
+        status=int(status) if status is not None else None,
+        final_url=item.get("final_url"),
+        fresh_until=fresh_until(item.get("cache_control"), item.get("expires"), at),
+        fingerprint=item.get("fingerprint"),
+        hidden=None if form_only is None else bool(form_only),
+        reached_by=reached_by.get("kind") if isinstance(reached_by, Mapping) else None,
+        depth=item.get("depth"),
+        title=item.get("title"),
+    )
