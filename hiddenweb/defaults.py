@@ -10,7 +10,8 @@ HIDDENWEB_SUBMIT_FORMS = True
 HIDDENWEB_UNSAFE_FORM_CLASSES: list[str] = []  # opt in: e.g. ["login"]; never the default
 HIDDENWEB_LVS_DIR = ""  # empty: the bundled lvs_data/ directory
 HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
-HIDDENWEB_TEMPLATE_BUDGET = 40
+HIDDENWEB_TEMPLATE_BUDGET = 40  # pages of one URL template before its novelty is judged
+HIDDENWEB_TEMPLATE_MIN_NOVELTY = 0.3
 HIDDENWEB_FOLLOW_LINKS = True
 
 # --- DLA scheduler (issue 3) -------------------------------------------------------------------

@@ -21,6 +21,8 @@ fingerprint        str|null   SHA-1 of the page's visible text, whitespace-norma
 fetch_seconds      float      download latency (request sent → response received)
 fetched_at         float      UNIX time the response was received
 content_type       str|null   the response's Content-Type
+cache_control      str|null   the response's Cache-Control header (freshness, for the store)
+expires            str|null   the response's Expires header
 =================  =========  ==============================================================
 """
 
@@ -44,3 +46,5 @@ class PageItem(scrapy.Item):
     fetch_seconds = scrapy.Field()
     fetched_at = scrapy.Field()
     content_type = scrapy.Field()
+    cache_control = scrapy.Field()
+    expires = scrapy.Field()

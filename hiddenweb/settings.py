@@ -29,7 +29,9 @@ EXTENSIONS = {
 }
 
 SPIDER_MIDDLEWARES: dict[str, int] = {}
-DOWNLOADER_MIDDLEWARES: dict[str, int] = {}
+DOWNLOADER_MIDDLEWARES: dict[str, int] = {
+    "hiddenweb.trapguard.TemplateTrapGuard": 560,
+}
 ITEM_PIPELINES: dict[str, int] = {
     "hiddenweb.pipelines.visitstore.VisitStorePipeline": 800,
 }

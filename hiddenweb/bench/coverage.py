@@ -1,0 +1,274 @@
+"""The coverage benchmark: crawl a generated site with a strategy, compare with its ground truth.
+
+``hiddenweb bench coverage --pages N --seed S --strategy NAME`` serves the proving ground's site
+in a separate process (so the server never competes with the crawler for the GIL), runs
+``scrapy crawl hwdla`` in another with the strategy's settings and a download budget, follows the
+items it writes (a progress bar of pages and hidden pages found), and scores them against
+``SiteModel.truth()`` with ``SiteModel.resolve()``.
+
+Strategies (:data:`STRATEGIES`) are sets of Scrapy settings and spider arguments, so every one
+runs through the same spider: ``bfs`` and ``dfs`` are Scrapy's own scheduler with
+``DEPTH_PRIORITY`` and FIFO/LIFO queues; ``oracle`` knows the truth and takes only the actions
+on the chains that lead to hidden pages (the lower bound of downloads). Later issues register
+``hwdla`` and ``lostsheep`` here.
+
+Metrics (``--json`` keys): ``strategy``, ``pages``, ``seed``, ``pages_downloaded`` (responses
+and failed downloads, robots.txt excluded), ``hidden_total`` (hidden truth pages a plain-HTTP
+crawler can reach: pages that need a browser are counted separately), ``hidden_found``,
+``hidden_coverage``, ``downloads_to_50``, ``downloads_to_90`` (null when not reached),
+``trap_submissions``, ``wall_seconds``, ``pages_per_second``, plus ``budget``,
+``hidden_total_with_browser``, ``robots_violations``, ``offsite_requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hiddenweb.provingground.site import SiteModel
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+
+COMMON_SETTINGS = {
+    "CONCURRENT_REQUESTS": "16",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
+    "LOG_LEVEL": "INFO",
+    "LOGSTATS_INTERVAL": "10",
+}
+
+STRATEGIES: dict[str, dict[str, Any]] = {
+    "bfs": {"settings": {
+        "DEPTH_PRIORITY": "1",
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    }},
+    "dfs": {"settings": {
+        "DEPTH_PRIORITY": "-1",
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleLifoDiskQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue",
+    }},
+    "oracle": {"settings": {"DEPTH_PRIORITY": "1",
+                            "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue"},
+               "oracle": True},
+}
+
+
+@dataclass
+class Truth:
+    """The ground truth of a site, indexed for scoring."""
+
+    pages: dict[str, dict]
+    hidden: set[str] = field(init=False)
+    hidden_browser: set[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hidden = {k for k, p in self.pages.items()
+                       if p["hidden"] and not p.get("needs_browser")}
+        self.hidden_browser = {k for k, p in self.pages.items()
+                               if p["hidden"] and p.get("needs_browser")}
+
+
+@contextmanager
+def serve_site(pages: int, seed: int, extra: list[str] | None = None) -> Iterator[str]:
+    """Serve the site in a child process; yield its base URL; stop it afterwards."""
+    cmd = [sys.executable, "-m", "hiddenweb.cli", "site", "serve", "--pages", str(pages),
+           "--seed", str(seed), "--port", "0", *(extra or [])]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=PROJECT_DIR)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if not line.startswith("Serving "):
+            raise RuntimeError(f"site server did not start: {line!r}")
+        yield line.split()[1].rstrip("/")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def server_stats(base_url: str) -> dict:
+    with urllib.request.urlopen(f"{base_url}/__hw/stats", timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def crawl_command(strategy: str, seed_url: str, out: Path, budget: int,
+                  truth_path: Path | None, extra_settings: dict[str, str] | None = None
+                  ) -> list[str]:
+    spec = STRATEGIES[strategy]
+    settings = {**COMMON_SETTINGS, **spec.get("settings", {}),
+                "CLOSESPIDER_PAGECOUNT": str(budget), **(extra_settings or {})}
+    cmd = [sys.executable, "-m", "scrapy", "crawl", spec.get("spider", "hwdla"),
+           "-a", f"seed={seed_url}/", "-O", f"{out}:jsonlines"]
+    if spec.get("oracle"):
+        cmd += ["-a", f"oracle={truth_path}"]
+    for key, value in spec.get("spider_args", {}).items():
+        cmd += ["-a", f"{key}={value}"]
+    for key, value in settings.items():
+        cmd += ["-s", f"{key}={value}"]
+    return cmd
+
+
+def read_items(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    items = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.endswith("\n"):
+                items.append(json.loads(line))
+    return items
+
+
+def resolve_item(site: SiteModel, item: dict) -> str | None:
+    form = (item.get("reached_by") or {}).get("form")
+    data = list(form["fields"].items()) if form and item.get("method") == "POST" else None
+    return site.resolve(item.get("method") or "GET", item["url"], data)
+
+
+def score(site: SiteModel, truth: Truth, items: list[dict]) -> dict[str, Any]:
+    """Coverage figures from the items, in download order."""
+    found: set[str] = set()
+    found_browser: set[str] = set()
+    curve: list[tuple[int, int, int]] = []  # (downloads, public found, hidden found)
+    public_found: set[str] = set()
+    to_50 = to_90 = None
+    total = len(truth.hidden)
+    for n, item in enumerate(items, start=1):
+        key = resolve_item(site, item) if item.get("status") == 200 else None
+        if key in truth.hidden:
+            found.add(key)
+        elif key in truth.hidden_browser:
+            found_browser.add(key)
+        elif key is not None and key in truth.pages:
+            public_found.add(key)
+        if total and to_50 is None and len(found) >= 0.5 * total:
+            to_50 = n
+        if total and to_90 is None and len(found) >= 0.9 * total:
+            to_90 = n
+        curve.append((n, len(public_found), len(found)))
+    return {
+        "pages_downloaded": len(items),
+        "hidden_total": total,
+        "hidden_found": len(found),
+        "hidden_coverage": round(len(found) / total, 4) if total else None,
+        "hidden_total_with_browser": total + len(truth.hidden_browser),
+        "hidden_found_browser_only": len(found_browser),
+        "downloads_to_50": to_50,
+        "downloads_to_90": to_90,
+        "curve": curve,
+    }
+
+
+def run(pages: int, seed: int, strategy: str, budget: int | None = None,
+        extra_settings: dict[str, str] | None = None, progress: bool = True,
+        workdir: Path | None = None) -> dict[str, Any]:
+    """Run one strategy on one generated site; return the metrics (see module docstring)."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {sorted(STRATEGIES)}")
+    site = SiteModel(pages=pages, seed=seed)
+    truth = Truth({p["key"]: p for p in site.truth()})
+    budget = budget or 3 * len(truth.pages)
+    tmp = Path(workdir or tempfile.mkdtemp(prefix="hiddenweb-bench-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    truth_path = tmp / "truth.jsonl"
+    with truth_path.open("w", encoding="utf-8") as fh:
+        for page in truth.pages.values():
+            fh.write(json.dumps(page) + "\n")
+    out = tmp / f"items-{strategy}.jsonl"
+    out.unlink(missing_ok=True)
+    log = tmp / f"crawl-{strategy}.log"
+    with serve_site(pages, seed) as base_url:
+        cmd = crawl_command(strategy, base_url, out, budget, truth_path, extra_settings)
+        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
+        started = time.monotonic()
+        with log.open("w") as log_fh:
+            proc = subprocess.Popen(cmd, cwd=PROJECT_DIR, env=env, stdout=log_fh,
+                                    stderr=subprocess.STDOUT)
+            _follow(proc, out, site, truth, progress, strategy)
+        wall = time.monotonic() - started
+        if proc.returncode != 0:
+            raise RuntimeError(f"crawl failed (exit {proc.returncode}); log: {log}")
+        stats = server_stats(base_url)
+    items = read_items(out)
+    result = {"strategy": strategy, "pages": pages, "seed": seed, "budget": budget,
+              **score(site, truth, items)}
+    traps = stats.get("trap_submissions", {})
+    result.update({
+        "trap_submissions": sum(traps.values()),
+        "trap_submissions_by_form": traps,
+        "robots_violations": stats.get("robots_disallowed_fetches", 0),
+        "offsite_requests": stats.get("offsite", 0),
+        "wall_seconds": round(wall, 2),
+        "pages_per_second": round(len(items) / wall, 1) if wall else None,
+        "items_path": str(out),
+        "log_path": str(log),
+    })
+    return result
+
+
+def _follow(proc: subprocess.Popen, out: Path, site: SiteModel, truth: Truth, progress: bool,
+            strategy: str) -> None:
+    """Wait for the crawl; show pages and hidden pages found as they are written."""
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(desc=f"{strategy}", unit="page", file=sys.stderr, dynamic_ncols=True)
+    seen = hidden = 0
+    offset = 0
+    buffer = ""
+    while True:
+        done = proc.poll() is not None
+        if bar is not None and out.exists():
+            with out.open(encoding="utf-8") as fh:
+                fh.seek(offset)
+                chunk = fh.read()
+                offset = fh.tell()
+            buffer += chunk
+            *lines, buffer = buffer.split("\n")
+            for line in lines:
+                item = json.loads(line)
+                seen += 1
+                if item.get("status") == 200 and resolve_item(site, item) in truth.hidden:
+                    hidden += 1
+            bar.n = seen
+            bar.set_postfix(hidden=f"{hidden}/{len(truth.hidden)}", refresh=False)
+            bar.refresh()
+        if done:
+            break
+        time.sleep(0.5)
+    if bar is not None:
+        bar.close()
+
+
+def plot(results: list[dict], path: Path, title: str = "") -> None:
+    """Hidden vs PI pages discovered, one line per strategy (HWDLA paper, fig. 5)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for result in results:
+        curve = result["curve"]
+        ax.plot([c[1] for c in curve], [c[2] for c in curve], label=result["strategy"])
+    ax.set_xlabel("public (PI) pages discovered")
+    ax.set_ylabel("hidden pages discovered")
+    ax.set_title(title or "Hidden vs PI pages discovered (HWDLA fig. 5)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,94 @@
+"""``hiddenweb bench …``: benchmarks that print figures (never pass/fail timings).
+
+* ``coverage``: a strategy against a generated site's ground truth
+  (:mod:`hiddenweb.bench.coverage`).
+* ``throughput``: ``hwdla`` against a bare Scrapy spider on the same form-less site.
+* ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+TABLE_KEYS = ("strategy", "pages", "seed", "pages_downloaded", "hidden_found", "hidden_total",
+              "hidden_coverage", "downloads_to_50", "downloads_to_90", "trap_submissions",
+              "wall_seconds", "pages_per_second")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser("bench", help="benchmarks on the proving ground")
+    bench_sub = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
+
+    cov = bench_sub.add_parser("coverage", help="hidden-page coverage of a crawl strategy")
+    cov.add_argument("--pages", type=int, default=1000)
+    cov.add_argument("--seed", type=int, default=1)
+    cov.add_argument("--strategy", default="bfs",
+                     help="a strategy name, or several separated by commas (bfs,dfs,oracle)")
+    cov.add_argument("--budget", type=int, default=None,
+                     help="download budget (default: 3 × the truth's page count)")
+    cov.add_argument("--json", action="store_true", help="one JSON object per strategy")
+    cov.add_argument("--plot", type=Path, default=None,
+                     help="write hidden vs PI pages discovered (HWDLA fig. 5) as PNG")
+    cov.add_argument("--workdir", type=Path, default=None, help="keep items and logs here")
+    cov.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="extra Scrapy setting for the crawl")
+    cov.set_defaults(func=coverage)
+
+    thr = bench_sub.add_parser("throughput",
+                               help="hwdla vs a bare Scrapy spider on the same plain site")
+    thr.add_argument("--pages", type=int, default=2000)
+    thr.add_argument("--seed", type=int, default=1)
+    thr.add_argument("--json", action="store_true")
+    thr.set_defaults(func=throughput)
+
+    try:
+        from hiddenweb.lostsheep.cli import add_emris_parser
+    except ImportError:
+        pass
+    else:
+        add_emris_parser(bench_sub)
+
+
+def coverage(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import coverage as cov
+
+    extra = dict(s.split("=", 1) for s in args.set)
+    results = []
+    for strategy in args.strategy.split(","):
+        result = cov.run(args.pages, args.seed, strategy.strip(), args.budget, extra,
+                         progress=not args.json, workdir=args.workdir)
+        results.append(result)
+        if args.json:
+            print(json.dumps({k: v for k, v in result.items() if k != "curve"}), flush=True)
+    if not args.json:
+        print_table([{k: r[k] for k in TABLE_KEYS} for r in results])
+    if args.plot:
+        cov.plot(results, args.plot, f"{args.pages} pages, seed {args.seed}")
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def throughput(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import throughput as thr
+
+    result = thr.run(args.pages, args.seed)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_table(result["runs"])
+        print(f"hwdla / bare pages-per-second ratio: {result['ratio']:.3f}")
+    return 0
+
+
+def print_table(rows: list[dict]) -> None:
+    if not rows:
+        return
+    keys = list(rows[0])
+    cells = [[("—" if r[k] is None else str(r[k])) for k in keys] for r in rows]
+    widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
+    print("  ".join(k.rjust(w) for k, w in zip(keys, widths, strict=True)))
+    for c in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(c, widths, strict=True)))

@@ -1,0 +1,82 @@
+"""Template trap guard: stop following URL templates that keep giving the same page.
+
+Crawler traps (an endless calendar, a faceted search that combines every filter) produce
+unbounded numbers of URLs of one *template* (:func:`hiddenweb.pagetext.template_key`) whose pages
+say nothing new. This downloader middleware counts, per template, the pages downloaded and how
+many had a *new* shape fingerprint (:func:`hiddenweb.pagetext.shape_fingerprint`). Once a template
+has ``HIDDENWEB_TEMPLATE_BUDGET`` pages and fewer than ``HIDDENWEB_TEMPLATE_MIN_NOVELTY`` of them
+were new, further requests of that template are dropped before download (``IgnoreRequest``).
+Templates whose pages keep being new (detail pages, result pagination) are never dropped.
+Form submissions (``hiddenweb_reached_by["kind"] == "form"``) are exempt: the spider bounds them
+per form.
+
+Settings: ``HIDDENWEB_TEMPLATE_BUDGET`` (0 disables), ``HIDDENWEB_TEMPLATE_MIN_NOVELTY``.
+Stats: ``hiddenweb/trapguard/dropped``, ``hiddenweb/trapguard/templates_trapped``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Response, TextResponse
+
+from hiddenweb import defaults
+from hiddenweb.pagetext import shape_fingerprint, template_key
+
+logger = logging.getLogger(__name__)
+
+
+class TemplateTrapGuard:
+    def __init__(self, crawler: Crawler, budget: int, min_novelty: float):
+        self.stats = crawler.stats
+        self.budget = budget
+        self.min_novelty = min_novelty
+        self.pages: dict[str, int] = defaultdict(int)
+        self.shapes: dict[str, set[str]] = defaultdict(set)
+        self.trapped: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> TemplateTrapGuard:
+        s = crawler.settings
+        budget = s.getint("HIDDENWEB_TEMPLATE_BUDGET", defaults.HIDDENWEB_TEMPLATE_BUDGET)
+        if budget <= 0:
+            raise NotConfigured("HIDDENWEB_TEMPLATE_BUDGET is 0")
+        novelty = s.getfloat("HIDDENWEB_TEMPLATE_MIN_NOVELTY",
+                             defaults.HIDDENWEB_TEMPLATE_MIN_NOVELTY)
+        return cls(crawler, budget, novelty)
+
+    @staticmethod
+    def _exempt(request: Request) -> bool:
+        reached = request.meta.get("hiddenweb_reached_by") or {}
+        return reached.get("kind") in ("form", "seed") or request.dont_filter
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if self.trapped and not self._exempt(request):
+            if template_key(request.url) in self.trapped:
+                self.stats.inc_value("hiddenweb/trapguard/dropped")
+                raise IgnoreRequest(f"template trapped: {template_key(request.url)}")
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        if self._exempt(request) or not isinstance(response, TextResponse):
+            return response
+        key = template_key(request.url)
+        self.pages[key] += 1
+        try:
+            self.shapes[key].add(shape_fingerprint(response.selector))
+        except (ValueError, AttributeError):  # not HTML
+            return response
+        pages = self.pages[key]
+        if pages >= self.budget and key not in self.trapped:
+            novelty = len(self.shapes[key]) / pages
+            if novelty < self.min_novelty:
+                self.trapped.add(key)
+                self.stats.inc_value("hiddenweb/trapguard/templates_trapped")
+                logger.info("Trap guard: %s gave %d pages, %d new; not following it further",
+                            key, pages, len(self.shapes[key]))
+        return response

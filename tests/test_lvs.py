@@ -1,0 +1,60 @@
+from pathlib import Path
+
+import pytest
+
+from hiddenweb.lvs import LVS, LVSError, load_file
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "x.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_bundled_lvs_loads_and_matches_labels():
+    lvs = LVS.from_dir()
+    assert lvs.labels, "the bundled lvs_data/ must hold labels"
+    assert all(label.values for label in lvs.labels)
+
+
+def test_match_prefers_visible_label_over_nearby_text(tmp_path):
+    write(tmp_path, '[city]\nlabels=["city","town"]\nvalues=["Riverton"]\n'
+                    '[author]\nlabels=["author","writer"]\nvalues=["Ada"]\n')
+    lvs = LVS.from_dir(tmp_path)
+    assert lvs.match(["Town", "f1", "", "", "", "author"]).name == "city"
+    assert lvs.match(["", "authorName", "", "", "", ""]).name == "author"
+    assert lvs.match(["Colour", "c", "", "", "", ""]) is None
+
+
+def test_syntax_error_names_file_and_line(tmp_path):
+    path = write(tmp_path, '[city]\nlabels = ["city"\nvalues = ["a"]\n')
+    with pytest.raises(LVSError) as err:
+        load_file(path)
+    assert str(path) in str(err.value) and "line" in str(err.value)
+
+
+def test_missing_values_names_table_and_line(tmp_path):
+    path = write(tmp_path, '# comment\n\n[city]\nlabels = ["city"]\n')
+    with pytest.raises(LVSError, match=r"x\.toml, line 3, table \[city\]: 'values'"):
+        load_file(path)
+
+
+def test_bad_entries_and_unknown_keys_are_refused(tmp_path):
+    with pytest.raises(LVSError, match="non-string or empty"):
+        load_file(write(tmp_path, '[a]\nlabels=["a"]\nvalues=["x", 3]\n'))
+    with pytest.raises(LVSError, match="unknown key"):
+        load_file(write(tmp_path, '[a]\nlabels=["a"]\nvalues=["x"]\nvalus=["y"]\n'))
+
+
+def test_empty_or_missing_directory(tmp_path):
+    with pytest.raises(LVSError, match="no \\*.toml"):
+        LVS.from_dir(tmp_path)
+    with pytest.raises(LVSError, match="not found"):
+        LVS.from_dir(tmp_path / "nope")
+
+
+def test_add_values_keeps_order_and_skips_known(tmp_path):
+    write(tmp_path, '[city]\nlabels=["city"]\nvalues=["a","b"]\n')
+    lvs = LVS.from_dir(tmp_path)
+    assert lvs.add_values("city", ["b", "c"]) == 1
+    assert lvs.labels[0].values == ["a", "b", "c"]
