@@ -53,7 +53,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.project import data_path
+from scrapy.utils.project import data_path, get_project_settings
 from sqlite_utils import Database
 from sqlite_utils.db import DescIndex
 from sqlite_utils.migrations import Migrations
@@ -341,6 +341,24 @@ def resolve_store_path(path: str | Path) -> Path:
         return Path(data_path(path))
     except NotConfigured:
         return Path(".scrapy", path)
+
+
+def command_store_path(db: str | Path | None, *, must_exist: bool = True) -> Path:
+    """The store a ``hiddenweb`` command uses: ``--db`` as given (relative to the working
+    directory), else the project's ``HIDDENWEB_STORE_PATH`` resolved as a crawl resolves it
+    (:func:`resolve_store_path`), so ``hiddenweb rank`` reads what ``scrapy crawl`` wrote."""
+    if db is not None:
+        path = Path(db)
+    else:
+        from hiddenweb import defaults
+
+        settings = get_project_settings()
+        path = resolve_store_path(
+            settings.get("HIDDENWEB_STORE_PATH", defaults.HIDDENWEB_STORE_PATH)
+        )
+    if must_exist and not path.exists():
+        raise FileNotFoundError(f"no visit store at {path} (crawl first, or give --db PATH)")
+    return path
 
 
 def fresh_until(
