@@ -143,9 +143,10 @@ class Visit:
 
 
 _INSERT_VISIT = (
-    "INSERT OR IGNORE INTO visits (visit_id, key, url, method, form, source, at, seconds, "
+    # ON CONFLICT(visit_id), not OR IGNORE: only a known visit id is skipped, a NULL still fails.
+    "INSERT INTO visits (visit_id, key, url, method, form, source, at, seconds, "
     "available, status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(visit_id) DO NOTHING"
 )
 _LATEST = ("last_status", "final_url", "fresh_until", "fingerprint", "reached_by", "depth", "title")
 # The paper's update algorithm, as one upsert per new visit row.
