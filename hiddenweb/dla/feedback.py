@@ -1,0 +1,48 @@
+"""The one place where a response's outcome becomes reward, penalty or nothing.
+
+Contract: :func:`feedback` maps the meta of the request that produced a response and the
+response's outcome to ``"reward"``, ``"penalty"`` or ``None`` (neutral: no update):
+
+==============================================  ==========  ====================================
+outcome                                          result      why
+==============================================  ==========  ====================================
+no ``hiddenweb_action`` meta                     ``None``    not an automaton's action (seed)
+download failed (``status`` None) or 5xx         ``None``    the network's fault, not the action's
+hidden (``form_only``) and new content           reward      a washy edge found a hidden page,
+                                                             paper cases (i) and (ii), eqs. 4-7
+hidden but a repeat (``new_content`` False)      penalty     "no results" and duplicate answer
+                                                             pages: the assignment was wasted
+public page (not ``form_only``), or a 4xx       penalty     a boldface edge, paper case (iii),
+                                                             eq. 2 (a 404 is a wasted action too)
+==============================================  ==========  ====================================
+
+A repeat is penalised rather than ignored: most form submissions with a useless value produce
+the same "no results" page, and that is exactly what the automata must learn to avoid. The
+penalty step ``b`` is small (``b << a``), so a few misses do not bury a kind that once paid.
+``form_only`` and ``new_content`` are decided by the spider (``PageItem.form_only`` and the
+page's content fingerprint); see :mod:`hiddenweb.dla.middleware`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from hiddenweb.dla.kinds import ACTION_META
+
+Outcome = Literal["reward", "penalty"]
+
+#: Signal sent (``crawler.signals.send_catch_log``) with ``request_meta``, ``url`` (of the
+#: request) and ``outcome`` for each judged response; the scheduler's ``learn`` receives it.
+feedback_signal = object()
+
+
+def feedback(request_meta: dict[str, Any], *, status: int | None, form_only: bool,
+             new_content: bool) -> Outcome | None:
+    """Reward, penalty or ``None`` for the action that produced a response (table above)."""
+    if not isinstance(request_meta.get(ACTION_META), dict):
+        return None
+    if status is None or status >= 500:
+        return None
+    if form_only and new_content and status < 400:
+        return "reward"
+    return "penalty"

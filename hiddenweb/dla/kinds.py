@@ -1,0 +1,103 @@
+"""Kinds of actions: what lets one automaton's learning inform automata on other pages.
+
+A URL is usually fetched once, so an automaton bound to one page learns little that is used
+again (ALGORITHMS.md section 1, "Reading it for a real crawler"). An action is therefore also
+described by its *kinds*, strings shared by actions of the same sort on any page:
+
+* ``form:<signature>``: a form, by its action URL template and sorted field names
+  (the spider's ``hiddenweb_action["form"]["signature"]`` when given);
+* ``fv:<field>=<value>``: one field and the value submitted in it (an LVS value that worked);
+* ``url:<template>``: host and path with digit runs replaced by ``{n}``, plus sorted query keys
+  (``example.org/item/{n}?id&page``);
+* ``word:<w>``: a lower-cased word (2+ letters or digits) of the link label.
+
+The first kind of an action is its *primary* kind (``form:`` for forms, ``url:`` for links);
+the scheduler queues requests by kind (:mod:`hiddenweb.dla.scheduler`).
+
+Meta read (set by the spider; :func:`action_of` infers it when missing)::
+
+    request.meta["hiddenweb_action"] = {
+        "kind": "link" | "form",
+        "page": "<URL of the page the action is on>",
+        "label": "<anchor text or submit label>",
+        "form": {"signature": str, "fields": {name: value}} | None,
+    }
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from scrapy import Request
+
+ACTION_META = "hiddenweb_action"
+
+_DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W_]{2,}")
+MAX_LABEL_WORDS = 8
+MAX_VALUE_CHARS = 64
+
+
+def url_template(url: str) -> str:
+    """``https://ex.org/a/12/b?x=1&q=2`` -> ``ex.org/a/{n}/b?q&x``."""
+    parts = urlsplit(url)
+    path = _DIGITS.sub("{n}", parts.path or "/")
+    keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    return f"{parts.netloc.lower()}{path}" + ("?" + "&".join(keys) if keys else "")
+
+
+def form_signature(action_url: str, field_names: list[str] | tuple[str, ...]) -> str:
+    """A form's identity on any page: its action URL template and its sorted field names."""
+    return f"{url_template(action_url).split('?', 1)[0]}|{','.join(sorted(set(field_names)))}"
+
+
+def label_words(label: str | None) -> list[str]:
+    """Distinct lower-cased words of a label, first :data:`MAX_LABEL_WORDS` of them."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall((label or "").lower()):
+        seen.setdefault(w, None)
+        if len(seen) >= MAX_LABEL_WORDS:
+            break
+    return list(seen)
+
+
+def action_of(request: Request) -> dict[str, Any]:
+    """The request's ``hiddenweb_action`` meta, or one inferred from the request itself."""
+    action = request.meta.get(ACTION_META)
+    if isinstance(action, dict):
+        return action
+    return infer_action(request, page="")
+
+
+def infer_action(request: Request, *, page: str) -> dict[str, Any]:
+    """An action dict for a request the spider did not tag: POST (or a query GET built by
+    ``FormRequest``) is a form submission, anything else a link."""
+    is_form = request.method == "POST" or type(request).__name__ == "FormRequest"
+    if not is_form:
+        return {"kind": "link", "page": page, "label": "", "form": None}
+    if request.method == "POST":
+        body = request.body.decode("utf-8", "replace")
+    else:
+        body = urlsplit(request.url).query
+    fields = dict(parse_qsl(body, keep_blank_values=True))
+    signature = form_signature(request.url, list(fields))
+    return {"kind": "form", "page": page, "label": "",
+            "form": {"signature": signature, "fields": fields}}
+
+
+def kinds(action: dict[str, Any], url: str) -> list[str]:
+    """Kinds of an action whose request goes to ``url``; the first one is the primary kind."""
+    form = action.get("form")
+    out: list[str]
+    if action.get("kind") == "form" and isinstance(form, dict):
+        fields = form.get("fields") or {}
+        signature = form.get("signature") or form_signature(url, list(fields))
+        out = [f"form:{signature}"]
+        out += [f"fv:{name}={str(value)[:MAX_VALUE_CHARS]}"
+                for name, value in sorted(fields.items())]
+    else:
+        out = [f"url:{url_template(url)}"]
+    out += [f"word:{w}" for w in label_words(action.get("label"))]
+    return out

@@ -1,0 +1,91 @@
+"""Spider middleware: report each response's outcome to the DLA, tag outgoing requests.
+
+Enable with ``SPIDER_MIDDLEWARES = {"hiddenweb.dla.middleware.DLAFeedbackMiddleware": 550}``
+next to ``SCHEDULER = "hiddenweb.dla.scheduler.DLAScheduler"``.
+
+For each response, the outcome of the action that produced it (the request's
+``hiddenweb_action`` meta) is judged by :func:`hiddenweb.dla.feedback.feedback` and sent as
+:data:`~hiddenweb.dla.feedback.feedback_signal`; the scheduler updates its automata. The outcome
+is read, first found wins, from:
+
+* the first item the callback yields that has a ``form_only`` field (``PageItem``): its
+  ``form_only``, ``status``, and ``new_content`` when present, else whether its ``fingerprint``
+  was not seen before (the middleware keeps the set of fingerprints);
+* else the response meta ``hiddenweb_form_only`` / ``hiddenweb_new_content`` (a callback that
+  yields no item), with the response's status.
+
+Without either, nothing is learned from that response. Outgoing requests without
+``hiddenweb_action`` get one inferred from the request (:func:`hiddenweb.dla.kinds.infer_action`)
+with ``page`` set to the response URL.
+Stats: ``hiddenweb/dla/feedback/{reward,penalty,neutral}``, ``hiddenweb/dla/tagged``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter, is_item
+from scrapy import Request
+
+from hiddenweb.dla.feedback import feedback, feedback_signal
+from hiddenweb.dla.kinds import ACTION_META, infer_action
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+
+class DLAFeedbackMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self._fingerprints: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_spider_output(self, response: Response,
+                                    result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        judged = False
+        async for obj in result:
+            if isinstance(obj, Request):
+                if ACTION_META not in obj.meta:
+                    obj.meta[ACTION_META] = infer_action(obj, page=response.url)
+                    self.crawler.stats.inc_value("hiddenweb/dla/tagged")
+            elif not judged and is_item(obj):
+                adapter = ItemAdapter(obj)
+                if "form_only" in adapter.field_names() or "form_only" in adapter:
+                    judged = True
+                    self._judge_item(response, adapter)
+            yield obj
+        if not judged and "hiddenweb_form_only" in response.meta:
+            self._report(response, status=response.status,
+                         form_only=bool(response.meta["hiddenweb_form_only"]),
+                         new_content=bool(response.meta.get("hiddenweb_new_content", True)))
+
+    def _judge_item(self, response: Response, adapter: ItemAdapter) -> None:
+        if adapter.get("new_content") is not None:
+            new = bool(adapter["new_content"])
+        else:
+            fingerprint = adapter.get("fingerprint")
+            new = fingerprint is not None and fingerprint not in self._fingerprints
+            if fingerprint is not None:
+                self._fingerprints.add(fingerprint)
+        status = adapter.get("status", response.status)
+        self._report(response, status=status, form_only=bool(adapter.get("form_only")),
+                     new_content=new)
+
+    def _report(self, response: Response, *, status: int | None, form_only: bool,
+                new_content: bool) -> None:
+        meta = response.request.meta if response.request is not None else response.meta
+        outcome = feedback(meta, status=status, form_only=form_only, new_content=new_content)
+        self.crawler.stats.inc_value(f"hiddenweb/dla/feedback/{outcome or 'neutral'}")
+        url = response.request.url if response.request is not None else response.url
+        self.crawler.signals.send_catch_log(feedback_signal, request_meta=meta, url=url,
+                                            outcome=outcome)

@@ -1,0 +1,488 @@
+"""DLA scheduler: pending requests leave in the order the learning automata prefer.
+
+Activate with ``SCHEDULER = "hiddenweb.dla.scheduler.DLAScheduler"`` and the spider middleware
+``hiddenweb.dla.middleware.DLAFeedbackMiddleware`` (it reports each response's outcome).
+
+Model (paper ``seeds/000_0c3830255053559c.txt``, ALGORITHMS.md section 1):
+
+* **automaton**: every page (``hiddenweb_action["page"]``) has an :class:`Automaton` over its
+  actions, updated by the reward (eqs. 4-7) and penalty (eq. 2) rules of
+  :mod:`hiddenweb.dla.automaton` when the response of one of its actions comes back
+  (:mod:`hiddenweb.dla.feedback` decides which).
+* **action**: an outgoing edge of a page, keyed by its primary kind (:mod:`hiddenweb.dla.kinds`):
+  a form (washy edge) submitted with any of its value assignments, or the links of one URL
+  template (boldface edges). Requests of one action are its repeated executions (different
+  values / ids), so what the page's automaton learns from one is used for the next.
+* **kind** (transfer, ``HIDDENWEB_DLA_TRANSFER = True``): every kind also has a two-action
+  automaton ("pursue" / "skip", same equations with ``r = 2``) shared by all pages; the feedback
+  of an action updates its page's automaton and the automata of all its kinds.
+
+Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best group:
+
+* transfer on: a bucket per kind, the group is the bucket, its score is the kind automaton's
+  ``p(pursue)``. A request goes to its primary kind's bucket, or to the bucket of one of its
+  other kinds (a form value, a label word) when that kind was rewarded and now scores higher;
+* transfer off: a bucket per (page, action), grouped by page. Inside a page, buckets are ordered
+  by the page automaton's ``q`` (an update never reorders the other actions, see automaton.py);
+  the page's score is ``r * p`` of its best pending action (1 = uniform, comparable across pages).
+
+Ties go to the oldest group (breadth first).
+
+Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
+carries the action in the request's meta, so it updates the right automata whenever it arrives;
+no in-flight bookkeeping. An update changes the score of O(kinds of the action) groups (on) or
+one page group (off); each change pushes a new versioned heap entry and older entries are skipped
+when popped (the heap is compacted when stale entries outnumber live ones). So ``enqueue`` and
+``next_request`` cost O(log groups) and a feedback O(kinds * log groups); requests already
+dequeued keep their place in the downloader.
+
+Budget (the paper's ``k_threshold``): after ``HIDDENWEB_DLA_MAX_STEPS`` dequeued requests the
+scheduler reports nothing pending, and the crawl ends; pending requests stay saved in JOBDIR.
+
+JOBDIR. The scheduler writes, inside the job directory:
+
+* ``hiddenweb_dla.queue/<sha1 of the bucket key, 16 hex>/``: a ``scrapy.squeues.
+  PickleFifoDiskQueue`` per non-empty bucket. Unpicklable requests fall back to a memory deque
+  per bucket (lost at close, as with Scrapy's ``Scheduler``; counted in
+  ``hiddenweb/dla/unserializable``).
+* ``hiddenweb_dla.json``, at close, read at open::
+
+      {"format": "hiddenweb-dla", "version": 1, "transfer": bool, "a": float|null, "b": float,
+       "steps": int, "next_seq": int,
+       "pages": {page_url: {"keys": [...], "p": [...], "steps": int, "converged": bool}},
+       "kinds": {kind: p_pursue},
+       "buckets": [{"key": str, "group": str, "page": str, "action": str, "seq": int,
+                    "dir": str}]}
+
+  A state with another format/version or another ``HIDDENWEB_DLA_TRANSFER`` is refused with a
+  ``ValueError`` naming the cause (the bucket layout differs); changed ``a``/``b`` are accepted.
+
+Settings: ``HIDDENWEB_DLA_A``, ``HIDDENWEB_DLA_B``, ``HIDDENWEB_DLA_TRANSFER``,
+``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_CONVERGE_P`` (docs/settings.md). Also Scrapy's
+``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
+Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
+unserializable,budget_exhausted}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import logging
+import shutil
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy.squeues import PickleFifoDiskQueue
+from scrapy.utils.job import job_dir
+from scrapy.utils.misc import build_from_crawler, load_object
+
+from hiddenweb import defaults
+from hiddenweb.dla.automaton import Automaton
+from hiddenweb.dla.feedback import Outcome, feedback_signal
+from hiddenweb.dla.kinds import action_of, kinds
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.dupefilters import BaseDupeFilter
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE = "hiddenweb_dla.json"
+QUEUE_DIR = "hiddenweb_dla.queue"
+STATE_FORMAT = "hiddenweb-dla"
+STATE_VERSION = 1
+_PURSUE, _SKIP = "+", "-"
+
+
+@dataclass(frozen=True)
+class DLAConfig:
+    a: float | None
+    b: float
+    transfer: bool
+    max_steps: int
+    converge_p: float
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> DLAConfig:
+        raw_a = settings.get("HIDDENWEB_DLA_A", defaults.HIDDENWEB_DLA_A)
+        a = None if raw_a in (None, "", "entropy") else float(raw_a)
+        b = settings.getfloat("HIDDENWEB_DLA_B", defaults.HIDDENWEB_DLA_B)
+        if a is not None and not 0.0 < a < 1.0:
+            raise ValueError(f"HIDDENWEB_DLA_A must be 'entropy' or in (0, 1), got {raw_a!r}")
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"HIDDENWEB_DLA_B must be in [0, 1), got {b!r}")
+        if a is not None and b >= a:
+            raise ValueError(f"HIDDENWEB_DLA_B ({b}) must be below HIDDENWEB_DLA_A ({a})")
+        converge_p = settings.getfloat("HIDDENWEB_DLA_CONVERGE_P",
+                                       defaults.HIDDENWEB_DLA_CONVERGE_P)
+        if not 0.0 < converge_p <= 1.0:
+            raise ValueError(f"HIDDENWEB_DLA_CONVERGE_P must be in (0, 1], got {converge_p}")
+        return cls(
+            a=a, b=b,
+            transfer=settings.getbool("HIDDENWEB_DLA_TRANSFER", defaults.HIDDENWEB_DLA_TRANSFER),
+            max_steps=settings.getint("HIDDENWEB_DLA_MAX_STEPS", defaults.HIDDENWEB_DLA_MAX_STEPS),
+            converge_p=converge_p,
+        )
+
+
+class _Bucket:
+    """FIFO requests of one bucket: a disk queue (JOBDIR) and a memory deque (fallback)."""
+
+    __slots__ = ("key", "group", "page", "action", "seq", "version", "dq", "mq")
+
+    def __init__(self, key: str, group: str, page: str, action: str, seq: int) -> None:
+        self.key, self.group, self.page, self.action, self.seq = key, group, page, action, seq
+        self.version = 0
+        self.dq: Any = None
+        self.mq: deque[Request] | None = None
+
+    @property
+    def dir(self) -> str:
+        return hashlib.sha1(self.key.encode("utf-8")).hexdigest()[:16]
+
+    def __len__(self) -> int:
+        return (len(self.dq) if self.dq is not None else 0) + (len(self.mq) if self.mq else 0)
+
+
+class _Group:
+    """Buckets competing as one heap entry; ``heap`` orders them (best first)."""
+
+    __slots__ = ("key", "seq", "version", "heap", "buckets", "epoch")
+
+    def __init__(self, key: str, seq: int) -> None:
+        self.key, self.seq, self.version, self.epoch = key, seq, 0, 0
+        self.heap: list[tuple[float, int, int, str]] = []
+        self.buckets: dict[str, _Bucket] = {}
+
+
+class DLAScheduler:
+    """Scrapy scheduler (``BaseScheduler`` contract) ordered by learning automata."""
+
+    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter, config: DLAConfig,
+                 jobdir: str | None = None, logunser: bool = False) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.df = dupefilter
+        self.config = config
+        self.jobdir = jobdir
+        self.logunser = logunser
+        self.pages: dict[str, Automaton] = {}
+        self.kind_la: dict[str, Automaton] = {}
+        self.groups: dict[str, _Group] = {}
+        self.heap: list[tuple[float, int, int, str]] = []
+        self.pending = 0
+        self.steps = 0
+        self.next_seq = 0
+        self._budget_logged = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        dupefilter_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
+        scheduler = cls(
+            crawler,
+            build_from_crawler(dupefilter_cls, crawler),
+            DLAConfig.from_settings(crawler.settings),
+            jobdir=job_dir(crawler.settings),
+            logunser=crawler.settings.getbool("SCHEDULER_DEBUG"),
+        )
+        crawler.signals.connect(scheduler.learn, signal=feedback_signal)
+        return scheduler
+
+    # -- BaseScheduler contract ------------------------------------------------------------
+    def open(self, spider: Spider) -> Any:
+        self.spider = spider
+        if self.jobdir:
+            self._load_state(Path(self.jobdir))
+            if self.pending:
+                logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
+                            {"queuesize": self.pending}, extra={"spider": spider})
+        return self.df.open()
+
+    def close(self, reason: str) -> Any:
+        if self.jobdir:
+            self._save_state(Path(self.jobdir))
+        return self.df.close(reason)
+
+    def has_pending_requests(self) -> bool:
+        return self.pending > 0 and not self._budget_exhausted()
+
+    def __len__(self) -> int:
+        return self.pending
+
+    def enqueue_request(self, request: Request) -> bool:
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        action = action_of(request)
+        page = str(action.get("page") or "")
+        ks = kinds(action, request.url)
+        la = self.pages.get(page)
+        if la is None:
+            la = self.pages[page] = Automaton(a=self.config.a, b=self.config.b,
+                                              converge_p=self.config.converge_p)
+            self.stats.inc_value("hiddenweb/dla/automata")
+        if la.add_action(ks[0]):
+            self.stats.inc_value("hiddenweb/dla/actions")
+        if self.config.transfer:
+            key = group = self._bucket_kind(ks)
+        else:
+            group, key = page, f"{page}\n{ks[0]}"
+        self._push(request, key, group, page, ks[0])
+        self.stats.inc_value("hiddenweb/dla/enqueued")
+        return True
+
+    def next_request(self) -> Request | None:
+        if self._budget_exhausted():
+            if not self._budget_logged:
+                logger.info("DLA step budget reached (%(steps)d requests): stopping",
+                            {"steps": self.steps}, extra={"spider": self.spider})
+                self._budget_logged = True
+                self.stats.set_value("hiddenweb/dla/budget_exhausted", True)
+            return None
+        while self.heap:
+            _, _, version, gkey = heapq.heappop(self.heap)
+            group = self.groups.get(gkey)
+            if group is None or group.version != version:
+                continue
+            request = self._pop_from(group)
+            if request is None:
+                continue
+            self.pending -= 1
+            self.steps += 1
+            self.stats.inc_value("hiddenweb/dla/dequeued")
+            return request
+        return None
+
+    # -- learning --------------------------------------------------------------------------
+    def learn(self, request_meta: dict[str, Any], url: str, outcome: Outcome | None) -> None:
+        """Apply one feedback (connected to :data:`feedback_signal`; any arrival order)."""
+        if outcome is None:
+            self.stats.inc_value("hiddenweb/dla/neutral")
+            return
+        action = request_meta.get("hiddenweb_action") or {}
+        page = str(action.get("page") or "")
+        ks = kinds(action, url)
+        self.stats.inc_value("hiddenweb/dla/rewards" if outcome == "reward"
+                             else "hiddenweb/dla/penalties")
+        la = self.pages.get(page)
+        if la is not None and ks[0] in la:
+            (la.reward if outcome == "reward" else la.penalize)(ks[0])
+            if not self.config.transfer and page in self.groups:
+                group = self.groups[page]
+                bucket = group.buckets.get(f"{page}\n{ks[0]}")
+                if group.epoch != la.epoch:  # the automaton folded: re-key all, O(r) per r steps
+                    group.epoch = la.epoch
+                    for b in group.buckets.values():
+                        b.version += 1
+                    group.heap = [(-la.order_key(b.action), b.seq, b.version, b.key)
+                                  for b in group.buckets.values()]
+                    heapq.heapify(group.heap)
+                elif bucket is not None:
+                    bucket.version += 1
+                    heapq.heappush(group.heap, (-la.order_key(ks[0]), bucket.seq,
+                                                bucket.version, bucket.key))
+                self._rekey(group)
+        if self.config.transfer:
+            for kind in ks:
+                kla = self._kind(kind)
+                (kla.reward if outcome == "reward" else kla.penalize)(_PURSUE)
+                if kind in self.groups:
+                    self._rekey(self.groups[kind])
+
+    def kind_score(self, kind: str) -> float:
+        kla = self.kind_la.get(kind)
+        return kla.prob(_PURSUE) if kla is not None else 0.5
+
+    # -- internals: buckets and heaps ------------------------------------------------------
+    def _budget_exhausted(self) -> bool:
+        return 0 < self.config.max_steps <= self.steps
+
+    def _kind(self, kind: str) -> Automaton:
+        kla = self.kind_la.get(kind)
+        if kla is None:
+            kla = self.kind_la[kind] = Automaton(a=self.config.a, b=self.config.b)
+            kla.add_action(_PURSUE)
+            kla.add_action(_SKIP)
+            self.stats.inc_value("hiddenweb/dla/kinds")
+        return kla
+
+    def _bucket_kind(self, ks: list[str]) -> str:
+        """The primary kind, unless another kind of the action was rewarded and scores higher."""
+        best, best_score = ks[0], max(self.kind_score(ks[0]), 0.5)
+        for kind in ks[1:]:
+            score = self.kind_score(kind)
+            if score > best_score:
+                best, best_score = kind, score
+        return best
+
+    def _group_score(self, group: _Group) -> float:
+        if self.config.transfer:
+            return self.kind_score(group.key)
+        while group.heap:
+            _, _, version, bkey = group.heap[0]
+            bucket = group.buckets.get(bkey)
+            if bucket is not None and bucket.version == version:
+                return self.pages[bucket.page].relative(bucket.action)
+            heapq.heappop(group.heap)
+        return 0.0
+
+    def _rekey(self, group: _Group) -> None:
+        group.version += 1
+        score = round(self._group_score(group), 12)
+        heapq.heappush(self.heap, (-score, group.seq, group.version, group.key))
+        if len(self.heap) > 2 * len(self.groups) + 64:
+            self.heap = [(-round(self._group_score(g), 12), g.seq, g.version, g.key)
+                         for g in self.groups.values()]
+            heapq.heapify(self.heap)
+
+    def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> _Bucket:
+        group = self.groups.get(gkey)
+        if group is None:
+            group = self.groups[gkey] = _Group(gkey, self.next_seq)
+            self.next_seq += 1
+            if page in self.pages:
+                group.epoch = self.pages[page].epoch
+        bucket = _Bucket(key, gkey, page, action, self.next_seq)
+        self.next_seq += 1
+        group.buckets[key] = bucket
+        order = self.pages[page].order_key(action) if page in self.pages else 0.0
+        heapq.heappush(group.heap, (-order, bucket.seq, bucket.version, key))
+        return bucket
+
+    def _group_of(self, key: str, gkey: str, page: str, action: str) -> _Bucket:
+        group = self.groups.get(gkey)
+        bucket = group.buckets.get(key) if group is not None else None
+        if bucket is None:
+            bucket = self._new_bucket(key, gkey, page, action)
+            self._rekey(self.groups[gkey])
+        return bucket
+
+    def _push(self, request: Request, key: str, gkey: str, page: str, action: str) -> None:
+        bucket = self._group_of(key, gkey, page, action)
+        if not (self.jobdir and self._dqpush(bucket, request)):
+            if bucket.mq is None:
+                bucket.mq = deque()
+            bucket.mq.append(request)
+        self.pending += 1
+
+    def _dqpush(self, bucket: _Bucket, request: Request) -> bool:
+        if bucket.dq is None:
+            bucket.dq = self._open_dq(bucket)
+        try:
+            bucket.dq.push(request)
+        except ValueError as e:  # unpicklable request: memory fallback, as Scrapy does
+            if self.logunser:
+                logger.warning("Unable to serialize request: %(request)s - reason: %(reason)s"
+                               " - no more unserializable requests will be logged",
+                               {"request": request, "reason": e}, extra={"spider": self.spider})
+                self.logunser = False
+            self.stats.inc_value("hiddenweb/dla/unserializable")
+            return False
+        return True
+
+    def _open_dq(self, bucket: _Bucket) -> Any:
+        assert self.jobdir
+        path = Path(self.jobdir, QUEUE_DIR, bucket.dir)
+        return build_from_crawler(PickleFifoDiskQueue, self.crawler, str(path))
+
+    def _pop_from(self, group: _Group) -> Request | None:
+        while group.heap:
+            _, _, version, bkey = group.heap[0]
+            bucket = group.buckets.get(bkey)
+            if bucket is None or bucket.version != version:
+                heapq.heappop(group.heap)
+                continue
+            request = bucket.mq.popleft() if bucket.mq else bucket.dq.pop()
+            if not len(bucket):
+                self._drop_bucket(group, bucket)
+            if group.buckets:
+                self._rekey(group)
+            else:
+                del self.groups[group.key]
+            return request
+        del self.groups[group.key]
+        return None
+
+    def _drop_bucket(self, group: _Group, bucket: _Bucket) -> None:
+        del group.buckets[bucket.key]
+        if bucket.dq is not None:
+            bucket.dq.close()
+            shutil.rmtree(Path(self.jobdir or "", QUEUE_DIR, bucket.dir), ignore_errors=True)
+
+    # -- internals: JOBDIR state -----------------------------------------------------------
+    def _save_state(self, jobdir: Path) -> None:
+        buckets = []
+        for group in self.groups.values():
+            for b in group.buckets.values():
+                if b.dq is not None:
+                    b.dq.close()
+                    if len(b.dq):
+                        buckets.append({"key": b.key, "group": b.group, "page": b.page,
+                                        "action": b.action, "seq": b.seq, "dir": b.dir})
+        state = {
+            "format": STATE_FORMAT, "version": STATE_VERSION,
+            "transfer": self.config.transfer, "a": self.config.a, "b": self.config.b,
+            "steps": self.steps, "next_seq": self.next_seq,
+            "pages": {page: la.to_state() for page, la in self.pages.items()},
+            "kinds": {k: la.prob(_PURSUE) for k, la in self.kind_la.items()},
+            "buckets": buckets,
+        }
+        jobdir.mkdir(parents=True, exist_ok=True)
+        tmp = jobdir / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(state), encoding="utf-8")
+        tmp.replace(jobdir / STATE_FILE)
+
+    def _load_state(self, jobdir: Path) -> None:
+        path = jobdir / STATE_FILE
+        if not path.exists():
+            return
+        state = json.loads(path.read_text(encoding="utf-8"))
+        if state.get("format") != STATE_FORMAT or state.get("version") != STATE_VERSION:
+            raise ValueError(
+                f"{path}: saved DLA state has format {state.get('format')!r} version "
+                f"{state.get('version')!r}; this scheduler reads {STATE_FORMAT!r} version "
+                f"{STATE_VERSION}. Use a new JOBDIR.")
+        if bool(state.get("transfer")) != self.config.transfer:
+            raise ValueError(
+                f"{path}: the job was saved with HIDDENWEB_DLA_TRANSFER="
+                f"{bool(state.get('transfer'))} and is resumed with "
+                f"HIDDENWEB_DLA_TRANSFER={self.config.transfer}: the queues are laid out "
+                "differently. Resume with the same setting or use a new JOBDIR.")
+        if (state.get("a"), state.get("b")) != (self.config.a, self.config.b):
+            logger.info("Resuming with new DLA steps a=%s b=%s (saved: a=%s b=%s)",
+                        self.config.a, self.config.b, state.get("a"), state.get("b"))
+        self.steps = int(state["steps"])
+        self.next_seq = int(state["next_seq"])
+        for page, la_state in state["pages"].items():
+            la = Automaton(a=self.config.a, b=self.config.b, converge_p=self.config.converge_p)
+            la.load_state(la_state)
+            self.pages[page] = la
+        for kind, p in state["kinds"].items():
+            kla = self._kind(kind)
+            kla.load_state({"keys": [_PURSUE, _SKIP], "p": [p, 1.0 - p]})
+        for b in sorted(state["buckets"], key=lambda b: b["seq"]):
+            group = self.groups.get(b["group"])
+            if group is None:
+                group = self.groups[b["group"]] = _Group(b["group"], b["seq"])
+            bucket = _Bucket(b["key"], b["group"], b["page"], b["action"], b["seq"])
+            bucket.dq = self._open_dq(bucket)
+            if not len(bucket):
+                bucket.dq.close()
+                continue
+            group.buckets[bucket.key] = bucket
+            la = self.pages.get(bucket.page)
+            order = la.order_key(bucket.action) if la and bucket.action in la else 0.0
+            heapq.heappush(group.heap, (-order, bucket.seq, 0, bucket.key))
+            self.pending += len(bucket)
+        for group in list(self.groups.values()):
+            if group.buckets:
+                self._rekey(group)
+            else:
+                del self.groups[group.key]
