@@ -1,0 +1,117 @@
+"""The ``bench emris`` sub-command: the lost-sheep EMRIS experiment in process.
+
+Contract: :func:`add_emris_parser` adds ``emris`` to an argparse sub-parsers object and sets
+``func``; ``python -m hiddenweb.lostsheep.cli emris ...`` runs it stand-alone. Prints accuracy
+and mean downloads D per (algorithm, N); ``--json`` prints one JSON object per result line
+(keys ``algorithm, states, threshold, nodes, runs, accuracy, mean_downloads, seed,
+wall_seconds``). ``--algorithm all`` prints the rows of the paper's tables 2/3 (Goodwin,
+"A solution to the exact match on rare item searches", appendix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from hiddenweb.lostsheep.emris import ALGORITHMS, USES_STATES, as_dict, run_emris
+from hiddenweb.lostsheep.herder import DEFAULT_MAXDEPTH
+
+logger = logging.getLogger(__name__)
+
+TABLE_ROWS: list[tuple[str, int]] = [
+    ("optimal", 0),
+    ("random", 0),
+    ("sim", 0),
+    ("deg", 0),
+    ("simdeg", 0),
+    ("astar", 0),
+    ("focused", 0),
+    ("hmm", 3),
+    ("hmm", 100),
+    ("hmm", 200),
+    ("hmm", 400),
+    ("ls", 3),
+    ("ls", 100),
+    ("ls", 200),
+    ("ls", 400),
+    ("hmm2f", 100),
+    ("hmm2f", 200),
+    ("hmm2f", 400),
+    ("ls2f", 100),
+    ("ls2f", 200),
+    ("ls2f", 400),
+]
+
+
+def add_emris_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``emris`` sub-command to ``subparsers``."""
+    p = subparsers.add_parser("emris", help="the lost-sheep EMRIS experiment (paper tables 2/3)")
+    p.add_argument("--nodes", type=int, nargs="+", default=[100], help="graph sizes N")
+    p.add_argument("--runs", type=int, default=150, help="iterations per N (default 150)")
+    p.add_argument("--algorithm", default="ls2f", choices=[*ALGORITHMS, "all"])
+    p.add_argument(
+        "--states",
+        type=int,
+        nargs="+",
+        default=None,
+        help="automaton states S (default 100, 3 for ls)",
+    )
+    p.add_argument("--threshold", type=float, default=0.75)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--maxdepth", type=int, default=DEFAULT_MAXDEPTH)
+    p.add_argument("--json", action="store_true", help="one JSON object per result")
+    p.set_defaults(func=emris_command)
+    return p
+
+
+def _rows(args: argparse.Namespace) -> list[tuple[str, int]]:
+    if args.algorithm == "all":
+        return TABLE_ROWS
+    if args.algorithm not in USES_STATES:
+        return [(args.algorithm, 0)]
+    states = args.states or [3 if args.algorithm == "ls" else 100]
+    return [(args.algorithm, s) for s in states]
+
+
+def emris_command(args: argparse.Namespace) -> int:
+    results = []
+    for algorithm, states in _rows(args):
+        for nodes in args.nodes:
+            r = run_emris(
+                algorithm,
+                nodes,
+                args.runs,
+                states=states or 100,
+                threshold=args.threshold,
+                seed=args.seed,
+                maxdepth=args.maxdepth,
+            )
+            results.append(r)
+            if args.json:
+                print(json.dumps(as_dict(r)), flush=True)
+    if not args.json:
+        head = f"{'algorithm':<14}" + "".join(f"{f'N={n}':>20}" for n in args.nodes)
+        print(f"threshold={args.threshold} runs={args.runs} seed={args.seed}")
+        print(head)
+        for algorithm, states in _rows(args):
+            name = algorithm.upper() + (f" S={states}" if states else "")
+            cells = [r for r in results if r.algorithm == algorithm and (r.states or 0) == states]
+            print(
+                f"{name:<14}"
+                + "".join(f"{f'{r.accuracy:.2f} / {r.mean_downloads:.1f}':>20}" for r in cells)
+            )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hiddenweb.lostsheep.cli")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_emris_parser(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

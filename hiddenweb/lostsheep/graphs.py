@@ -1,0 +1,268 @@
+"""The paper's generated sites: copy model, Zipf degrees, topical text, labels and queries.
+
+Paper: Goodwin, "A solution to the exact match on rare item searches", section "Generated
+directed graphs" (experimental protocol). Contract: :func:`generate_site` returns a
+:class:`SiteGraph` whose every page is reachable from the start page ``0``; :func:`draw_task`
+draws the target page (uniform over all pages) and the query; :class:`GraphSite` exposes the
+graph through the herder's site interface and counts downloads.
+
+Choices where the paper is vague (fixed a priori, not tuned to any algorithm):
+
+- Copy model (Kumar et al. 2000 [6]), not evolving over time as the paper says, run in the
+  direction that makes a *site*: pages arrive one by one; new page ``v`` picks a prototype ``u``
+  uniformly among older pages and gets ``d_v`` in-links, ``d_v`` Zipf-distributed (exponent
+  ``zipf_exponent``, at most ``max_degree``); each in-link comes from a uniformly random older
+  page with probability ``copy_random`` and otherwise copies one of ``u``'s in-link sources.
+  Copying makes out-degrees Zipf (old pages, the start page first, become hubs); ``d_v >= 1``
+  from an older page makes every page reachable from page 0. The graph is acyclic.
+- Text: ``topics`` topics of ``topic_words`` words each (disjoint slices of a synthetic
+  vocabulary standing in for the Norwegian LOS keywords [28], which are not available here).
+  A page takes its first parent's topic with probability ``topic_inherit`` (linked pages are
+  topically related [3], [4]), else a uniform topic. It has ``Uniform[min_words, max_words]``
+  words, each from its topic with probability ``topic_focus`` else from the whole vocabulary.
+  Vocabulary words are letters-only pseudo-words that are their own English stem and no
+  stop-word, so a page's text *is* its stem sequence (checked at build time).
+- Label of link ``j -> k``: ``Uniform[min_label, max_label]`` words, each with probability
+  ``alpha`` a word of page ``k``'s text (a random position, so frequent words are likelier),
+  else a random vocabulary word not on page ``k``.
+- Query: ``query_words`` distinct words (4, as the paper's example ``q = [contact, about, phone,
+  address]``), each with probability ``alpha`` a word of the target's text, else a word of the
+  site outside the target. ``alpha = 0.75``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from hiddenweb.lostsheep.text import STOP_WORDS, _stemmer
+
+logger = logging.getLogger(__name__)
+
+_CONSONANTS = "bdfgklmnprstv"
+_VOWELS = "aeiou"
+
+
+@dataclass(frozen=True)
+class GraphParams:
+    """Generator parameters (see the module docstring for their meaning)."""
+
+    alpha: float = 0.75
+    zipf_exponent: float = 2.1
+    max_degree: int = 100
+    copy_random: float = 0.5
+    topics: int = 20
+    topic_words: int = 100
+    topic_inherit: float = 0.5
+    topic_focus: float = 0.8
+    min_words: int = 10
+    max_words: int = 40
+    min_label: int = 1
+    max_label: int = 4
+    query_words: int = 4
+
+
+@lru_cache(maxsize=4)
+def vocabulary(size: int, language: str = "english") -> tuple[str, ...]:
+    """``size`` distinct pseudo-words, each its own stem and not a stop-word."""
+    stemmer = _stemmer(language)
+    stop = STOP_WORDS.get(language, frozenset())
+    syllables = [c + v for c in _CONSONANTS for v in _VOWELS]
+    words: list[str] = []
+    seen: set[str] = set()
+    rng = np.random.default_rng(12345)
+    while len(words) < size:
+        n_syl = int(rng.integers(2, 4))
+        cand = "".join(syllables[i] for i in rng.integers(0, len(syllables), n_syl))
+        cand += _CONSONANTS[int(rng.integers(0, len(_CONSONANTS)))]
+        if cand in seen or cand in stop or stemmer.stemWord(cand) != cand:
+            continue
+        seen.add(cand)
+        words.append(cand)
+    return tuple(words)
+
+
+@dataclass
+class SiteGraph:
+    """A generated site in CSR form. Page ``i``'s words are ``words[word_off[i]:word_off[i+1]]``
+    (vocabulary ids); its out-links are edges ``out_off[i]:out_off[i+1]`` with destination
+    ``out_dst[e]`` and label words ``label_words[label_off[e]:label_off[e+1]]``."""
+
+    vocab: tuple[str, ...]
+    topic: np.ndarray
+    words: np.ndarray
+    word_off: np.ndarray
+    out_off: np.ndarray
+    out_dst: np.ndarray
+    label_words: np.ndarray
+    label_off: np.ndarray
+    params: GraphParams = field(default_factory=GraphParams)
+
+    @property
+    def n(self) -> int:
+        return len(self.word_off) - 1
+
+    def page_words(self, page: int) -> np.ndarray:
+        return self.words[self.word_off[page] : self.word_off[page + 1]]
+
+    def out_degree(self) -> np.ndarray:
+        return np.diff(self.out_off)
+
+    def children(self, page: int) -> np.ndarray:
+        return self.out_dst[self.out_off[page] : self.out_off[page + 1]]
+
+    def label(self, edge: int) -> np.ndarray:
+        return self.label_words[self.label_off[edge] : self.label_off[edge + 1]]
+
+    def text(self, page: int) -> str:
+        return " ".join(self.vocab[w] for w in self.page_words(page))
+
+    def label_text(self, edge: int) -> str:
+        return " ".join(self.vocab[w] for w in self.label(edge))
+
+    def query_counts(self, qmask: np.ndarray) -> np.ndarray:
+        """Occurrences of query words on every page (vectorised)."""
+        hits = qmask[self.words].astype(np.int64)
+        csum = np.concatenate(([0], np.cumsum(hits)))
+        return csum[self.word_off[1:]] - csum[self.word_off[:-1]]
+
+    def tf_norms(self) -> np.ndarray:
+        """Euclidean norm of every page's term-frequency vector."""
+        page = np.repeat(np.arange(self.n), np.diff(self.word_off))
+        key = page * len(self.vocab) + self.words
+        uniq, counts = np.unique(key, return_counts=True)
+        sq = np.zeros(self.n)
+        np.add.at(sq, uniq // len(self.vocab), counts.astype(float) ** 2)
+        return np.sqrt(sq)
+
+
+def _zipf_degrees(rng: np.random.Generator, n: int, exponent: float, cap: int) -> np.ndarray:
+    support = np.arange(1, cap + 1)
+    p = support.astype(float) ** -exponent
+    return rng.choice(support, size=n, p=p / p.sum())
+
+
+def generate_site(n: int, rng: np.random.Generator, params: GraphParams | None = None) -> SiteGraph:
+    """Generate a site of ``n`` pages (page 0 is the start page)."""
+    params = params or GraphParams()
+    vocab = vocabulary(params.topics * params.topic_words)
+    v_size = len(vocab)
+    degrees = _zipf_degrees(rng, n, params.zipf_exponent, params.max_degree)
+    protos = (rng.random(n) * np.arange(n)).astype(np.int64)
+    parents: list[list[int]] = [[] for _ in range(n)]
+    src_list: list[int] = []
+    dst_list: list[int] = []
+    n_draws = int(degrees.sum())
+    coin = (rng.random(n_draws) < params.copy_random).tolist()
+    unif = rng.random(n_draws).tolist()
+    pick = rng.random(n_draws).tolist()
+    topic = np.empty(n, dtype=np.int64)
+    topic[0] = rng.integers(params.topics)
+    inherit = (rng.random(n) < params.topic_inherit).tolist()
+    rand_topic = rng.integers(0, params.topics, n).tolist()
+    cursor = 0
+    for v in range(1, n):
+        u = int(protos[v])
+        pu = parents[u]
+        chosen: list[int] = []
+        for _ in range(min(int(degrees[v]), v)):
+            if coin[cursor] or not pu:
+                s = int(unif[cursor] * v)
+            else:
+                s = pu[int(pick[cursor] * len(pu))]
+            cursor += 1
+            if s not in chosen:
+                chosen.append(s)
+        parents[v] = chosen
+        src_list.extend(chosen)
+        dst_list.extend([v] * len(chosen))
+        topic[v] = topic[chosen[0]] if inherit[v] else rand_topic[v]
+    src = np.asarray(src_list, dtype=np.int64)
+    dst = np.asarray(dst_list, dtype=np.int64)
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], dst[order]
+    out_off = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n)))).astype(np.int64)
+
+    lengths = rng.integers(params.min_words, params.max_words + 1, n)
+    word_off = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    total = int(word_off[-1])
+    page_of = np.repeat(np.arange(n), lengths)
+    focus = rng.random(total) < params.topic_focus
+    in_topic = topic[page_of] * params.topic_words + rng.integers(0, params.topic_words, total)
+    words = np.where(focus, in_topic, rng.integers(0, v_size, total)).astype(np.int64)
+    page_keys = np.sort(page_of * v_size + words)
+
+    n_edges = len(dst)
+    llen = rng.integers(params.min_label, params.max_label + 1, n_edges)
+    label_off = np.concatenate(([0], np.cumsum(llen))).astype(np.int64)
+    edge_of = np.repeat(np.arange(n_edges), llen)
+    target = dst[edge_of]
+    from_page = rng.random(len(edge_of)) < params.alpha
+    pos = word_off[target] + (rng.random(len(edge_of)) * lengths[target]).astype(np.int64)
+    label_words = np.where(from_page, words[pos], -1)
+    todo = np.flatnonzero(label_words < 0)
+    while todo.size:
+        cand = rng.integers(0, v_size, todo.size)
+        key = target[todo] * v_size + cand
+        at = np.minimum(np.searchsorted(page_keys, key), len(page_keys) - 1)
+        bad = page_keys[at] == key
+        label_words[todo[~bad]] = cand[~bad]
+        todo = todo[bad]
+    return SiteGraph(
+        vocab=vocab,
+        topic=topic,
+        words=words,
+        word_off=word_off,
+        out_off=out_off,
+        out_dst=dst,
+        label_words=label_words.astype(np.int64),
+        label_off=label_off,
+        params=params,
+    )
+
+
+def draw_task(graph: SiteGraph, rng: np.random.Generator) -> tuple[int, np.ndarray]:
+    """Draw ``(target, query word ids)``: a uniform target page and its query."""
+    params = graph.params
+    target = int(rng.integers(graph.n))
+    on_page = np.unique(graph.page_words(target))
+    present = np.bincount(graph.words, minlength=len(graph.vocab)) > 0
+    present[on_page] = False
+    off_page = np.flatnonzero(present)
+    query: list[int] = []
+    for _ in range(params.query_words * 20):
+        if len(query) == params.query_words:
+            break
+        pool = on_page if rng.random() < params.alpha or off_page.size == 0 else off_page
+        w = int(pool[rng.integers(pool.size)])
+        if w not in query:
+            query.append(w)
+    return target, np.asarray(query, dtype=np.int64)
+
+
+class GraphSite:
+    """A :class:`SiteGraph` behind the herder's site interface; counts downloads.
+
+    Pages are ints. ``out_links(page)`` is free (the page is downloaded already when its links
+    are read); ``download(page)`` adds the page to :attr:`downloaded`.
+    """
+
+    def __init__(self, graph: SiteGraph) -> None:
+        self.graph = graph
+        self.downloaded: set[int] = set()
+        self.download_calls = 0
+
+    def out_links(self, page: int) -> list[tuple[int, str]]:
+        g = self.graph
+        lo, hi = int(g.out_off[page]), int(g.out_off[page + 1])
+        return [(int(g.out_dst[e]), g.label_text(e)) for e in range(lo, hi)]
+
+    def text(self, page: int) -> str:
+        return self.graph.text(page)
+
+    def download(self, page: int) -> None:
+        self.download_calls += 1
+        self.downloaded.add(page)
