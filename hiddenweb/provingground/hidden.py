@@ -197,7 +197,7 @@ def _generate(
             if rnd.random() < 0.5:
                 mine.add(rnd.choice(words))
             recs[rid]["keywords"] = sorted(mine)
-            for w in mine:
+            for w in sorted(mine):
                 results.setdefault(((name, w),), []).append(rid)
     elif kind == "filter":
         n_cat = _clamp(math.sqrt(n_listed) / 1.5, 2, 8)

@@ -131,8 +131,11 @@ class RunningServer:
         return self._server.stats.as_dict()
 
     def reset(self) -> None:
+        """Zero the counters (same as ``POST /__hw/reset``)."""
         with self._server.stats.lock:
             self._server.stats.reset()
+
+    reset_stats = reset
 
     def shutdown(self) -> None:
         self._server.shutdown()
