@@ -91,3 +91,18 @@ def test_rank_command_missing_store(tmp_path, capsys):
     assert main(["rank", "--db", str(tmp_path / "none.db")]) == 2
     assert "no visit store" in capsys.readouterr().err
     assert not (tmp_path / "none.db").exists()
+
+
+def test_report_command_writes_figures_and_index(paper_db, tmp_path, capsys):
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        "\n".join(json.dumps({"url": f"http://x/{i}", "status": 200, "form_only": i % 2 == 0,
+                              "depth": i % 3, "fetched_at": float(i)}) for i in range(20)),
+        encoding="utf-8",
+    )  # fmt: skip
+    out = tmp_path / "report"
+    assert main(["report", "--db", str(paper_db), "--items", str(items), "-o", str(out)]) == 0
+    for name in ("coverage.png", "depth.png", "ranking.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "coverage.png" in page and "http://trdinfotech.com/page11" in page

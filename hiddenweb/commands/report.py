@@ -1,0 +1,137 @@
+"""``hiddenweb report [--db PATH] [--items items.jsonl] -o DIR``: figures of a crawl and its visit
+store, as PNG files and an ``index.html`` that shows them.
+
+- ``coverage.png`` (needs ``--items``): hidden pages found and PI pages found against pages
+  downloaded, in download order (paper 000's fig. 5, "coverage"). A hidden page is an item with
+  ``form_only`` true and a status below 400.
+- ``depth.png``: hidden pages by depth (paper 000's fig. 6): from the items when given, else from
+  the store's ``hidden`` pages.
+- ``ranking.png``: the top of the store's ranking (``--by``, default combined; paper 002 §5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    report = sub.add_parser("report", help="PNG figures and an index.html of a crawl and its store")
+    report.add_argument("--db", help="visit store (default: the project's HIDDENWEB_STORE_PATH)")
+    report.add_argument("--items", type=Path, help="the crawl's items (JSON lines, scrapy -O)")
+    report.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+    report.add_argument("--by", choices=("frequency", "weightage", "combined"), default="combined")
+    report.add_argument("--top", type=int, default=20, help="rows of the ranking figure")
+    report.set_defaults(func=run)
+
+
+def read_items(path: Path) -> list[dict[str, Any]]:
+    items = []
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
+    items.sort(key=lambda item: item.get("fetched_at") or 0.0)  # stable: file order on ties
+    return items
+
+
+def is_hidden(item: dict[str, Any]) -> bool:
+    status = item.get("status")
+    return bool(item.get("form_only")) and status is not None and status < 400
+
+
+def run(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hiddenweb.store import VisitStore, command_store_path
+
+    items = read_items(args.items) if args.items else None
+    with VisitStore(command_store_path(args.db)) as store:
+        ranking = store.rank(args.by, args.top)
+        stored_depths = store.conn.execute(
+            "SELECT depth, count(*) FROM pages WHERE hidden = 1 AND depth IS NOT NULL "
+            "GROUP BY depth"
+        ).fetchall()
+    args.out.mkdir(parents=True, exist_ok=True)
+    figures: list[tuple[str, str]] = []
+
+    if items is not None:
+        hidden = pi = 0
+        xs, hidden_ys, pi_ys = [], [], []
+        for n, item in enumerate(items, 1):
+            status = item.get("status")
+            if is_hidden(item):
+                hidden += 1
+            elif status is not None and status < 400:
+                pi += 1
+            xs.append(n)
+            hidden_ys.append(hidden)
+            pi_ys.append(pi)
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        ax.plot(xs, hidden_ys, label="hidden pages found")
+        ax.plot(xs, pi_ys, label="PI pages found", linestyle="--")
+        ax.set(xlabel="pages downloaded", ylabel="pages found", title="Coverage over the crawl")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.out / "coverage.png", dpi=100)
+        plt.close(fig)
+        figures.append(("coverage.png", f"{hidden} hidden and {pi} PI pages in {len(items)} "
+                        "downloads"))  # fmt: skip
+        depths = Counter(item.get("depth") for item in items if is_hidden(item))
+        source = "items"
+    else:
+        depths = Counter(dict(stored_depths))
+        source = "visit store"
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    keys = sorted(d for d in depths if d is not None)
+    ax.bar([str(k) for k in keys], [depths[k] for k in keys])
+    ax.set(xlabel="depth (actions from the seed)", ylabel="hidden pages",
+           title=f"Hidden pages by depth ({source})")  # fmt: skip
+    fig.tight_layout()
+    fig.savefig(args.out / "depth.png", dpi=100)
+    plt.close(fig)
+    figures.append(("depth.png", f"{sum(depths.values())} hidden pages, from the {source}"))
+
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * len(ranking) + 1.5)))
+    labels = [row["url"] if len(row["url"]) <= 60 else "…" + row["url"][-59:] for row in ranking]
+    ax.barh(range(len(ranking)), [row["frequency"] for row in ranking])
+    ax.set_yticks(range(len(ranking)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set(xlabel="frequency (visits)", title=f"Top {len(ranking)} pages, {args.by} ranking")
+    fig.tight_layout()
+    fig.savefig(args.out / "ranking.png", dpi=100)
+    plt.close(fig)
+    figures.append(("ranking.png", f"top {len(ranking)} by {args.by}"))
+
+    rows = "".join(
+        f"<tr><td>{n}</td><td>{html.escape(r['url'])}</td><td>{r['frequency']}</td>"
+        f"<td>{r['weightage']:.6g}</td><td>{r['ttl']}</td></tr>"
+        for n, r in enumerate(ranking, 1)
+    )
+    body = "".join(
+        f"<figure><img src='{name}' alt='{html.escape(caption)}'>"
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+        for name, caption in figures
+    )
+    (args.out / "index.html").write_text(
+        "<!doctype html><meta charset='utf-8'><title>hiddenweb report</title>"
+        "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+        "td,th{padding:0 .6em;text-align:left}</style><h1>hiddenweb report</h1>"
+        f"{body}<h2>{args.by} ranking</h2><table><tr><th>rank</th><th>url</th>"
+        f"<th>frequency</th><th>weightage</th><th>ttl</th></tr>{rows}</table>\n",
+        encoding="utf-8",
+    )
+    print(f"Report: {args.out / 'index.html'} ({', '.join(name for name, _ in figures)})")
+    return 0
