@@ -1,0 +1,255 @@
+"""DLAScheduler: the BaseScheduler contract, learned order, transfer, JOBDIR resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request, Spider
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from hiddenweb.dla.middleware import DLAFeedbackMiddleware
+from hiddenweb.dla.scheduler import STATE_FILE, DLAScheduler
+from hiddenweb.items import PageItem
+
+SITE = "http://ex.org"
+
+
+class _Spider(Spider):
+    name = "dla-test"
+
+
+def make(settings: dict[str, Any] | None = None) -> DLAScheduler:
+    crawler = get_crawler(_Spider, settings or {})
+    crawler.spider = crawler._create_spider()
+    scheduler = DLAScheduler.from_crawler(crawler)
+    scheduler.open(crawler.spider)
+    return scheduler
+
+
+def link(page: str, path: str, label: str = "") -> Request:
+    meta = {"hiddenweb_action": {"kind": "link", "page": page, "label": label, "form": None}}
+    return Request(SITE + path, meta=meta)
+
+
+def form(page: str, signature: str, value: str, label: str = "search") -> Request:
+    action = {"kind": "form", "page": page, "label": label,
+              "form": {"signature": signature, "fields": {"q": value}}}
+    path = signature.split("|")[0].removeprefix("ex.org")
+    return Request(f"{SITE}{path}?q={value}", meta={"hiddenweb_action": action})
+
+
+def drain(scheduler: DLAScheduler) -> list[str]:
+    out = []
+    while (request := scheduler.next_request()) is not None:
+        out.append(request.url.removeprefix(SITE))
+    return out
+
+
+def test_contract_and_dupefilter() -> None:
+    s = make()
+    assert isinstance(s, BaseScheduler)
+    assert not s.has_pending_requests() and len(s) == 0 and s.next_request() is None
+    assert s.enqueue_request(link("/", "/a"))
+    assert s.enqueue_request(link("/", "/b"))
+    assert not s.enqueue_request(link("/", "/a"))  # duplicate
+    assert s.enqueue_request(link("/", "/a").replace(dont_filter=True))
+    assert len(s) == 3 and s.has_pending_requests()
+    # kinds url:ex.org/a and url:ex.org/b, unseen (0.5): oldest kind first, FIFO inside a kind
+    assert drain(s) == ["/a", "/a", "/b"]
+    assert not s.has_pending_requests() and len(s) == 0
+    stats = s.stats.get_stats()
+    assert stats["hiddenweb/dla/enqueued"] == stats["hiddenweb/dla/dequeued"] == 3
+    assert stats["dupefilter/filtered"] == 1
+    assert stats["hiddenweb/dla/automata"] == 1
+
+
+def test_rewarded_kind_before_penalised() -> None:
+    s = make()
+    first = [link("/", "/list/1"), form("/", "ex.org/s|q", "a"), link("/", "/about/1")]
+    for r in first:
+        s.enqueue_request(r)
+    assert drain(s) == ["/list/1", "/s?q=a", "/about/1"]  # no feedback yet: FIFO over kinds
+    # concurrency: all three were dequeued before any feedback; it arrives out of order
+    s.learn(first[2].meta, first[2].url, "penalty")
+    s.learn(first[1].meta, first[1].url, "reward")
+    s.learn(first[0].meta, first[0].url, "penalty")
+    for r in [link("/x", "/list/2"), link("/x", "/about/2"), link("/x", "/fresh"),
+              form("/x", "ex.org/s|q", "b")]:
+        s.enqueue_request(r)
+    # rewarded form kind, then the unseen kind (0.5), then the penalised ones (oldest first)
+    assert drain(s) == ["/s?q=b", "/fresh", "/list/2", "/about/2"]
+    assert s.kind_score("form:ex.org/s|q") > 0.5 > s.kind_score("url:ex.org/list/{n}")
+    stats = s.stats.get_stats()
+    assert (stats["hiddenweb/dla/rewards"], stats["hiddenweb/dla/penalties"]) == (1, 2)
+
+
+def test_rewarded_value_pulls_request_forward() -> None:
+    """A form value that paid on one form lifts a submission of another form with that value."""
+    s = make()
+    r = form("/", "ex.org/s|q", "smith")
+    s.enqueue_request(r)
+    s.next_request()
+    s.learn(r.meta, r.url, "reward")
+    s.enqueue_request(link("/y", "/other"))
+    s.enqueue_request(form("/y", "ex.org/t|q", "jones", label=""))
+    s.enqueue_request(form("/y", "ex.org/t|q", "smith", label=""))
+    # fv:q=smith was rewarded: that submission jumps ahead; the rest in kind creation order
+    assert drain(s) == ["/t?q=smith", "/other", "/t?q=jones"]
+
+
+def _transfer_order(transfer: bool) -> list[str]:
+    s = make({"HIDDENWEB_DLA_TRANSFER": transfer})
+    old = [form("/p1", "ex.org/s|q", "a"), link("/p1", "/p1-link")]
+    for r in old:
+        s.enqueue_request(r)
+    assert s.next_request().url.endswith("q=a")
+    s.learn(old[0].meta, old[0].url, "reward")
+    # a new page whose form shares the rewarded form's kind
+    s.enqueue_request(link("/p2", "/p2-link"))
+    s.enqueue_request(form("/p2", "ex.org/s|q", "b"))
+    return drain(s)
+
+
+def test_transfer_on_off_changes_order_for_new_page() -> None:
+    # on: the new page's form inherits its kind's reward and goes first
+    assert _transfer_order(True) == ["/s?q=b", "/p1-link", "/p2-link"]
+    # off: the new page's automaton is uniform (FIFO inside it), and /p1's remaining link lost
+    # probability to the rewarded form (r p < 1), so it comes after the fresh page
+    assert _transfer_order(False) == ["/p2-link", "/s?q=b", "/p1-link"]
+
+
+def test_page_automaton_orders_within_page_transfer_off() -> None:
+    s = make({"HIDDENWEB_DLA_TRANSFER": False})
+    reqs = [form("/", "ex.org/s|q", "a"), link("/", "/l/1"), form("/", "ex.org/s|q", "b"),
+            link("/", "/l/2")]
+    for r in reqs:
+        s.enqueue_request(r)
+    assert s.next_request().url.endswith("q=a")
+    s.learn(reqs[0].meta, reqs[0].url, "reward")  # the form action of page "/" is rewarded
+    assert drain(s) == ["/s?q=b", "/l/1", "/l/2"]
+    la = s.pages["/"]
+    assert la.prob("form:ex.org/s|q") > la.prob("url:ex.org/l/{n}")
+
+
+def test_many_updates_keep_heap_consistent() -> None:
+    for transfer in (True, False):
+        s = make({"HIDDENWEB_DLA_TRANSFER": transfer})
+        n = 0
+        for page in range(30):
+            for i in range(20):
+                assert s.enqueue_request(link(f"/p{page}", f"/k{i % 7}/{page}-{i}"))
+                n += 1
+        seen = 0
+        inflight: list[Request] = []
+        while (r := s.next_request()) is not None:
+            seen += 1
+            inflight.append(r)
+            if len(inflight) > 5:  # feedback lags five requests behind
+                done = inflight.pop(0)
+                s.learn(done.meta, done.url, "reward" if seen % 3 else "penalty")
+        assert seen == n and len(s) == 0
+        assert len(s.heap) <= 2 * len(s.groups) + 64
+
+
+def test_step_budget() -> None:
+    s = make({"HIDDENWEB_DLA_MAX_STEPS": 2})
+    for i in range(4):
+        s.enqueue_request(link("/", f"/x{i}"))
+    assert s.next_request() and s.next_request()
+    assert s.next_request() is None
+    assert not s.has_pending_requests() and len(s) == 2
+    assert s.stats.get_value("hiddenweb/dla/budget_exhausted") is True
+
+
+def test_bad_settings_rejected() -> None:
+    with pytest.raises(ValueError, match="HIDDENWEB_DLA_B"):
+        make({"HIDDENWEB_DLA_A": 0.1, "HIDDENWEB_DLA_B": 0.2})
+    with pytest.raises(ValueError, match="HIDDENWEB_DLA_A"):
+        make({"HIDDENWEB_DLA_A": 1.5})
+
+
+# -- JOBDIR: the same checks again after close and reopen ----------------------------------------
+@pytest.mark.parametrize("transfer", [True, False])
+def test_reopen_keeps_requests_and_learning(tmp_path: Path, transfer: bool) -> None:
+    settings = {"JOBDIR": str(tmp_path), "HIDDENWEB_DLA_TRANSFER": transfer}
+    s = make(settings)
+    r = form("/", "ex.org/s|q", "a")
+    s.enqueue_request(r)
+    s.enqueue_request(link("/", "/about"))
+    s.enqueue_request(link("/p2", "/p2-link"))
+    s.enqueue_request(form("/p2", "ex.org/s|q", "b"))
+    assert s.next_request().url.endswith("q=a")
+    s.learn(r.meta, r.url, "reward")
+    probs = s.pages["/"].probs()
+    kind = s.kind_score("form:ex.org/s|q")
+    s.close("shutdown")
+    state = json.loads((tmp_path / STATE_FILE).read_text())
+    assert state["format"] == "hiddenweb-dla" and state["transfer"] is transfer
+
+    s2 = make(settings)
+    assert len(s2) == 3 and s2.has_pending_requests()
+    assert s2.pages["/"].probs() == pytest.approx(probs)
+    assert s2.kind_score("form:ex.org/s|q") == pytest.approx(kind)
+    assert not s2.enqueue_request(link("/", "/about"))  # the dupefilter persisted too
+    # the same order as without the restart (test_transfer_on_off_changes_order_for_new_page)
+    expected = _transfer_order(transfer)
+    assert drain(s2) == [u.replace("p1-link", "about") for u in expected]
+    s2.close("finished")
+
+    s3 = make(settings)
+    assert len(s3) == 0 and s3.next_request() is None
+    s3.close("finished")
+
+
+def test_reopen_refuses_other_transfer_mode(tmp_path: Path) -> None:
+    s = make({"JOBDIR": str(tmp_path)})
+    s.enqueue_request(link("/", "/a"))
+    s.close("shutdown")
+    with pytest.raises(ValueError, match="HIDDENWEB_DLA_TRANSFER=True .* HIDDENWEB_DLA_TRANSFER"):
+        make({"JOBDIR": str(tmp_path), "HIDDENWEB_DLA_TRANSFER": False})
+    (tmp_path / STATE_FILE).write_text(json.dumps({"format": "other", "version": 9}))
+    with pytest.raises(ValueError, match="new JOBDIR"):
+        make({"JOBDIR": str(tmp_path)})
+
+
+def test_unpicklable_request_falls_back_to_memory(tmp_path: Path) -> None:
+    s = make({"JOBDIR": str(tmp_path)})
+    s.enqueue_request(Request(SITE + "/lambda", callback=lambda r: None))
+    s.enqueue_request(link("/", "/disk"))
+    assert s.stats.get_value("hiddenweb/dla/unserializable") == 1
+    assert sorted(drain(s)) == ["/disk", "/lambda"]
+
+
+# -- the middleware feeds the scheduler through the signal -----------------------------------------
+async def collect(agen: Any) -> list[Any]:
+    return [o async for o in agen]
+
+
+@pytest_twisted.ensureDeferred
+async def test_middleware_reports_outcome_and_tags_requests() -> None:
+    s = make()
+    mw = DLAFeedbackMiddleware.from_crawler(s.crawler)
+    request = form("/", "ex.org/s|q", "a")
+    response = HtmlResponse(request.url, body=b"<html></html>", request=request)
+    item = PageItem(url=request.url, status=200, form_only=True, fingerprint="f1")
+
+    async def output():
+        yield item
+        yield Request(SITE + "/detail/1")
+
+    out = await collect(mw.process_spider_output(response, output()))
+    assert out[1].meta["hiddenweb_action"]["page"] == request.url
+    assert s.kind_score("form:ex.org/s|q") > 0.5
+    assert s.stats.get_value("hiddenweb/dla/feedback/reward") == 1
+
+    async def again():
+        yield PageItem(url=request.url, status=200, form_only=True, fingerprint="f1")
+
+    await collect(mw.process_spider_output(response, again()))  # same content: a repeat
+    assert s.stats.get_value("hiddenweb/dla/feedback/penalty") == 1
