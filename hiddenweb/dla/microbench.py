@@ -1,0 +1,158 @@
+"""Microbenchmark: scheduling cost per request of the DLA scheduler vs Scrapy's default one.
+
+Run: ``python -m hiddenweb.dla.microbench [--sizes 10000 100000 1000000] [--ops 20000]``.
+
+For each size ``N`` the scheduler is filled with ``N`` real :class:`scrapy.Request` objects
+(pages of 16 links over 5 URL templates and 4 form submissions drawn from 50 LVS values, with
+``hiddenweb_action`` meta), then ``--ops`` steady-state steps are timed, each one
+``enqueue_request`` + ``next_request`` + one feedback (``learn``) for the request dequeued 16
+steps earlier (responses come back late and out of order, as with ``CONCURRENT_REQUESTS=16``),
+so ``N`` requests stay pending. Memory: ``tracemalloc`` during the fill, divided by ``N``
+(Request objects, their meta and the dupefilter's fingerprints included, for both schedulers),
+and the size of one page automaton with 20 actions. Scrapy's ``Scheduler`` (default memory
+queues, ``ScrapyPriorityQueue``) runs the same steps without feedback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import time
+import tracemalloc
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.core.scheduler import Scheduler
+from scrapy.utils.test import get_crawler
+from tqdm import tqdm
+
+from hiddenweb.dla.automaton import Automaton
+from hiddenweb.dla.scheduler import DLAScheduler
+
+SITE = "http://bench.example"
+LAG = 16
+_VALUES = [f"value{i}" for i in range(50)]
+
+
+class _BenchSpider(Spider):
+    name = "dla-microbench"
+
+
+def requests(rng: random.Random, start_page: int = 0) -> Iterator[Request]:
+    """An endless stream of requests, 20 per page: 16 links and 4 form submissions."""
+    page = start_page
+    while True:
+        url = f"{SITE}/page/{page}"
+        for j in range(16):
+            action = {"kind": "link", "page": url, "label": f"Section {'abcde'[j % 5]} more",
+                      "form": None}
+            yield Request(f"{SITE}/{'abcde'[j % 5]}/{page}-{j}",
+                          meta={"hiddenweb_action": action})
+        for value in rng.sample(_VALUES, 4):
+            action = {"kind": "form", "page": url, "label": "Search",
+                      "form": {"signature": "bench.example/search|q", "fields": {"q": value}}}
+            yield Request(f"{SITE}/search?q={value}&from={page}",
+                          meta={"hiddenweb_action": action})
+        page += 1
+
+
+def _scheduler(kind: str) -> Any:
+    # DownloaderAwarePriorityQueue (Scrapy's default) needs a running engine: the baseline uses
+    # ScrapyPriorityQueue over the default LIFO memory queues (one queue: all priorities are 0)
+    crawler = get_crawler(_BenchSpider, {
+        "LOG_ENABLED": False, "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"})
+    crawler.spider = crawler._create_spider()
+    scheduler = (DLAScheduler if kind == "dla" else Scheduler).from_crawler(crawler)
+    scheduler.open(crawler.spider)
+    return scheduler
+
+
+def _learner(scheduler: Any, rng: random.Random) -> Callable[[Request], None]:
+    if not isinstance(scheduler, DLAScheduler):
+        return lambda request: None
+
+    def learn(request: Request) -> None:
+        is_form = request.meta["hiddenweb_action"]["kind"] == "form"
+        outcome = "reward" if is_form and rng.random() < 0.3 else "penalty"
+        scheduler.learn(request.meta, request.url, outcome)
+
+    return learn
+
+
+def measure(kind: str, size: int, ops: int, bar: tqdm) -> dict[str, float]:
+    rng = random.Random(size)
+    stream = requests(rng)
+    gc.collect()
+    tracemalloc.start()
+    scheduler = _scheduler(kind)
+    base = tracemalloc.get_traced_memory()[0]
+    for _ in range(size):
+        scheduler.enqueue_request(next(stream))
+        bar.update(1)
+    mem = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    steady = [next(stream) for _ in range(ops)]
+    learn = _learner(scheduler, rng)
+    inflight: deque[Request] = deque()
+    gc.collect()
+    t0 = time.perf_counter()
+    for request in steady:
+        scheduler.enqueue_request(request)
+        out = scheduler.next_request()
+        inflight.append(out)
+        if len(inflight) > LAG:
+            learn(inflight.popleft())
+    elapsed = time.perf_counter() - t0
+    bar.update(ops)
+    assert len(scheduler) == size
+    return {"us": elapsed / ops * 1e6, "bytes": mem / size,
+            "automata": len(getattr(scheduler, "pages", ())),
+            "kinds": len(getattr(scheduler, "kind_la", ()))}
+
+
+def automaton_bytes(count: int = 10_000, actions: int = 20) -> float:
+    keys = [f"url:bench.example/{i}/{{n}}-{{n}}" for i in range(actions)]
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    automata = []
+    for _ in range(count):
+        la = Automaton(b=0.01)
+        for key in keys:
+            la.add_action(key)
+        automata.append(la)
+    mem = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return mem / count
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--ops", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    total = 2 * sum(args.sizes) + 2 * len(args.sizes) * args.ops
+    rows = []
+    with tqdm(total=total, unit="req", desc="microbench") as bar:
+        for size in args.sizes:
+            dla = measure("dla", size, args.ops, bar)
+            scrapy = measure("scrapy", size, args.ops, bar)
+            rows.append((size, dla, scrapy))
+    per_la = automaton_bytes()
+    print()
+    print("| pending | DLA µs/request | Scrapy µs/request | DLA bytes/pending | "
+          "Scrapy bytes/pending | DLA automata | DLA kinds |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for size, dla, scrapy in rows:
+        print(f"| {size:,} | {dla['us']:.1f} | {scrapy['us']:.1f} | {dla['bytes']:,.0f} | "
+              f"{scrapy['bytes']:,.0f} | {dla['automata']:,} | {dla['kinds']:,} |")
+    print(f"\nbytes per page automaton (20 actions, keys not counted): {per_la:,.0f}")
+    print(f"µs/request = enqueue_request + next_request (+ one feedback for DLA, lag {LAG}), "
+          f"{args.ops:,} steady-state steps")
+
+
+if __name__ == "__main__":
+    main()
