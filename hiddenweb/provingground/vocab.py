@@ -292,7 +292,7 @@ assert not WORD_SET & set(DISTRACTORS)
 #: LVS tables written to lvs_data/default.toml: name → (labels, values)
 LVS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "keyword": (
-        ("keyword", "keywords", "search", "query", "terms", "q", "kw", "find", "text"),
+        ("keyword", "keywords", "search", "query", "terms", "q", "kw", "find"),
         ALL_WORDS + tuple(SYNONYMS) + DISTRACTORS,
     ),
     "city": (
