@@ -13,6 +13,8 @@ import json
 from html import escape
 from urllib.parse import urlencode
 
+from hiddenweb.provingground import vocab
+
 Node = tuple[str, dict, "str | list[Node]"]
 
 _VOID = {"input", "br"}
@@ -82,6 +84,85 @@ def scripted(n: Node, slot_id: str) -> str:
 
 def render_node(n: Node, js: bool, slot_id: str) -> str:
     return scripted(n, slot_id) if js else node_html(n)
+
+
+def collection_form(col, host: int) -> Node:
+    """The search/filter form of collection ``col`` as it appears on page ``host``."""
+    f, lab, dom, fid = col.fields, col.labels, col.domain, f"c{col.cid}"
+
+    def text(role: str) -> list[Node]:
+        return [
+            ("label", {"for": f"{fid}-{role}"}, lab[role]),
+            ("input", {"type": "text", "id": f"{fid}-{role}", "name": f[role]}, ""),
+        ]
+
+    def select(role: str, options: list[tuple[str, str]], required: bool) -> list[Node]:
+        return [
+            ("label", {"for": f"{fid}-{role}"}, lab[role]),
+            (
+                "select",
+                {"id": f"{fid}-{role}", "name": f[role], "required": required},
+                [("option", {"value": v}, t) for v, t in options],
+            ),
+        ]
+
+    if col.kind == "search":
+        kids, button = text("q"), "Search"
+    elif col.kind == "filter":
+        kids = select(
+            "category", [("", "Choose…")] + [(c, c.capitalize()) for c in dom["category"]], True
+        )
+        radios = [
+            (
+                "label",
+                {},
+                [
+                    (
+                        "input",
+                        {
+                            "type": "radio",
+                            "name": f["colour"],
+                            "value": v,
+                            "checked": v == "any",
+                        },
+                        "",
+                    ),
+                    ("span", {}, t),
+                ],
+            )
+            for v, t in [("any", "Any")] + [(c, c.capitalize()) for c in dom["colour"]]
+        ]
+        kids += [
+            ("fieldset", {}, [("legend", {}, lab["colour"]), *radios]),
+            (
+                "label",
+                {},
+                [
+                    ("input", {"type": "checkbox", "name": f["instock"], "value": "1"}, ""),
+                    ("span", {}, lab["instock"]),
+                ],
+            ),
+        ]
+        button = "Filter"
+    elif col.kind == "locate":
+        kids = text("city") + select(
+            "region", [("", "Choose…")] + [(k, vocab.REGIONS[k]) for k in dom["region"]], True
+        )
+        button = "Find"
+    else:
+        kids = text("author") + select(
+            "year", [("any", "Any year")] + [(y, y) for y in dom["year"]], False
+        )
+        button = "Search archive"
+    kids += [
+        ("input", {"type": "hidden", "name": "csrf", "value": col.tokens[host]}, ""),
+        ("button", {"type": "submit"}, button),
+    ]
+    return (
+        "form",
+        {"action": col.action, "method": col.method.lower(), "id": f"form-{fid}"},
+        kids,
+    )
 
 
 # --- traps ------------------------------------------------------------------------------------

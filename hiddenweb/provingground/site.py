@@ -244,7 +244,7 @@ class SiteModel:
         for cid in self.host_forms.get(u, ()):
             col = self.collections[cid]
             forms.append(f"<h2>Search the {vocab.TOPIC_NAMES[col.topic]} collection {cid}</h2>")
-            forms.append(H.render_node(self._form_node(col, u), col.js, f"fs-c{cid}"))
+            forms.append(H.render_node(H.collection_form(col, u), col.js, f"fs-c{cid}"))
         return H.page(
             g.title(u),
             "<nav>" + " | ".join(nav) + "</nav>",
@@ -253,83 +253,6 @@ class SiteModel:
             *forms,
             "<h2>Links</h2>",
             H.ul(items),
-        )
-
-    def _form_node(self, col: Collection, host: int) -> H.Node:
-        f, lab, dom, fid = col.fields, col.labels, col.domain, f"c{col.cid}"
-
-        def text(role: str) -> list[H.Node]:
-            return [
-                ("label", {"for": f"{fid}-{role}"}, lab[role]),
-                ("input", {"type": "text", "id": f"{fid}-{role}", "name": f[role]}, ""),
-            ]
-
-        def select(role: str, options: list[tuple[str, str]], required: bool) -> list[H.Node]:
-            return [
-                ("label", {"for": f"{fid}-{role}"}, lab[role]),
-                (
-                    "select",
-                    {"id": f"{fid}-{role}", "name": f[role], "required": required},
-                    [("option", {"value": v}, t) for v, t in options],
-                ),
-            ]
-
-        if col.kind == "search":
-            kids, button = text("q"), "Search"
-        elif col.kind == "filter":
-            kids = select(
-                "category", [("", "Choose…")] + [(c, c.capitalize()) for c in dom["category"]], True
-            )
-            radios = [
-                (
-                    "label",
-                    {},
-                    [
-                        (
-                            "input",
-                            {
-                                "type": "radio",
-                                "name": f["colour"],
-                                "value": v,
-                                "checked": v == "any",
-                            },
-                            "",
-                        ),
-                        ("span", {}, t),
-                    ],
-                )
-                for v, t in [("any", "Any")] + [(c, c.capitalize()) for c in dom["colour"]]
-            ]
-            kids += [
-                ("fieldset", {}, [("legend", {}, lab["colour"]), *radios]),
-                (
-                    "label",
-                    {},
-                    [
-                        ("input", {"type": "checkbox", "name": f["instock"], "value": "1"}, ""),
-                        ("span", {}, lab["instock"]),
-                    ],
-                ),
-            ]
-            button = "Filter"
-        elif col.kind == "locate":
-            kids = text("city") + select(
-                "region", [("", "Choose…")] + [(k, vocab.REGIONS[k]) for k in dom["region"]], True
-            )
-            button = "Find"
-        else:
-            kids = text("author") + select(
-                "year", [("any", "Any year")] + [(y, y) for y in dom["year"]], False
-            )
-            button = "Search archive"
-        kids += [
-            ("input", {"type": "hidden", "name": "csrf", "value": col.tokens[host]}, ""),
-            ("button", {"type": "submit"}, button),
-        ]
-        return (
-            "form",
-            {"action": col.action, "method": col.method.lower(), "id": f"form-{fid}"},
-            kids,
         )
 
     def _result_page(self, cid: int, canon: Canon, pg: int) -> bytes:
