@@ -167,3 +167,22 @@ def test_feedback_table(status: int | None, form_only: bool, new_content: bool,
     meta = {"hiddenweb_action": {"kind": "form", "page": "p", "label": "", "form": None}}
     assert feedback(meta, status=status, form_only=form_only, new_content=new_content) == expected
     assert feedback({}, status=200, form_only=True, new_content=True) is None
+
+
+def test_long_runs_stay_a_distribution() -> None:
+    """Underflow and saturation: thousands of updates on one action, fixed and entropy steps."""
+    for kw in ({"a": 0.5, "b": 0.01}, {"b": 0.01}):
+        la = Automaton(**kw)
+        for key in range(5):
+            la.add_action(key)
+        for _ in range(5000):
+            la.reward(0)
+        ps = la.probs()
+        assert math.fsum(ps) == pytest.approx(1.0, abs=1e-12)
+        assert ps[0] > 0.99 and min(ps) >= 0.0
+        for _ in range(5000):
+            la.penalize(0)
+        ps = la.probs()
+        assert math.fsum(ps) == pytest.approx(1.0, abs=1e-12)
+        # penalties alone converge to the uniform vector's neighbourhood: p_0 -> small, others even
+        assert ps[1] == pytest.approx(ps[4]) and ps[0] < ps[1]
