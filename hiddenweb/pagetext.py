@@ -3,8 +3,8 @@
 * :func:`visible_text`: the text a reader sees (no script/style), whitespace-normalised.
 * :func:`fingerprint`: SHA-1 of that text: two responses with the same fingerprint are the same
   page for the crawler (a "no results" page, the same result for other values).
-* :func:`template_key`: the URL's shape (digit runs → ``{n}``, sorted query keys), the unit the
-  trap guard counts pages and new content by.
+* :func:`template_key`: the URL's path with digit runs folded to ``{n}`` (query ignored), the unit
+  the trap guard counts pages and new content by.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from parsel import Selector
 
 _WS = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W\d_]+")
 
 VISIBLE = "//body//text()[not(ancestor::script) and not(ancestor::style)]"
 NON_ANCHOR = (
@@ -33,14 +34,19 @@ def fingerprint(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
 
 
-def shape_fingerprint(page: Selector) -> str:
-    """Fingerprint of the text outside links with digits removed: equal for pages that differ only
-    in numbers and navigation (calendar months, facet toggles, page counters)."""
-    text = _WS.sub(" ", _DIGITS.sub("", " ".join(page.xpath(NON_ANCHOR).getall()))).strip()
-    return fingerprint(text)
+def shape_fingerprint(page: Selector, url: str = "") -> str:
+    """Fingerprint of the *set* of words outside links, without digits and without the words that
+    only echo the request's query ("Catalog (colour=red)", "Results for 'x'"). Equal for pages
+    that differ only in numbers, navigation, order or echoed parameters: calendar months, facet
+    toggles and sort orders of the same products."""
+    echoed: set[str] = set()
+    for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+        echoed.update(_WORD.findall(f"{key} {value}".lower()))
+    words = set(_WORD.findall(" ".join(page.xpath(NON_ANCHOR).getall()).lower())) - echoed
+    return fingerprint(" ".join(sorted(words)))
 
 
 def template_key(url: str) -> str:
+    """``host/path`` with digit runs folded: ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``."""
     parts = urlsplit(url)
-    keys = ",".join(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
-    return f"{parts.hostname}{_DIGITS.sub('{n}', parts.path)}?{keys}"
+    return f"{parts.hostname}{_DIGITS.sub('{n}', parts.path)}"

@@ -191,6 +191,7 @@ class RecrawlTarget:
     weightage: float
     ttl: int
     fresh_until: float | None
+    hidden: bool = False
 
 
 class VisitStore:
@@ -296,6 +297,7 @@ class VisitStore:
                     page["weightage"],
                     page["ttl"],
                     page["fresh_until"],
+                    bool(page["hidden"]),
                 )
             )
             if limit is not None and len(targets) >= limit:

@@ -68,7 +68,7 @@ class TemplateTrapGuard:
         key = template_key(request.url)
         self.pages[key] += 1
         try:
-            self.shapes[key].add(shape_fingerprint(response.selector))
+            self.shapes[key].add(shape_fingerprint(response.selector, request.url))
         except (ValueError, AttributeError):  # not HTML
             return response
         pages = self.pages[key]

@@ -20,5 +20,23 @@ def test_good_seed_kept():
 
 
 def test_template_key_folds_numbers_and_query_order():
-    assert template_key("http://h:1/calendar?month=2026-11") == "h/calendar?month"
-    assert template_key("http://h/c/3/r/17?b=1&a=2") == template_key("http://h/c/9/r/2?a=5&b=6")
+    assert template_key("http://h:1/calendar?month=2026-11") == "h/calendar"
+    assert template_key("http://h/c/3/r/17?b=1&a=2") == template_key("http://h/c/9/r/2?a=5")
+
+
+def test_shape_ignores_numbers_order_navigation_and_echoed_query():
+    from parsel import Selector
+
+    from hiddenweb.pagetext import shape_fingerprint
+
+    def page(h1, items, nav):
+        body = f"<h1>{h1}</h1><ul>{''.join(f'<li>{i}</li>' for i in items)}</ul><a>{nav}</a>"
+        return Selector(text=f"<html><body>{body}</body></html>")
+
+    a = shape_fingerprint(page("Catalog (colour=red)", ["anvil", "widget"], "x"),
+                          "http://h/catalog?colour=red")
+    b = shape_fingerprint(page("Catalog (colour=blue)", ["widget", "anvil"], "y 2"),
+                          "http://h/catalog?colour=blue&sort=price")
+    c = shape_fingerprint(page("Catalog (colour=blue)", ["widget"], "y"),
+                          "http://h/catalog?colour=blue")
+    assert a == b != c

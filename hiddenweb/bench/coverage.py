@@ -226,7 +226,8 @@ def _follow(proc: subprocess.Popen, out: Path, site: SiteModel, truth: Truth, pr
         from tqdm import tqdm
 
         bar = tqdm(desc=f"{strategy}", unit="page", file=sys.stderr, dynamic_ncols=True)
-    seen = hidden = 0
+    seen = 0
+    hidden: set[str] = set()
     offset = 0
     buffer = ""
     while True:
@@ -241,10 +242,11 @@ def _follow(proc: subprocess.Popen, out: Path, site: SiteModel, truth: Truth, pr
             for line in lines:
                 item = json.loads(line)
                 seen += 1
-                if item.get("status") == 200 and resolve_item(site, item) in truth.hidden:
-                    hidden += 1
+                key = resolve_item(site, item) if item.get("status") == 200 else None
+                if key in truth.hidden:
+                    hidden.add(key)
             bar.n = seen
-            bar.set_postfix(hidden=f"{hidden}/{len(truth.hidden)}", refresh=False)
+            bar.set_postfix(hidden=f"{len(hidden)}/{len(truth.hidden)}", refresh=False)
             bar.refresh()
         if done:
             break

@@ -3,6 +3,9 @@
     scrapy crawl hwdla -a seed=http://127.0.0.1:8000/ -O items.jsonl
 
 Arguments (``-a``): ``seed`` (required: the start URL; the crawl stays on its host),
+``recrawl=1`` (revisit the pages of the visit store in rank order, skipping expired ones, and
+update the store: the paper's crawl → record → rank → filter loop; ``seed`` is then optional and
+only narrows the recrawl to its host; pages are revisited, not expanded),
 ``oracle`` (benchmarks only: a ground-truth JSON lines file; the spider then takes exactly the
 actions that lead to hidden pages, the lower bound of downloads).
 
@@ -62,11 +65,13 @@ def parse_seed(seed: str | None) -> str:
 class HwdlaSpider(scrapy.Spider):
     name = "hwdla"
 
-    def __init__(self, seed: str | None = None, oracle: str | None = None, **kwargs: Any):
+    def __init__(self, seed: str | None = None, oracle: str | None = None,
+                 recrawl: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.seed = parse_seed(seed)
-        self.host = urlsplit(self.seed).hostname
-        self.allowed_domains = [self.host]
+        self.recrawl = str(recrawl or "").lower() in ("1", "true", "yes", "on")
+        self.seed = parse_seed(seed) if seed or not self.recrawl else None
+        self.host = urlsplit(self.seed).hostname if self.seed else None
+        self.allowed_domains = [self.host] if self.host else []
         self.oracle_path = oracle
         self.forms_seen: set[str] = set()
         self.oracle_children: dict[str, list[dict]] = defaultdict(list)
@@ -92,6 +97,10 @@ class HwdlaSpider(scrapy.Spider):
 
     # -- start -----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        if self.recrawl:
+            for request in self.recrawl_requests():
+                yield request
+            return
         meta = {"hiddenweb_reached_by": {"kind": "seed", "form": None},
                 "hiddenweb_form_only": False}
         if self.oracle_home is not None:
@@ -105,7 +114,7 @@ class HwdlaSpider(scrapy.Spider):
         self.crawler.stats.inc_value("hiddenweb/pages")
         if item["form_only"]:
             self.crawler.stats.inc_value("hiddenweb/pages_form_only")
-        if not isinstance(response, TextResponse):
+        if not isinstance(response, TextResponse) or self.recrawl:
             return
         if self.oracle_path:
             yield from self.oracle_requests(response)
@@ -235,6 +244,36 @@ class HwdlaSpider(scrapy.Spider):
                                      "form": {"signature": form.signature, "fields": fields}},
             },
         )
+
+    # -- recrawl ---------------------------------------------------------------------------
+    def recrawl_requests(self) -> Iterator[scrapy.Request]:
+        """The store's pages in rank order (``VisitStore.recrawl_targets``), highest first."""
+        from hiddenweb.store import VisitStore, resolve_store_path
+
+        s = self.crawler.settings
+        path = resolve_store_path(s.get("HIDDENWEB_STORE_PATH", defaults.HIDDENWEB_STORE_PATH))
+        if not path.exists():
+            self.logger.error("recrawl=1: no visit store at %s (crawl first)", path)
+            return
+        with VisitStore(path) as store:
+            targets = [t for t in store.recrawl_targets(by="combined")
+                       if self.host is None or urlsplit(t.url).hostname == self.host]
+        self.logger.info("Recrawl: %d stored pages due, in rank order", len(targets))
+        self.crawler.stats.set_value("hiddenweb/recrawl/targets", len(targets))
+        for rank, target in enumerate(targets):
+            fields = target.formdata
+            form = ({"action": target.url, "method": target.method, "fields": fields,
+                     "form_class": "recrawl", "signature": "recrawl"} if fields else None)
+            meta = {"hiddenweb_reached_by": {"kind": "recrawl", "form": form},
+                    "hiddenweb_form_only": target.hidden}
+            priority = len(targets) - rank
+            if target.method == "POST" and fields:
+                yield scrapy.FormRequest(target.url, formdata=fields,
+                                         callback=self.parse, errback=self.on_error,
+                                         meta=meta, priority=priority, dont_filter=True)
+            else:
+                yield scrapy.Request(target.url, callback=self.parse, errback=self.on_error,
+                                     meta=meta, priority=priority, dont_filter=True)
 
     # -- oracle (benchmarks) ---------------------------------------------------------------
     def _load_oracle(self, path: str) -> None:
