@@ -5,7 +5,8 @@ detail, detail → related detail) and form submissions (one per useful query of
 page that carries it) — gives each page its ``depth`` (actions on the shortest chain from home)
 and ``action`` (the last action of that chain, a request that returns the page). A second search
 that skips script-built links and forms decides ``needs_browser``. Neighbours are visited in
-page order, so ties are broken the same way every time.
+page order, so ties are broken the same way every time; among shortest chains, one without
+script-built steps is preferred when there is one.
 """
 
 from __future__ import annotations
@@ -119,7 +120,13 @@ class _Index:
 def compute_truth(site: SiteModel) -> list[dict]:
     idx = _Index(site)
     depth, parent, host = idx.bfs(with_js=True)
-    static_depth = idx.bfs(with_js=False)[0] if site.js else depth
+    static_depth, static_parent, static_host = (
+        idx.bfs(with_js=False) if site.js else (depth, parent, host)
+    )
+    for i in range(len(idx)):
+        # a shortest chain without scripts exists: report that one (replayable without a browser)
+        if static_depth[i] == depth[i] >= 0:
+            parent[i], host[i] = static_parent[i], static_host[i]
     out = []
     for i in range(len(idx)):
         if depth[i] < 0:
