@@ -108,7 +108,10 @@ def crawl_command(strategy: str, seed_url: str, out: Path, budget: int,
                   ) -> list[str]:
     spec = STRATEGIES[strategy]
     settings = {**COMMON_SETTINGS, **spec.get("settings", {}),
-                "CLOSESPIDER_PAGECOUNT": str(budget), **(extra_settings or {})}
+                "CLOSESPIDER_PAGECOUNT": str(budget),
+                # a benchmark never writes into the user's visit store
+                "HIDDENWEB_STORE_PATH": str(out.with_suffix(".db")),
+                **(extra_settings or {})}
     cmd = [sys.executable, "-m", "scrapy", "crawl", spec.get("spider", "hwdla"),
            "-a", f"seed={seed_url}/", "-O", f"{out}:jsonlines"]
     if spec.get("oracle"):

@@ -2,7 +2,11 @@
 
 The site is the proving ground without forms, scripts or traps (``--no-forms --no-js
 --no-traps``): plain linked pages, the case where hwdla's extra work (form discovery, page
-fingerprints, trap guard, item building) is pure overhead. Both crawls write JSON lines.
+fingerprints, trap guard, item building) is pure overhead. All crawls write JSON lines.
+
+Three crawls of the same site, one after the other: the bare spider, ``hwdla`` with the visit
+store off, ``hwdla`` with it on (a fresh store in the run's temporary directory). Ratios:
+``hwdla`` (store off) / bare pages per second, and the store's share of the wall time.
 """
 
 from __future__ import annotations
@@ -36,9 +40,14 @@ def run(pages: int, seed: int) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="hiddenweb-throughput-"))
     with serve_site(pages, seed, ["--no-forms", "--no-js", "--no-traps"]) as url:
         scrapy = [sys.executable, "-m", "scrapy"]
+        hwdla = [*scrapy, "crawl", "hwdla", "-a", f"seed={url}/"]
         bare = _crawl([*scrapy, "runspider", str(BARE), "-a", f"seed={url}/"], tmp / "bare.jl")
-        hwdla = _crawl([*scrapy, "crawl", "hwdla", "-a", f"seed={url}/"], tmp / "hwdla.jl")
+        plain = _crawl([*hwdla, "-s", "HIDDENWEB_STORE_ENABLED=0"], tmp / "hwdla.jl")
+        stored = _crawl([*hwdla, "-s", f"HIDDENWEB_STORE_PATH={tmp / 'store.db'}"],
+                        tmp / "hwdla-store.jl")
     return {
-        "runs": [{"spider": "bare", **bare}, {"spider": "hwdla", **hwdla}],
-        "ratio": hwdla["pages_per_second"] / bare["pages_per_second"],
+        "runs": [{"spider": "bare", **bare}, {"spider": "hwdla (store off)", **plain},
+                 {"spider": "hwdla (store on)", **stored}],
+        "ratio": plain["pages_per_second"] / bare["pages_per_second"],
+        "store_overhead": stored["wall_seconds"] / plain["wall_seconds"] - 1,
     }
