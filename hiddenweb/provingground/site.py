@@ -58,8 +58,16 @@ class SiteModel:
             budget = max(4, pages - n_public) / n_coll
             rnd = rng_for(seed, "hosts")
             candidates = [u for u in range(1, g.n_core) if u not in g.slow]
+            # The main form page of each collection is a page 1–2 links from home, as on real
+            # sites (search and filter pages sit in the navigation), so that most hidden pages
+            # lie 2–3 actions from the seed: the HWDLA paper's "most hidden pages lie at depth 2"
+            # (§4, fig. 6). Copies of the form go on pages anywhere in the site.
+            depth = _link_depths(g)
+            shallow = [u for u in candidates if depth.get(u, 99) <= 2] or candidates
             for cid in range(n_coll):
-                hosts = rnd.sample(candidates, min(len(candidates), 1 + rnd.randint(1, 3)))
+                main = shallow[rnd.randrange(len(shallow))]
+                copies = rnd.sample(candidates, min(len(candidates), rnd.randint(1, 3)))
+                hosts = [main, *(h for h in copies if h != main)]
                 col = build_collection(
                     seed,
                     cid,
@@ -310,3 +318,18 @@ class SiteModel:
         for d in self._truth:  # copies: callers may change what they get
             a = d["action"]
             yield {**d, "action": a and {**a, "data": [list(kv) for kv in a["data"]]}}
+
+
+def _link_depths(g: PublicGraph) -> dict[int, int]:
+    """Depth of each public page from home over plain (script-free) links."""
+    depth = {0: 0}
+    frontier = [0]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v in g.out[u]:
+                if v not in depth and (u, v) not in g.js_edges:
+                    depth[v] = depth[u] + 1
+                    nxt.append(v)
+        frontier = nxt
+    return depth
