@@ -13,6 +13,7 @@ HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
 HIDDENWEB_TEMPLATE_BUDGET = 40  # pages of one URL template before its novelty is judged
 HIDDENWEB_TEMPLATE_MIN_NOVELTY = 0.3
 HIDDENWEB_FOLLOW_LINKS = True
+HIDDENWEB_STATS_FILE = ""  # write the final stats as JSON here (off when empty)
 
 # --- DLA scheduler (issue 3) -------------------------------------------------------------------
 HIDDENWEB_DLA_A: float | str = "entropy"  # reward step: "entropy" (eqs. 6-7) or fixed (0, 1)

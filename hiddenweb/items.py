@@ -20,6 +20,9 @@ title              str|null   the page's ``<title>``
 fingerprint        str|null   SHA-1 of the page's visible text, whitespace-normalised
 fetch_seconds      float      download latency (request sent → response received)
 fetched_at         float      UNIX time the response was received
+downloads          int        pages this crawl had downloaded when this one arrived (this one
+                              included): the x axis of "hidden pages found per download" even
+                              when repeats are not emitted as items
 content_type       str|null   the response's Content-Type
 cache_control      str|null   the response's Cache-Control header (freshness, for the store)
 expires            str|null   the response's Expires header
@@ -45,6 +48,7 @@ class PageItem(scrapy.Item):
     fingerprint = scrapy.Field()
     fetch_seconds = scrapy.Field()
     fetched_at = scrapy.Field()
+    downloads = scrapy.Field()
     content_type = scrapy.Field()
     cache_control = scrapy.Field()
     expires = scrapy.Field()

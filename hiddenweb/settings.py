@@ -26,6 +26,7 @@ HTTPERROR_ALLOW_ALL = True
 
 EXTENSIONS = {
     "hiddenweb.progress.HiddenProgress": 500,
+    "hiddenweb.statsfile.StatsFile": 510,
 }
 
 SPIDER_MIDDLEWARES: dict[str, int] = {}

@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ITEM_KEYS = {"url", "final_url", "method", "status", "error", "depth", "referrer", "reached_by",
-             "form_only", "title", "fingerprint", "fetch_seconds", "fetched_at", "content_type"}
+             "form_only", "title", "fingerprint", "fetch_seconds", "fetched_at", "content_type",
+             "cache_control", "expires", "downloads"}
 
 
 def crawl(tmp_path: Path, *args: str, settings: dict | None = None) -> tuple[list[dict], str, int]:

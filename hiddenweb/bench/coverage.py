@@ -111,6 +111,7 @@ def crawl_command(strategy: str, seed_url: str, out: Path, budget: int,
                 "CLOSESPIDER_PAGECOUNT": str(budget),
                 # a benchmark never writes into the user's visit store
                 "HIDDENWEB_STORE_PATH": str(out.with_suffix(".db")),
+                "HIDDENWEB_STATS_FILE": str(out.with_suffix(".stats.json")),
                 **(extra_settings or {})}
     cmd = [sys.executable, "-m", "scrapy", "crawl", spec.get("spider", "hwdla"),
            "-a", f"seed={seed_url}/", "-O", f"{out}:jsonlines"]
@@ -140,15 +141,23 @@ def resolve_item(site: SiteModel, item: dict) -> str | None:
     return site.resolve(item.get("method") or "GET", item["url"], data)
 
 
-def score(site: SiteModel, truth: Truth, items: list[dict]) -> dict[str, Any]:
-    """Coverage figures from the items, in download order."""
+def score(site: SiteModel, truth: Truth, items: list[dict],
+          downloads: int | None = None) -> dict[str, Any]:
+    """Coverage figures from the items, in download order.
+
+    The x axis is the item's ``downloads`` (the crawl's download count when it arrived), so pages
+    the spider downloaded but did not emit (repeats) still count; ``downloads`` is the crawl's
+    final count (its stats), else the last item's.
+    """
     found: set[str] = set()
     found_browser: set[str] = set()
     curve: list[tuple[int, int, int]] = []  # (downloads, public found, hidden found)
     public_found: set[str] = set()
     to_50 = to_90 = None
     total = len(truth.hidden)
-    for n, item in enumerate(items, start=1):
+    n = 0
+    for index, item in enumerate(items, start=1):
+        n = item.get("downloads") or index
         key = resolve_item(site, item) if item.get("status") == 200 else None
         if key in truth.hidden:
             found.add(key)
@@ -162,7 +171,7 @@ def score(site: SiteModel, truth: Truth, items: list[dict]) -> dict[str, Any]:
             to_90 = n
         curve.append((n, len(public_found), len(found)))
     return {
-        "pages_downloaded": len(items),
+        "pages_downloaded": max(downloads or 0, n),
         "hidden_total": total,
         "hidden_found": len(found),
         "hidden_coverage": round(len(found) / total, 4) if total else None,
@@ -205,8 +214,9 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
             raise RuntimeError(f"crawl failed (exit {proc.returncode}); log: {log}")
         stats = server_stats(base_url)
     items = read_items(out)
+    crawl_stats = json.loads(out.with_suffix(".stats.json").read_text())
     result = {"strategy": strategy, "pages": pages, "seed": seed, "budget": budget,
-              **score(site, truth, items)}
+              **score(site, truth, items, crawl_stats.get("hiddenweb/downloads"))}
     traps = stats.get("trap_submissions", {})
     result.update({
         "trap_submissions": sum(traps.values()),
@@ -214,7 +224,8 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         "robots_violations": stats.get("robots_disallowed_fetches", 0),
         "offsite_requests": stats.get("offsite", 0),
         "wall_seconds": round(wall, 2),
-        "pages_per_second": round(len(items) / wall, 1) if wall else None,
+        "pages_per_second": round(result["pages_downloaded"] / wall, 1) if wall else None,
+        "crawl_stats": {k: v for k, v in crawl_stats.items() if k.startswith("hiddenweb/")},
         "items_path": str(out),
         "log_path": str(log),
     })

@@ -109,6 +109,7 @@ class HwdlaSpider(scrapy.Spider):
 
     # -- pages -----------------------------------------------------------------------------
     def parse(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
+        self.crawler.stats.inc_value("hiddenweb/downloads")
         item = self.page_item(response)
         yield item
         self.crawler.stats.inc_value("hiddenweb/pages")
@@ -149,6 +150,7 @@ class HwdlaSpider(scrapy.Spider):
             fingerprint=text_fp,
             fetch_seconds=round(float(meta.get("download_latency", 0.0)), 4),
             fetched_at=round(time.time(), 3),
+            downloads=self.crawler.stats.get_value("hiddenweb/downloads", 0),
             content_type=_header(headers, b"Content-Type"),
             cache_control=_header(headers, b"Cache-Control"),
             expires=_header(headers, b"Expires"),
@@ -163,6 +165,7 @@ class HwdlaSpider(scrapy.Spider):
         else:
             self.logger.warning("Download failed: %s (%s)", request.url, failure.getErrorMessage())
         self.crawler.stats.inc_value("hiddenweb/download_errors")
+        self.crawler.stats.inc_value("hiddenweb/downloads")
         meta = request.meta
         yield PageItem(
             url=request.url, final_url=request.url, method=request.method, status=None,
@@ -170,7 +173,8 @@ class HwdlaSpider(scrapy.Spider):
             depth=meta.get("depth", 0), referrer=_header(request.headers, b"Referer"),
             reached_by=meta.get("hiddenweb_reached_by", {"kind": "seed", "form": None}),
             form_only=bool(meta.get("hiddenweb_form_only")), title=None, fingerprint=None,
-            fetch_seconds=None, fetched_at=round(time.time(), 3), content_type=None,
+            fetch_seconds=None, fetched_at=round(time.time(), 3),
+            downloads=self.crawler.stats.get_value("hiddenweb/downloads", 0), content_type=None,
             cache_control=None, expires=None,
         )
 
