@@ -1,6 +1,7 @@
 """Microbenchmark: scheduling cost per request of the DLA scheduler vs Scrapy's default one.
 
-Run: ``python -m hiddenweb.dla.microbench [--sizes 10000 100000 1000000] [--ops 20000]``.
+Run: ``python -m hiddenweb.dla.microbench [--sizes 10000 100000 1000000] [--ops 20000]
+[--no-memory]``.
 
 For each size ``N`` the scheduler is filled with ``N`` real :class:`scrapy.Request` objects
 (pages of 16 links over 5 URL templates and 4 form submissions drawn from 50 LVS values, with
@@ -10,7 +11,8 @@ steps earlier (responses come back late and out of order, as with ``CONCURRENT_R
 so ``N`` requests stay pending. Memory: ``tracemalloc`` during the fill, divided by ``N``
 (Request objects, their meta and the dupefilter's fingerprints included, for both schedulers),
 and the size of one page automaton with 20 actions. Scrapy's ``Scheduler`` (default memory
-queues, ``ScrapyPriorityQueue``) runs the same steps without feedback.
+queues, ``ScrapyPriorityQueue``) runs the same steps without feedback; the DLA also runs with
+``HIDDENWEB_DLA_TRANSFER = False`` (a heap group per page: the heap grows with pending).
 """
 
 from __future__ import annotations
@@ -63,9 +65,10 @@ def _scheduler(kind: str) -> Any:
     # DownloaderAwarePriorityQueue (Scrapy's default) needs a running engine: the baseline uses
     # ScrapyPriorityQueue over the default LIFO memory queues (one queue: all priorities are 0)
     crawler = get_crawler(_BenchSpider, {
-        "LOG_ENABLED": False, "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"})
+        "LOG_ENABLED": False, "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
+        "HIDDENWEB_DLA_TRANSFER": kind != "dla-off"})
     crawler.spider = crawler._create_spider()
-    scheduler = (DLAScheduler if kind == "dla" else Scheduler).from_crawler(crawler)
+    scheduler = (Scheduler if kind == "scrapy" else DLAScheduler).from_crawler(crawler)
     scheduler.open(crawler.spider)
     return scheduler
 
@@ -82,17 +85,18 @@ def _learner(scheduler: Any, rng: random.Random) -> Callable[[Request], None]:
     return learn
 
 
-def measure(kind: str, size: int, ops: int, bar: tqdm) -> dict[str, float]:
+def measure(kind: str, size: int, ops: int, bar: tqdm, memory: bool = True) -> dict[str, float]:
     rng = random.Random(size)
     stream = requests(rng)
     gc.collect()
-    tracemalloc.start()
+    if memory:
+        tracemalloc.start()
     scheduler = _scheduler(kind)
     base = tracemalloc.get_traced_memory()[0]
     for _ in range(size):
         scheduler.enqueue_request(next(stream))
         bar.update(1)
-    mem = tracemalloc.get_traced_memory()[0] - base
+    mem = tracemalloc.get_traced_memory()[0] - base if memory else float("nan")
     tracemalloc.stop()
     steady = [next(stream) for _ in range(ops)]
     learn = _learner(scheduler, rng)
@@ -133,22 +137,26 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--ops", type=int, default=20_000)
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip tracemalloc (5-10x faster fill; bytes columns show nan)")
     args = parser.parse_args(argv)
-    total = 2 * sum(args.sizes) + 2 * len(args.sizes) * args.ops
+    total = 3 * sum(args.sizes) + 3 * len(args.sizes) * args.ops
     rows = []
     with tqdm(total=total, unit="req", desc="microbench") as bar:
         for size in args.sizes:
-            dla = measure("dla", size, args.ops, bar)
-            scrapy = measure("scrapy", size, args.ops, bar)
-            rows.append((size, dla, scrapy))
-    per_la = automaton_bytes()
+            dla = measure("dla", size, args.ops, bar, not args.no_memory)
+            off = measure("dla-off", size, args.ops, bar, False)
+            scrapy = measure("scrapy", size, args.ops, bar, not args.no_memory)
+            rows.append((size, dla, off, scrapy))
+    per_la = float("nan") if args.no_memory else automaton_bytes()
     print()
-    print("| pending | DLA µs/request | Scrapy µs/request | DLA bytes/pending | "
-          "Scrapy bytes/pending | DLA automata | DLA kinds |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for size, dla, scrapy in rows:
-        print(f"| {size:,} | {dla['us']:.1f} | {scrapy['us']:.1f} | {dla['bytes']:,.0f} | "
-              f"{scrapy['bytes']:,.0f} | {dla['automata']:,} | {dla['kinds']:,} |")
+    print("| pending | DLA µs/request | DLA transfer-off µs/request | Scrapy µs/request | "
+          "DLA bytes/pending | Scrapy bytes/pending | DLA automata | DLA kinds |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for size, dla, off, scrapy in rows:
+        print(f"| {size:,} | {dla['us']:.1f} | {off['us']:.1f} | {scrapy['us']:.1f} | "
+              f"{dla['bytes']:,.0f} | {scrapy['bytes']:,.0f} | {dla['automata']:,} | "
+              f"{dla['kinds']:,} |")
     print(f"\nbytes per page automaton (20 actions, keys not counted): {per_la:,.0f}")
     print(f"µs/request = enqueue_request + next_request (+ one feedback for DLA, lag {LAG}), "
           f"{args.ops:,} steady-state steps")

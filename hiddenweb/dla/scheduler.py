@@ -57,6 +57,9 @@ JOBDIR. The scheduler writes, inside the job directory:
   A state with another format/version or another ``HIDDENWEB_DLA_TRANSFER`` is refused with a
   ``ValueError`` naming the cause (the bucket layout differs); changed ``a``/``b`` are accepted.
 
+Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hiddenweb_dla_kinds``
+(the request's kinds, a list of str, primary first) so that feedback needs no second parse.
+
 Settings: ``HIDDENWEB_DLA_A``, ``HIDDENWEB_DLA_B``, ``HIDDENWEB_DLA_TRANSFER``,
 ``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_CONVERGE_P`` (docs/settings.md). Also Scrapy's
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
@@ -98,6 +101,7 @@ STATE_FILE = "hiddenweb_dla.json"
 QUEUE_DIR = "hiddenweb_dla.queue"
 STATE_FORMAT = "hiddenweb-dla"
 STATE_VERSION = 1
+KINDS_META = "hiddenweb_dla_kinds"
 _PURSUE, _SKIP = "+", "-"
 
 
@@ -223,6 +227,7 @@ class DLAScheduler:
         action = action_of(request)
         page = str(action.get("page") or "")
         ks = kinds(action, request.url)
+        request.meta[KINDS_META] = ks  # read back by learn(): no second parse of the URL
         la = self.pages.get(page)
         if la is None:
             la = self.pages[page] = Automaton(a=self.config.a, b=self.config.b,
@@ -268,7 +273,7 @@ class DLAScheduler:
             return
         action = request_meta.get("hiddenweb_action") or {}
         page = str(action.get("page") or "")
-        ks = kinds(action, url)
+        ks = request_meta.get(KINDS_META) or kinds(action, url)
         self.stats.inc_value("hiddenweb/dla/rewards" if outcome == "reward"
                              else "hiddenweb/dla/penalties")
         la = self.pages.get(page)
