@@ -23,11 +23,11 @@ def states_after(flags, states, twofold, start=None):
     return trace, sheep.quit, sheep.f
 
 
-def test_plain_s3_starts_in_the_middle_and_quits_after_two_net_misses():
-    # S=3: B=0, Q=3, start=1. miss -> 2, hit -> 1, hit -> 0, hit stays 0 (reflects at B),
+def test_plain_s3_starts_at_b_and_quits_after_three_net_misses():
+    # S=3: B=0, Q=3, start=B. miss -> 1, hit -> 0, hit stays 0 (reflects at B), hit 0,
     # miss -> 1, miss -> 2, miss -> 3 = Q at t=7: f=7.
     trace, quit_, f = states_after([0, 1, 1, 1, 0, 0, 0, 0], 3, False)
-    assert trace == [2, 1, 0, 0, 1, 2, 3]
+    assert trace == [1, 0, 0, 0, 1, 2, 3]
     assert quit_ and f == 7
 
 
@@ -43,40 +43,50 @@ def test_twofold_steps_halve_from_s_over_two():
     assert step_size(100, False, 0) == 1
 
 
-def test_twofold_s100_first_miss_quits_at_once():
+def test_twofold_s100_first_miss_moves_half_way():
+    # start B=0; miss +50 -> 50; hit -25 -> 25; hit -12 -> 13
     trace, quit_, f = states_after([0, 1, 1], 100, True)
+    assert trace == [50, 25, 13] and not quit_ and f == 3
+
+
+def test_twofold_s100_from_b_needs_nine_misses():
+    # 50, 75, 87, 93, 96, 97, 98, 99, 100 -> Q at t=9 (the halving steps sum to 99 < S)
+    trace, quit_, f = states_after([0] * 12, 100, True)
+    assert trace == [50, 75, 87, 93, 96, 97, 98, 99, 100]
+    assert quit_ and f == 9
+
+
+def test_middle_start_is_still_available():
+    trace, quit_, f = states_after([0, 1], 100, True, start=50)
     assert trace == [100] and quit_ and f == 1
 
 
 def test_twofold_s100_hit_then_misses():
-    # start 50; hit -50 -> 0; misses +25 +12 +6 +3 +1 -> 25, 37, 43, 46, 47; hit -1 -> 46
+    # start B; hit -50 stays 0; misses +25 +12 +6 +3 +1 -> 25, 37, 43, 46, 47; hit -1 -> 46
     trace, quit_, f = states_after([1, 0, 0, 0, 0, 0, 1], 100, True)
     assert trace == [0, 25, 37, 43, 46, 47, 46]
     assert not quit_ and f == 7
 
 
-def test_twofold_from_begin_state_needs_nine_misses():
-    # start=0 reading: 50, 75, 87, 93, 96, 97, 98, 99, 100 -> Q at t=9
-    trace, quit_, f = states_after([0] * 12, 100, True, start=0)
-    assert trace == [50, 75, 87, 93, 96, 97, 98, 99, 100]
-    assert quit_ and f == 9
-
-
 def test_score_label_uses_stems_and_stop_words():
     q = frozenset({"contact", "phone"})
-    # "the" is a stop-word; "contacting" stems to "contact" (hit -> B), "office" moves 25
+    # "the" is a stop-word; "contacting" stems to "contact" (hit, stays B), "office" moves 25
     assert score_label(q, "the contacting office", 100, True) == (False, 2)
-    assert score_label(q, "image gallery", 100, True) == (True, 1)
-    assert score_label(q, "image gallery", 3, False) == (True, 2)
+    # 2F S=100 from B: 50, 75 -- a two-word label cannot make it quit
+    assert score_label(q, "image gallery", 100, True) == (False, 2)
+    # plain S=3 from B: 1, 2, 3 = Q on the third miss
+    assert score_label(q, "image gallery", 3, False) == (False, 2)
+    assert score_label(q, "image gallery photos", 3, False) == (True, 3)
 
 
 @pytest.mark.parametrize(
     "states,twofold,start", [(3, False, None), (100, True, None), (200, True, 0), (400, False, 0)]
 )
-def test_batch_matches_one_by_one(states, twofold, start):
+@pytest.mark.parametrize("prefix", [0, 5, 64])
+def test_batch_matches_one_by_one(states, twofold, start, prefix):
     rng = np.random.default_rng(7)
     texts = [rng.random(int(rng.integers(0, 80))) < rng.random() for _ in range(200)]
     offsets = np.concatenate(([0], np.cumsum([len(t) for t in texts])))
-    quit_, f = batch_durations(np.concatenate(texts), offsets, states, twofold, start)
+    quit_, f = batch_durations(np.concatenate(texts), offsets, states, twofold, start, prefix)
     expected = [run_automaton(t, states, twofold, start) for t in texts]
     assert list(zip(quit_.tolist(), f.tolist(), strict=True)) == expected

@@ -51,18 +51,21 @@ class GraphParams:
     """Generator parameters (see the module docstring for their meaning)."""
 
     alpha: float = 0.75
-    zipf_exponent: float = 2.1
+    zipf_exponent: float = 1.2
     max_degree: int = 100
     copy_random: float = 0.5
-    topics: int = 20
+    topics: int = 40
     topic_words: int = 100
     topic_inherit: float = 0.5
     topic_focus: float = 0.8
-    min_words: int = 10
-    max_words: int = 40
+    min_words: int = 100
+    max_words: int = 400
+    page_keywords: int = 10  # 0: every word drawn afresh; K > 0: K keywords, Zipf frequencies
+    keyword_zipf: float = 1.0
     min_label: int = 1
-    max_label: int = 4
+    max_label: int = 5
     query_words: int = 4
+    query_by_position: bool = True
 
 
 @lru_cache(maxsize=4)
@@ -190,10 +193,20 @@ def generate_site(n: int, rng: np.random.Generator, params: GraphParams | None =
     word_off = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     total = int(word_off[-1])
     page_of = np.repeat(np.arange(n), lengths)
-    focus = rng.random(total) < params.topic_focus
-    in_topic = topic[page_of] * params.topic_words + rng.integers(0, params.topic_words, total)
-    words = np.where(focus, in_topic, rng.integers(0, v_size, total)).astype(np.int64)
-    page_keys = np.sort(page_of * v_size + words)
+    if params.page_keywords:
+        k = params.page_keywords
+        focus = rng.random((n, k)) < params.topic_focus
+        in_topic = topic[:, None] * params.topic_words + rng.integers(0, params.topic_words, (n, k))
+        keywords = np.where(focus, in_topic, rng.integers(0, v_size, (n, k)))
+        weights = np.arange(1, k + 1, dtype=float) ** -params.keyword_zipf
+        ranks = rng.choice(k, size=total, p=weights / weights.sum())
+        words = keywords[page_of, ranks].astype(np.int64)
+    else:
+        focus = rng.random(total) < params.topic_focus
+        in_topic = topic[page_of] * params.topic_words + rng.integers(0, params.topic_words, total)
+        words = np.where(focus, in_topic, rng.integers(0, v_size, total)).astype(np.int64)
+    if not params.page_keywords:  # the words on a page: a sorted key list to search
+        page_keys = np.sort(page_of * v_size + words)
 
     n_edges = len(dst)
     llen = rng.integers(params.min_label, params.max_label + 1, n_edges)
@@ -206,9 +219,12 @@ def generate_site(n: int, rng: np.random.Generator, params: GraphParams | None =
     todo = np.flatnonzero(label_words < 0)
     while todo.size:
         cand = rng.integers(0, v_size, todo.size)
-        key = target[todo] * v_size + cand
-        at = np.minimum(np.searchsorted(page_keys, key), len(page_keys) - 1)
-        bad = page_keys[at] == key
+        if params.page_keywords:  # a page's words are among its keywords
+            bad = (keywords[target[todo]] == cand[:, None]).any(axis=1)
+        else:
+            key = target[todo] * v_size + cand
+            at = np.minimum(np.searchsorted(page_keys, key), len(page_keys) - 1)
+            bad = page_keys[at] == key
         label_words[todo[~bad]] = cand[~bad]
         todo = todo[bad]
     return SiteGraph(
@@ -228,7 +244,8 @@ def draw_task(graph: SiteGraph, rng: np.random.Generator) -> tuple[int, np.ndarr
     """Draw ``(target, query word ids)``: a uniform target page and its query."""
     params = graph.params
     target = int(rng.integers(graph.n))
-    on_page = np.unique(graph.page_words(target))
+    page_words = graph.page_words(target)
+    on_page = np.unique(page_words)
     present = np.bincount(graph.words, minlength=len(graph.vocab)) > 0
     present[on_page] = False
     off_page = np.flatnonzero(present)
@@ -237,6 +254,8 @@ def draw_task(graph: SiteGraph, rng: np.random.Generator) -> tuple[int, np.ndarr
         if len(query) == params.query_words:
             break
         pool = on_page if rng.random() < params.alpha or off_page.size == 0 else off_page
+        if pool is on_page and params.query_by_position:
+            pool = page_words  # a random position: frequent words are likelier, as in labels
         w = int(pool[rng.integers(pool.size)])
         if w not in query:
             query.append(w)

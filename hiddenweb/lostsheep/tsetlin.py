@@ -54,7 +54,7 @@ class TsetlinAutomaton:
             raise ValueError(f"states must be >= 1, got {states}")
         self.states = states
         self.twofold = twofold
-        self.state = states // 2 if start is None else start
+        self.state = 0 if start is None else start
         if not 0 <= self.state < states:
             raise ValueError(f"start must be in [0, {states}), got {self.state}")
         self.t = 0
@@ -123,18 +123,48 @@ def batch_durations(
     states: int,
     twofold: bool = False,
     start: int | None = None,
+    prefix: int = 64,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised :func:`run_automaton` over many texts at once (the HMM baselines).
 
     ``flags`` is the concatenation of the texts' query-membership booleans and ``offsets`` the
-    ``len + 1`` segment boundaries. Returns ``(quit, f)`` arrays, one entry per text. Uses the
-    reflected-walk identity ``s_t = X_t + max(start, -min_{k<=t} X_k)`` for a walk reflected at
-    ``B = 0`` (valid up to the first passage to ``Q``), X the segment's cumulative moves.
+    ``len + 1`` segment boundaries. Returns ``(quit, f)`` arrays, one entry per text. Most
+    automata quit early, so every text's first ``prefix`` words are read first and only the
+    texts still running are read again in full (exact: the walk only depends on its words).
     """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    if prefix <= 0 or int(lengths.max(initial=0)) <= prefix:
+        return _batch(flags, offsets, states, twofold, start)
+    flags = np.asarray(flags, dtype=bool)
+    short = np.minimum(lengths, prefix)
+    short_off = np.concatenate(([0], np.cumsum(short)))
+    seg = np.repeat(np.arange(len(lengths)), short)
+    idx = offsets[:-1][seg] + np.arange(int(short_off[-1])) - short_off[:-1][seg]
+    quit_, f = _batch(flags[idx], short_off, states, twofold, start)
+    again = np.flatnonzero(~quit_ & (lengths > prefix))
+    if again.size:
+        seg = np.repeat(np.arange(again.size), lengths[again])
+        sub_off = np.concatenate(([0], np.cumsum(lengths[again])))
+        idx = offsets[:-1][again][seg] + np.arange(int(sub_off[-1])) - sub_off[:-1][seg]
+        quit_[again], f[again] = _batch(flags[idx], sub_off, states, twofold, start)
+    return quit_, f
+
+
+def _batch(
+    flags: np.ndarray,
+    offsets: np.ndarray,
+    states: int,
+    twofold: bool = False,
+    start: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One vectorised pass. Uses the reflected-walk identity
+    ``s_t = X_t + max(start, -min_{k<=t} X_k)`` for a walk reflected at ``B = 0`` (valid up to
+    the first passage to ``Q``), X the segment's cumulative moves."""
     offsets = np.asarray(offsets, dtype=np.int64)
     n = len(offsets) - 1
     lengths = np.diff(offsets)
-    start = states // 2 if start is None else start
+    start = 0 if start is None else start
     total = int(offsets[-1])
     quit_ = np.zeros(n, dtype=bool)
     f = lengths.copy()
