@@ -23,6 +23,11 @@ HIDDENWEB_DLA_MAX_STEPS = 0  # k_threshold: stop after this many dequeued reques
 HIDDENWEB_DLA_CONVERGE_P = 0.99  # a page automaton stops learning once some p exceeds this
 
 # --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------
+HIDDENWEB_LOSTSHEEP_STATES = 100  # automaton states S (paper: LS2F S=100 is the best setting)
+HIDDENWEB_LOSTSHEEP_TWOFOLD = True  # 2F: steps S/2, S/4, ... (False: one state per word)
+HIDDENWEB_LOSTSHEEP_THRESHOLD = 0.75  # find mode: stop when f_best / sum(f) reaches this
+HIDDENWEB_LOSTSHEEP_MAXDEPTH = 20  # find mode: at most this many herder rounds (moves)
+HIDDENWEB_LOSTSHEEP_ON_QUIT = "drop"  # a link whose sheep quits on its label: "drop" | "demote"
 
 # --- visit store (issue 6) ---------------------------------------------------------------------
 HIDDENWEB_STORE_ENABLED = True

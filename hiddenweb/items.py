@@ -1,6 +1,6 @@
 """The item the ``hwdla`` spider yields: one per downloaded page (JSON lines with ``-O``).
 
-Schema (every key is always present; ``null`` where it does not apply):
+Schema (every key but ``lostsheep`` is always present; ``null`` where it does not apply):
 
 =================  =========  ==============================================================
 key                type       meaning
@@ -26,6 +26,9 @@ downloads          int        pages this crawl had downloaded when this one arri
 content_type       str|null   the response's Content-Type
 cache_control      str|null   the response's Cache-Control header (freshness, for the store)
 expires            str|null   the response's Expires header
+lostsheep          dict       find mode only (``-a find=1``), on the one item it yields:
+                              ``{"score": f, "ratio": f/sum f, "reason": "threshold"|"maxdepth"|
+                              "stuck", "path": [URLs stood on], "rounds", "downloads"}``
 =================  =========  ==============================================================
 """
 
@@ -52,3 +55,4 @@ class PageItem(scrapy.Item):
     content_type = scrapy.Field()
     cache_control = scrapy.Field()
     expires = scrapy.Field()
+    lostsheep = scrapy.Field()

@@ -29,7 +29,11 @@ EXTENSIONS = {
     "hiddenweb.statsfile.StatsFile": 510,
 }
 
-SPIDER_MIDDLEWARES: dict[str, int] = {}
+# The lost-sheep pre-filter is off by itself unless the spider has a query (-a query=...); it
+# sits nearer the spider than the DLA feedback middleware (550) so dropped links never reach it.
+SPIDER_MIDDLEWARES: dict[str, int] = {
+    "hiddenweb.lostsheep.middleware.LostSheepMiddleware": 600,
+}
 DOWNLOADER_MIDDLEWARES: dict[str, int] = {
     "hiddenweb.trapguard.TemplateTrapGuard": 560,
 }

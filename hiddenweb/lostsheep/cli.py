@@ -63,7 +63,27 @@ def add_emris_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--maxdepth", type=int, default=DEFAULT_MAXDEPTH)
     p.add_argument("--json", action="store_true", help="one JSON object per result")
     p.set_defaults(func=emris_command)
+    h = subparsers.add_parser(
+        "emris-http", help="the lost sheep through the real spider vs in process, same tasks"
+    )
+    h.add_argument("--nodes", type=int, default=1000)
+    h.add_argument("--runs", type=int, default=20)
+    h.add_argument("--states", type=int, default=100)
+    h.add_argument("--plain", action="store_true", help="plain automaton instead of 2F")
+    h.add_argument("--threshold", type=float, default=0.75)
+    h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--maxdepth", type=int, default=DEFAULT_MAXDEPTH)
+    h.set_defaults(func=emris_http_command)
     return p
+
+
+def emris_http_command(args: argparse.Namespace) -> int:
+    from hiddenweb.lostsheep.httpcheck import run_check
+
+    result = run_check(args.nodes, args.runs, states=args.states, twofold=not args.plain,
+                       threshold=args.threshold, seed=args.seed, maxdepth=args.maxdepth)
+    print(json.dumps(result))
+    return 0
 
 
 def _rows(args: argparse.Namespace) -> list[tuple[str, int]]:

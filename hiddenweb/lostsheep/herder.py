@@ -114,7 +114,7 @@ class Herder:
         """One round: a sheep per outgoing link of ``page``; downloads survivors into ``cache``."""
         outcomes = []
         for target, label in site.out_links(page):
-            sheep = TsetlinAutomaton(self.states, self.twofold, self.start)
+            sheep = self.sheep()
             if sheep.read(self.analyzer(label), self.stems):
                 outcomes.append(SheepOutcome(target, label, sheep.f, True, True))
                 continue
@@ -125,6 +125,26 @@ class Herder:
             sheep.read(stems, self.stems)
             outcomes.append(SheepOutcome(target, label, sheep.f, sheep.quit, False))
         return outcomes
+
+    def sheep(self) -> TsetlinAutomaton:
+        """A fresh sheep configured like every sheep of this herder."""
+        return TsetlinAutomaton(self.states, self.twofold, self.start)
+
+    @staticmethod
+    def decide(
+        outcomes: list[SheepOutcome], stood: set[Hashable]
+    ) -> tuple[SheepOutcome | None, float, SheepOutcome | None]:
+        """Steps 5-6 of one round: ``(lost sheep, f_best / sum f, next page to stand on)``.
+
+        The lost sheep is the largest ``f`` (ties to a sheep that read its page, then link
+        order); the move is the best sheep whose page was not stood on (None: stuck)."""
+        if not outcomes:
+            return None, 0.0, None
+        key = lambda o: (o.f, not o.prefiltered)  # noqa: E731
+        lost = max(outcomes, key=key)
+        total = sum(o.f for o in outcomes)
+        moves = [o for o in outcomes if o.page not in stood]
+        return lost, (lost.f / total if total else 0.0), max(moves, key=key) if moves else None
 
     def run(self, site: Site, start_page: Hashable) -> HerdResult:
         """Herd from ``start_page`` until the threshold, a dead end or ``maxdepth``."""
@@ -137,19 +157,15 @@ class Herder:
         current = start_page
         for depth in range(1, self.maxdepth + 1):
             outcomes = self.release(site, current, cache)
-            moves = [o for o in outcomes if o.page not in stood]
-            if not moves:
+            lost, ratio, move = self.decide(outcomes, stood)
+            if move is None or lost is None:
                 return HerdResult(best_page, "stuck", depth, len(cache), path, max(best_f, 0))
-            total = sum(o.f for o in outcomes)
-            # the lost sheep: largest f; ties to a sheep that read its page, then link order
-            lost = max(outcomes, key=lambda o: (o.f, not o.prefiltered))
             if lost.f > best_f:
                 best_page, best_f = lost.page, lost.f
-            ratio = lost.f / total if total else 0.0
-            if total and ratio >= self.threshold:
+            if ratio > 0 and ratio >= self.threshold:
                 logger.debug("threshold %.3f reached at depth %d: %r", ratio, depth, lost.page)
                 return HerdResult(lost.page, "threshold", depth, len(cache), path, lost.f, ratio)
-            current = max(moves, key=lambda o: (o.f, not o.prefiltered)).page
+            current = move.page
             if current not in cache:  # a pre-filtered page: the herder must fetch it to go on
                 site.download(current)
                 cache[current] = self.analyzer(site.text(current))

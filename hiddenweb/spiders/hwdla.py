@@ -9,13 +9,19 @@ only narrows the recrawl to its host; pages are revisited, not expanded),
 ``oracle`` (benchmarks only: a ground-truth JSON lines file; the spider then takes exactly the
 actions that lead to hidden pages, the lower bound of downloads).
 
+``query`` (lost-sheep pre-filter, :mod:`hiddenweb.lostsheep.middleware`: links whose label
+quits the automaton are dropped or demoted), ``find=1`` with ``query`` (find mode,
+:mod:`hiddenweb.lostsheep.find`: the herder looks for the one target page and ends the crawl).
+
 One :class:`~hiddenweb.items.PageItem` per downloaded page, error pages and failed downloads
 included. Scope is the seed's *host* (any port; see DEVELOPERS.md: Scrapy's
 ``LinkExtractor(allow_domains=…)`` compares ``host:port``), robots.txt is obeyed
 (``ROBOTSTXT_OBEY``), and forms are submitted only when :func:`hiddenweb.forms.classify` calls
 them search or filter forms, unless ``HIDDENWEB_UNSAFE_FORM_CLASSES`` opts in to more.
 
-Request meta written (all picklable): ``hiddenweb_reached_by`` (how the request was made: seed,
+Request meta written (all picklable): ``hiddenweb_label_context`` (with a query: title, alt
+text and words around a link, read by the lost sheep),
+``hiddenweb_reached_by`` (how the request was made: seed,
 link or form with its fields), ``hiddenweb_form_only`` (a form lies on the chain from the seed),
 ``hiddenweb_action`` (the action for the DLA scheduler: kind, source page, label, form signature
 and fields), ``hiddenweb_oracle_key`` (oracle mode).
@@ -41,6 +47,7 @@ from twisted.python.failure import Failure
 from hiddenweb import defaults
 from hiddenweb.forms import SAFE_FORM_CLASSES, FormInfo, classify, extract_forms, plan_submissions
 from hiddenweb.items import PageItem
+from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.lvs import LVS
 from hiddenweb.pagetext import fingerprint, visible_text
 
@@ -66,13 +73,18 @@ class HwdlaSpider(scrapy.Spider):
     name = "hwdla"
 
     def __init__(self, seed: str | None = None, oracle: str | None = None,
-                 recrawl: str | None = None, **kwargs: Any):
+                 recrawl: str | None = None, query: str | None = None,
+                 find: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.recrawl = str(recrawl or "").lower() in ("1", "true", "yes", "on")
         self.seed = parse_seed(seed) if seed or not self.recrawl else None
         self.host = urlsplit(self.seed).hostname if self.seed else None
         self.allowed_domains = [self.host] if self.host else []
         self.oracle_path = oracle
+        self.query = (query or "").strip() or None  # the lost sheep (hiddenweb.lostsheep)
+        self.find = str(find or "").lower() in ("1", "true", "yes", "on")
+        if self.find and (not self.query or not self.seed):
+            raise ValueError('hwdla: find=1 needs a seed and a query: -a query="contact, phone"')
         self.forms_seen: set[str] = set()
         self.oracle_children: dict[str, list[dict]] = defaultdict(list)
         self.oracle_home: dict | None = None
@@ -91,6 +103,12 @@ class HwdlaSpider(scrapy.Spider):
         spider.submit_classes = SAFE_FORM_CLASSES | unsafe
         spider.lvs = LVS.from_dir(s.get("HIDDENWEB_LVS_DIR", defaults.HIDDENWEB_LVS_DIR) or None)
         spider.link_extractor = LinkExtractor(unique=True)
+        spider.finder = None
+        if spider.find:
+            from hiddenweb.lostsheep.find import SheepFinder
+            from hiddenweb.lostsheep.middleware import SheepConfig
+
+            spider.finder = SheepFinder(spider, SheepConfig.from_settings(s), spider.query)
         if spider.oracle_path:
             spider._load_oracle(spider.oracle_path)
         return spider
@@ -100,6 +118,9 @@ class HwdlaSpider(scrapy.Spider):
         if self.recrawl:
             for request in self.recrawl_requests():
                 yield request
+            return
+        if self.finder is not None:
+            yield self.finder.start_request(self.seed)
             return
         meta = {"hiddenweb_reached_by": {"kind": "seed", "form": None},
                 "hiddenweb_form_only": False}
@@ -185,6 +206,7 @@ class HwdlaSpider(scrapy.Spider):
 
     def link_requests(self, response: TextResponse) -> Iterator[scrapy.Request]:
         form_only = bool(response.meta.get("hiddenweb_form_only"))
+        contexts = link_contexts(response) if self.query else None
         for link in self.link_extractor.extract_links(response):
             if not self.in_scope(link.url):
                 self.crawler.stats.inc_value("hiddenweb/links/offsite")
@@ -196,6 +218,8 @@ class HwdlaSpider(scrapy.Spider):
                     "hiddenweb_form_only": form_only,
                     "hiddenweb_action": {"kind": "link", "page": response.url,
                                          "label": link.text.strip()[:200], "form": None},
+                    **({} if contexts is None else
+                       {"hiddenweb_label_context": context_for(contexts, link.url)}),
                 },
             )
 
