@@ -38,3 +38,14 @@ HIDDENWEB_STORE_FLUSH_INTERVAL = 5.0  # seconds; 0: only by batch size and at cl
 HIDDENWEB_STORE_TIMEOUT = 30.0  # seconds to wait for another writer's lock
 
 # --- browser rendering (issue 5) ---------------------------------------------------------------
+HIDDENWEB_BROWSER = "auto"  # "auto": pages whose scripts build links/forms; "always"; "never"
+HIDDENWEB_BROWSER_PATH = "/usr/bin/chromium"  # Debian's Chromium (no browser downloads here)
+HIDDENWEB_BROWSER_MAX_PAGES = 8  # pages open at once in the one browser context
+HIDDENWEB_BROWSER_TIMEOUT = 20.0  # seconds for a navigation; then the request falls back
+HIDDENWEB_BROWSER_PAGE_REUSE = 25  # requests served by one page before it is closed
+
+# --- form exploration (issue 5) ----------------------------------------------------------------
+HIDDENWEB_FORM_WAVE = 8  # submissions of one form in flight; each answer releases the next
+HIDDENWEB_FORM_PATIENCE = 100  # stop a form after this many answers in a row gave nothing new
+HIDDENWEB_LVS_LEARN = 30  # values learnt from result pages per form (0: off)
+HIDDENWEB_EMIT_REPEATS = False  # emit items for pages whose content was already seen

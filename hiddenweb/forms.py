@@ -51,6 +51,19 @@ class FieldInfo:
 
 
 @dataclass
+class ButtonInfo:
+    """A control that submits the form: ``<button>``, ``<input type=submit|image>``."""
+
+    index: int  # position among the form's submit controls (document order)
+    kind: str  # "submit" or "image"
+    name: str
+    value: str
+    text: str  # label, value or alt text
+    action: str  # its formaction, resolved; else the form's action
+    method: str  # its formmethod; else the form's method
+
+
+@dataclass
 class FormInfo:
     index: int
     action: str
@@ -58,6 +71,8 @@ class FormInfo:
     fields: list[FieldInfo]
     text: str  # the form's own visible text and its buttons' labels
     selector: Selector | None = None
+    buttons: list[ButtonInfo] = field(default_factory=list)
+    element_id: str = ""
 
     @property
     def signature(self) -> str:
@@ -127,13 +142,57 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                 opts = [value] if kind in ("radio", "checkbox") else []
                 fields[name] = FieldInfo(name, kind, opts, value, "required" in el.attrib,
                                          _descriptors(form, el))
-        buttons = " ".join(
-            form.xpath(".//button//text() | .//input[@type='submit' or @type='image']/@value"
-                       " | .//input[@type='submit' or @type='image']/@alt").getall()
-        )
-        text = " ".join([_texts(form, ".//text()[not(ancestor::option)]"), buttons])
-        forms.append(FormInfo(index, action, method, list(fields.values()), text, form))
+        buttons = _buttons(form, base_url, action, method)
+        text = " ".join([_texts(form, ".//text()[not(ancestor::option) and not(ancestor::button)]"),
+                         *(b.text for b in buttons[:1])])
+        forms.append(FormInfo(index, action, method, list(fields.values()), text, form, buttons,
+                              form.attrib.get("id", "")))
     return forms
+
+
+_SUBMITS = (".//button[not(@type) or translate(@type,'SUBMIT','submit')='submit']"
+            " | .//input[translate(@type,'SUBMITAGE','submitage')='submit'"
+            " or translate(@type,'SUBMITAGE','submitage')='image']")
+
+
+def _buttons(form: Selector, base_url: str, action: str, method: str) -> list[ButtonInfo]:
+    out = []
+    for i, el in enumerate(form.xpath(_SUBMITS)):
+        kind = "image" if (el.attrib.get("type") or "").lower() == "image" else "submit"
+        text = " ".join(el.xpath(".//text()").getall()).strip() or el.attrib.get("value", "") \
+            or el.attrib.get("alt", "")
+        formaction = el.attrib.get("formaction")
+        formmethod = (el.attrib.get("formmethod") or method).upper()
+        out.append(ButtonInfo(i, kind, el.attrib.get("name", ""), el.attrib.get("value", ""),
+                              text, urljoin(base_url, formaction) if formaction else action,
+                              formmethod if formmethod in ("GET", "POST") else "GET"))
+    return out
+
+
+def button_class(form: FormInfo, form_class: str, button: ButtonInfo) -> str:
+    """What clicking ``button`` does: a harmful class when its own label, name, value or
+    ``formaction`` says so (a "Delete" button beside "Search"), else the form's class."""
+    words = set(words_of(" ".join([button.text, button.name, button.value,
+                                   urlsplit(button.action).path])))
+    if words & _DESTRUCTIVE:
+        return "destructive"
+    if words & _PAYMENT:
+        return "payment"
+    if words & _SIGNUP and form_class in ("login", "signup"):
+        return "signup"
+    return form_class
+
+
+def submit_button(form: FormInfo, form_class: str, allowed: set[str] | frozenset[str]
+                  ) -> ButtonInfo | None | bool:
+    """The first button whose click is of an ``allowed`` class; ``None`` when the form has no
+    button (submitted by Enter); ``False`` when every button is of another class."""
+    if not form.buttons:
+        return None
+    for b in form.buttons:
+        if button_class(form, form_class, b) in allowed:
+            return b
+    return False
 
 
 def classify(form: FormInfo) -> str:
@@ -178,18 +237,27 @@ class Plan:
     unfillable: list[str]  # required free-text fields with no LVS label
 
 
-def plan_submissions(form: FormInfo, lvs: LVS, limit: int, seed: int = 0) -> Plan:
-    """At most ``limit`` assignments {field: value | None (unchecked)} for ``form``."""
+def field_domains(form: FormInfo, lvs: LVS
+                  ) -> tuple[list[tuple[str, list[str | None]]], dict[str, str], list[str]]:
+    """(field name, candidate values) per fillable field, the LVS label used per free-text field,
+    and the required free-text fields no LVS label matches. Finite fields take their own domain
+    (the selected/checked default first), free-text fields their LVS label's values."""
     domains: list[tuple[str, list[str | None]]] = []
     lvs_labels: dict[str, str] = {}
     unfillable: list[str] = []
     for f in form.fillable_fields():
         if f.kind in ("select",):
             values: list[str | None] = [v for v in f.options if v or not f.required]
+            if f.default in values:
+                values.remove(f.default)
+                values.insert(0, f.default)
         elif f.kind == "radio":
             values = list(f.options)
+            if f.default in values:
+                values.remove(f.default)
+                values.insert(0, f.default)
         elif f.kind == "checkbox":
-            values = [f.options[0] if f.options else "on", None]
+            values = [None, f.options[0] if f.options else "on"]  # unchecked (the default) first
         elif f.kind in TEXT_TYPES or f.kind == "textarea":
             label = lvs.match(f.descriptors)
             if label is None:
@@ -202,6 +270,12 @@ def plan_submissions(form: FormInfo, lvs: LVS, limit: int, seed: int = 0) -> Pla
             continue
         if values:
             domains.append((f.name, values))
+    return domains, lvs_labels, unfillable
+
+
+def plan_submissions(form: FormInfo, lvs: LVS, limit: int, seed: int = 0) -> Plan:
+    """At most ``limit`` assignments {field: value | None (unchecked)} for ``form``."""
+    domains, lvs_labels, unfillable = field_domains(form, lvs)
     if unfillable or not domains:
         return Plan([], lvs_labels, 0, unfillable)
     sizes = [len(v) for _, v in domains]

@@ -37,6 +37,9 @@ SPIDER_MIDDLEWARES: dict[str, int] = {
 DOWNLOADER_MIDDLEWARES: dict[str, int] = {
     "hiddenweb.trapguard.TemplateTrapGuard": 560,
 }
+# Chromium through scrapy-playwright, configured only when HIDDENWEB_BROWSER is not "never"
+# (hiddenweb/browser.py): the handler alone starts a ~250 MB node driver.
+ADDONS = {"hiddenweb.browser.BrowserAddon": 0}
 ITEM_PIPELINES: dict[str, int] = {
     "hiddenweb.pipelines.visitstore.VisitStorePipeline": 800,
 }

@@ -24,7 +24,16 @@ text and words around a link, read by the lost sheep),
 ``hiddenweb_reached_by`` (how the request was made: seed,
 link or form with its fields), ``hiddenweb_form_only`` (a form lies on the chain from the seed),
 ``hiddenweb_action`` (the action for the DLA scheduler: kind, source page, label, form signature
-and fields), ``hiddenweb_oracle_key`` (oracle mode).
+and fields), ``hiddenweb_oracle_key`` (oracle mode), ``playwright`` (render in Chromium:
+:mod:`hiddenweb.browser`), ``hiddenweb_rerender`` (a page fetched over plain HTTP first, rendered
+again because its scripts build links or forms), ``hiddenweb_explore`` (a form submission:
+the form's signature, for the feedback loop of :mod:`hiddenweb.formexplore`),
+``hiddenweb_browser_form`` (a submission made by page actions in Chromium).
+
+Forms are explored adaptively (:class:`~hiddenweb.formexplore.FormExplorer`): each answer
+releases the next submission. A page whose visible text was already seen (a "no results" page,
+the same result for other values) is a *repeat*: counted in ``hiddenweb/downloads`` and
+``hiddenweb/repeats``, not emitted (``HIDDENWEB_EMIT_REPEATS``), not rewarded.
 """
 
 from __future__ import annotations
@@ -45,7 +54,19 @@ from scrapy.linkextractors import LinkExtractor
 from twisted.python.failure import Failure
 
 from hiddenweb import defaults
-from hiddenweb.forms import SAFE_FORM_CLASSES, FormInfo, classify, extract_forms, plan_submissions
+from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser, submitted_by_script
+from hiddenweb.formexplore import FormExplorer, result_words
+from hiddenweb.forms import (
+    _SUBMITS,
+    SAFE_FORM_CLASSES,
+    ButtonInfo,
+    FormInfo,
+    button_class,
+    classify,
+    extract_forms,
+    looks_like_no_results,
+    submit_button,
+)
 from hiddenweb.items import PageItem
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.lvs import LVS
@@ -86,6 +107,8 @@ class HwdlaSpider(scrapy.Spider):
         if self.find and (not self.query or not self.seed):
             raise ValueError('hwdla: find=1 needs a seed and a query: -a query="contact, phone"')
         self.forms_seen: set[str] = set()
+        self.explorers: dict[str, FormExplorer] = {}
+        self.fingerprints: set[str] = set()
         self.oracle_children: dict[str, list[dict]] = defaultdict(list)
         self.oracle_home: dict | None = None
 
@@ -103,6 +126,13 @@ class HwdlaSpider(scrapy.Spider):
         spider.submit_classes = SAFE_FORM_CLASSES | unsafe
         spider.lvs = LVS.from_dir(s.get("HIDDENWEB_LVS_DIR", defaults.HIDDENWEB_LVS_DIR) or None)
         spider.link_extractor = LinkExtractor(unique=True)
+        spider.browser = BrowserConfig.from_settings(s)
+        spider.policy = BrowserPolicy(spider.browser.mode)
+        spider.form_wave = s.getint("HIDDENWEB_FORM_WAVE", defaults.HIDDENWEB_FORM_WAVE)
+        spider.form_patience = s.getint("HIDDENWEB_FORM_PATIENCE",
+                                        defaults.HIDDENWEB_FORM_PATIENCE)
+        spider.lvs_learn = s.getint("HIDDENWEB_LVS_LEARN", defaults.HIDDENWEB_LVS_LEARN)
+        spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
         spider.finder = None
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -126,25 +156,67 @@ class HwdlaSpider(scrapy.Spider):
                 "hiddenweb_form_only": False}
         if self.oracle_home is not None:
             meta["hiddenweb_oracle_key"] = self.oracle_home["key"]
-        yield scrapy.Request(self.seed, callback=self.parse, errback=self.on_error, meta=meta)
+        yield scrapy.Request(self.seed, callback=self.parse, errback=self.on_error,
+                             meta=self.browser_meta(self.seed, meta))
+
+    def browser_meta(self, url: str, meta: dict) -> dict:
+        """``meta`` plus ``playwright`` when the URL's template goes straight to the browser."""
+        if self.policy.direct(url):
+            meta["playwright"] = True
+        return meta
 
     # -- pages -----------------------------------------------------------------------------
     def parse(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
-        self.crawler.stats.inc_value("hiddenweb/downloads")
+        stats = self.crawler.stats
+        stats.inc_value("hiddenweb/downloads")
+        meta = response.meta
+        rendered = "playwright" in (response.flags or [])
+        if rendered:
+            stats.inc_value("hiddenweb/browser/pages")
         item = self.page_item(response)
-        yield item
-        self.crawler.stats.inc_value("hiddenweb/pages")
-        if item["form_only"]:
-            self.crawler.stats.inc_value("hiddenweb/pages_form_only")
+        fp = item["fingerprint"]
+        new = fp is None or fp not in self.fingerprints
+        if fp is not None:
+            self.fingerprints.add(fp)
+        if meta.get("hiddenweb_explore"):
+            yield from self.form_feedback(response, new)
+        if meta.get("hiddenweb_rerender"):
+            stats.inc_value("hiddenweb/browser/rerendered")  # its plain copy was emitted
+        elif new or self.emit_repeats or response.status != 200 or self.recrawl:
+            yield item
+            stats.inc_value("hiddenweb/pages")
+            if item["form_only"]:
+                stats.inc_value("hiddenweb/pages_form_only")
+        else:
+            stats.inc_value("hiddenweb/repeats")
         if not isinstance(response, TextResponse) or self.recrawl:
             return
         if self.oracle_path:
             yield from self.oracle_requests(response)
             return
+        if not new and not meta.get("hiddenweb_rerender"):
+            return  # same content as a page already expanded: same links, same forms
+        deferred = False
+        if not rendered and self.browser.mode != "never":
+            try:
+                deferred = needs_browser(response.selector)
+            except (ValueError, AttributeError):
+                deferred = False
+            self.policy.record(response.url, deferred)
+            if deferred:
+                yield self.rerender(response)
         if self.follow_links:
             yield from self.link_requests(response)
-        if self.submit_forms:
+        if self.submit_forms and not deferred:  # else: the forms of the rendered copy
             yield from self.form_requests(response)
+
+    def rerender(self, response: TextResponse) -> scrapy.Request:
+        self.crawler.stats.inc_value("hiddenweb/browser/needed")
+        request = response.request
+        meta = {k: v for k, v in request.meta.items()
+                if k.startswith("hiddenweb_") and k != "hiddenweb_explore"}
+        meta.update(playwright=True, hiddenweb_rerender=True)
+        return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
 
     def page_item(self, response: Response) -> PageItem:
         meta = response.meta
@@ -157,10 +229,11 @@ class HwdlaSpider(scrapy.Spider):
             except (ValueError, AttributeError):  # not markup: JSON, plain text
                 text_fp = fingerprint(response.text)
         headers = response.headers
+        by_browser = bool(meta.get("hiddenweb_browser_form"))  # the page the actions led to
         return PageItem(
-            url=request.url if request else response.url,
+            url=response.url if by_browser or not request else request.url,
             final_url=response.url,
-            method=request.method if request else "GET",
+            method="GET" if by_browser or not request else request.method,
             status=response.status,
             error=None,
             depth=meta.get("depth", 0),
@@ -177,9 +250,15 @@ class HwdlaSpider(scrapy.Spider):
             expires=_header(headers, b"Expires"),
         )
 
-    def on_error(self, failure: Failure) -> Iterator[PageItem]:
+    def on_error(self, failure: Failure) -> Iterator[PageItem | scrapy.Request]:
         request = failure.request
+        meta = request.meta
+        if meta.get("hiddenweb_explore"):
+            yield from self.form_feedback(None, False, request)
         if failure.check(IgnoreRequest):  # robots.txt, trap guard: counted where decided
+            return
+        if meta.get("playwright"):
+            yield from self.browser_fallback(failure)
             return
         if request.url == self.seed:
             self.logger.error("Seed unreachable: %s (%s)", request.url, failure.getErrorMessage())
@@ -187,7 +266,6 @@ class HwdlaSpider(scrapy.Spider):
             self.logger.warning("Download failed: %s (%s)", request.url, failure.getErrorMessage())
         self.crawler.stats.inc_value("hiddenweb/download_errors")
         self.crawler.stats.inc_value("hiddenweb/downloads")
-        meta = request.meta
         yield PageItem(
             url=request.url, final_url=request.url, method=request.method, status=None,
             error=f"{failure.type.__name__}: {failure.getErrorMessage()}",
@@ -198,6 +276,23 @@ class HwdlaSpider(scrapy.Spider):
             downloads=self.crawler.stats.get_value("hiddenweb/downloads", 0), content_type=None,
             cache_control=None, expires=None,
         )
+
+    def browser_fallback(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """A browser crash or timeout: the request is fetched again over plain HTTP (a rerender
+        already has its plain copy; a browser form submission is dropped, its form's loop
+        goes on)."""
+        request = failure.request
+        stats = self.crawler.stats
+        stats.inc_value("hiddenweb/browser/failures")
+        stats.inc_value("hiddenweb/downloads")
+        self.logger.warning("Browser failed on %s (%s): %s", request.url,
+                            failure.type.__name__, failure.getErrorMessage()[:200])
+        if request.meta.get("hiddenweb_rerender") or request.meta.get("hiddenweb_browser_form"):
+            return
+        stats.inc_value("hiddenweb/browser/fallbacks")
+        meta = {k: v for k, v in request.meta.items() if not k.startswith("playwright")}
+        meta["hiddenweb_browser_fallback"] = True
+        yield request.replace(meta=meta, dont_filter=True)
 
     # -- actions ---------------------------------------------------------------------------
     def in_scope(self, url: str) -> bool:
@@ -213,18 +308,19 @@ class HwdlaSpider(scrapy.Spider):
                 continue
             yield scrapy.Request(
                 link.url, callback=self.parse, errback=self.on_error,
-                meta={
+                meta=self.browser_meta(link.url, {
                     "hiddenweb_reached_by": {"kind": "link", "form": None},
                     "hiddenweb_form_only": form_only,
                     "hiddenweb_action": {"kind": "link", "page": response.url,
                                          "label": link.text.strip()[:200], "form": None},
                     **({} if contexts is None else
                        {"hiddenweb_label_context": context_for(contexts, link.url)}),
-                },
+                }),
             )
 
     def form_requests(self, response: TextResponse) -> Iterator[scrapy.Request]:
         stats = self.crawler.stats
+        rendered = "playwright" in (response.flags or [])
         for form in extract_forms(response.selector, response.url):
             form_class = classify(form)
             stats.inc_value(f"hiddenweb/forms/found/{form_class}")
@@ -236,42 +332,142 @@ class HwdlaSpider(scrapy.Spider):
                 self.logger.debug("Not submitting %s form %s on %s", form_class,
                                   form.signature, response.url)
                 continue
-            if not self.in_scope(form.action):
+            button = submit_button(form, form_class, self.submit_classes)
+            for b in form.buttons:
+                if button_class(form, form_class, b) not in self.submit_classes:
+                    stats.inc_value("hiddenweb/forms/skipped_buttons")
+            if button is False:
+                stats.inc_value(f"hiddenweb/forms/skipped/{form_class}")
+                continue
+            if not self.in_scope(button.action if button else form.action):
                 stats.inc_value("hiddenweb/forms/skipped/offsite")
                 continue
-            plan = plan_submissions(form, self.lvs, self.max_submissions)
-            if not plan.assignments:
+            explorer = FormExplorer(form, self.lvs, self.max_submissions, self.form_wave,
+                                    self.form_patience, self.lvs_learn)
+            if not explorer.fillable:
                 stats.inc_value("hiddenweb/forms/unfillable")
                 self.logger.info("Form %s on %s: nothing to fill (no field matches the LVS%s)",
                                  form.signature, response.url,
-                                 f"; required: {plan.unfillable}" if plan.unfillable else "")
+                                 f"; required: {explorer.unfillable}"
+                                 if explorer.unfillable else "")
                 continue
+            by_script = submitted_by_script(response.selector, form.selector)
+            if by_script and not rendered:
+                stats.inc_value("hiddenweb/forms/skipped/needs_browser")
+                continue
+            explorer.context = {"form": form, "form_class": form_class, "button": button,
+                                "page": response.url, "browser": by_script,
+                                "form_only": bool(response.meta.get("hiddenweb_form_only"))}
+            self.explorers[form.signature] = explorer
             stats.inc_value("hiddenweb/forms/submitted_forms")
-            for data in plan.assignments:
-                request = self.form_request(response, form, form_class, data)
-                if request is not None:
-                    stats.inc_value("hiddenweb/forms/submissions")
-                    yield request
+            if by_script:
+                stats.inc_value("hiddenweb/forms/browser_forms")
+            for data in explorer.first():
+                yield from self.submission(explorer, data)
 
-    def form_request(self, response: TextResponse, form: FormInfo, form_class: str,
+    def form_feedback(self, response: Response | None, new: bool,
+                      request: scrapy.Request | None = None) -> Iterator[scrapy.Request]:
+        """Tell the form's explorer what a submission gave; yield the submissions it releases."""
+        meta = (response.meta if response is not None else request.meta)
+        explorer = self.explorers.get(meta["hiddenweb_explore"])
+        if explorer is None:
+            return
+        data = meta.get("hiddenweb_explore_data") or {}
+        success = False
+        words: list[str] = []
+        if response is not None and new and response.status == 200 \
+                and isinstance(response, TextResponse):
+            try:
+                text = " ".join(response.xpath("//body//text()").getall())
+                success = not looks_like_no_results(text)
+                if success and explorer.learn:
+                    words = result_words(response.xpath("//body//a//text()").getall())
+            except (ValueError, AttributeError):
+                success = False
+        stats = self.crawler.stats
+        stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
+        for next_data in explorer.feedback(data, success, words):
+            yield from self.submission(explorer, next_data)
+
+    def submission(self, explorer: FormExplorer, data: dict[str, str | None]
+                   ) -> Iterator[scrapy.Request]:
+        ctx = explorer.context
+        form: FormInfo = ctx["form"]
+        button: ButtonInfo | None = ctx["button"]
+        if ctx["browser"]:
+            request = self.browser_submission(ctx, data)
+        else:
+            request = self.form_request(form, button, data)
+        if request is None:
+            return
+        fields = {k: v for k, v in data.items() if v is not None}
+        if button is not None and button.kind == "image" and button.name:
+            fields.update({f"{button.name}.x": "1", f"{button.name}.y": "1"})
+        form_meta = {"action": button.action if button else form.action,
+                     "method": button.method if button else form.method, "fields": fields,
+                     "form_class": ctx["form_class"], "signature": form.signature}
+        request.meta.update({
+            "hiddenweb_reached_by": {"kind": "form", "form": form_meta},
+            "hiddenweb_form_only": True,
+            "hiddenweb_action": {"kind": "form", "page": ctx["page"],
+                                 "label": button.text[:200] if button else "",
+                                 "form": {"signature": form.signature, "fields": fields}},
+            "hiddenweb_explore": form.signature,
+            "hiddenweb_explore_data": dict(data),
+        })
+        self.crawler.stats.inc_value("hiddenweb/forms/submissions")
+        yield request
+
+    def form_request(self, form: FormInfo, button: ButtonInfo | None,
                      data: dict[str, str | None]) -> scrapy.Request | None:
+        """A submission over plain HTTP (form2request), clicking ``button`` if there is one."""
+        data = dict(data)
+        click = False
+        if button is not None:
+            click = form.selector.xpath(_SUBMITS)[button.index]
+            if button.kind == "image" and button.name:  # a browser sends the click's x, y
+                data.update({button.name: None, f"{button.name}.x": "1",
+                             f"{button.name}.y": "1"})
         try:
-            spec = form2request(form.selector, data)
-        except ValueError as exc:  # a control form2request cannot build
+            spec = form2request(form.selector, data, click=click)
+        except (ValueError, NotImplementedError) as exc:  # a control form2request cannot build
             self.logger.warning("Cannot build a submission of %s: %s", form.signature, exc)
             return None
-        fields = {k: v for k, v in data.items() if v is not None}
-        form_meta = {"action": form.action, "method": form.method, "fields": fields,
-                     "form_class": form_class, "signature": form.signature}
-        return spec.to_scrapy(
-            callback=self.parse, errback=self.on_error,
-            meta={
-                "hiddenweb_reached_by": {"kind": "form", "form": form_meta},
-                "hiddenweb_form_only": True,
-                "hiddenweb_action": {"kind": "form", "page": response.url, "label": "",
-                                     "form": {"signature": form.signature, "fields": fields}},
-            },
-        )
+        request = spec.to_scrapy(callback=self.parse, errback=self.on_error)
+        return request.replace(meta=self.browser_meta(request.url, {}))
+
+    def browser_submission(self, ctx: dict, data: dict[str, str | None]) -> scrapy.Request:
+        """A submission by page actions in Chromium: fill, select, check, click submit."""
+        from scrapy_playwright.page import PageMethod
+
+        form: FormInfo = ctx["form"]
+        button: ButtonInfo | None = ctx["button"]
+        scope = f"form >> nth={form.index}"
+        kinds = {f.name: f.kind for f in form.fields}
+        methods = []
+        for name, value in data.items():
+            target = f'{scope} >> [name="{name}"]'
+            kind = kinds.get(name, "text")
+            if kind == "select":
+                methods.append(PageMethod("select_option", target, value or ""))
+            elif kind == "radio":
+                methods.append(PageMethod("check", f'{target}[value="{value}"]'))
+            elif kind == "checkbox":
+                methods.append(PageMethod("check" if value is not None else "uncheck", target))
+            elif value is not None:
+                methods.append(PageMethod("fill", target, value))
+        if button is not None:
+            clickable = ("button[type=submit], button:not([type]), input[type=submit],"
+                         f" input[type=image] >> nth={button.index}")
+            methods.append(PageMethod("click", f"{scope} >> {clickable}"))
+        else:
+            methods.append(PageMethod("evaluate", "i => document.forms[i].requestSubmit()",
+                                      form.index))
+        methods.append(PageMethod("wait_for_load_state", "networkidle"))
+        return scrapy.Request(ctx["page"], callback=self.parse, errback=self.on_error,
+                              dont_filter=True,
+                              meta={"playwright": True, "playwright_page_methods": methods,
+                                    "hiddenweb_browser_form": True})
 
     # -- recrawl ---------------------------------------------------------------------------
     def recrawl_requests(self) -> Iterator[scrapy.Request]:
