@@ -13,6 +13,14 @@ of which are in no result list (deeper hidden pages). Four form kinds, cycling o
 
 Every form carries a ``csrf`` hidden input, one token per host page; a result request without a
 valid token gets a 400 page. Result links (pagination) always carry the main host's token.
+
+How the form is built (:data:`STYLES`, by ``cid % 5``; every 5th collection's form is instead
+built by a script, ``js``): ``plain``; ``buttons`` — the form's own ``action`` is a dead URL,
+the first submit button ("Clear my saved searches", ``formaction=/account/delete``, POST) is a
+trap and the second one carries the real ``formaction``; ``image`` — an ``<input type=image>``
+submits; ``xhr`` — a script intercepts the submission, fetches the results and shows them in the
+page (``history.pushState`` to the result URL); the form's ``action`` is a dead URL, so only a
+browser gets results (``needs_browser`` in the truth).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from hiddenweb.provingground import vocab
 from hiddenweb.provingground.graph import rng_for
 
 KINDS = ("search", "filter", "locate", "archive")
+STYLES = ("plain", "buttons", "image", "xhr", "plain")  # by cid % 5 (the 5th: js, script-built)
 METHODS = {"search": "GET", "filter": "GET", "locate": "POST", "archive": "POST"}
 PAGE_SIZE = 10
 RELATED_ONLY_FRACTION = 0.2
@@ -87,6 +96,7 @@ class Collection:
     related: list[list[int]] = field(default_factory=list)
     results: dict[Canon, list[int]] = field(default_factory=dict)
     tokens: dict[int, str] = field(default_factory=dict)
+    style: str = "plain"  # STYLES: how the form is built and submitted
 
     @property
     def method(self) -> str:
@@ -170,6 +180,7 @@ def _generate(
     rnd = rng_for(seed, "collection", cid, n_rec)
     col = Collection(seed, cid, kind, topic, hosts, js)
     col.tokens = {h: _token(seed, cid, h) for h in hosts}
+    col.style = "plain" if js else STYLES[cid % len(STYLES)]
     variant = cid // len(KINDS)
     n_listed = max(2, n_rec - int(n_rec * RELATED_ONLY_FRACTION))
     col.n_listed = n_listed

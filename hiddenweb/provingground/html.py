@@ -154,14 +154,39 @@ def collection_form(col, host: int) -> Node:
             "year", [("any", "Any year")] + [(y, y) for y in dom["year"]], False
         )
         button = "Search archive"
-    kids += [
-        ("input", {"type": "hidden", "name": "csrf", "value": col.tokens[host]}, ""),
-        ("button", {"type": "submit"}, button),
-    ]
+    kids.append(("input", {"type": "hidden", "name": "csrf", "value": col.tokens[host]}, ""))
+    attrs = {"action": col.action, "method": col.method.lower(), "id": f"form-{fid}"}
+    style = getattr(col, "style", "plain")
+    if style == "buttons":  # a dead form action; a trap button first; the real formaction
+        attrs["action"] = f"/c/{col.cid}/old-search"
+        kids += [
+            ("button", {"type": "submit", "name": "op", "value": "clear",
+                        "formaction": "/account/delete", "formmethod": "post"},
+             "Clear my saved searches"),
+            ("button", {"type": "submit", "formaction": col.action}, button),
+        ]
+    elif style == "image":
+        kids.append(("input", {"type": "image", "name": "go", "src": "/static/go.png",
+                               "alt": button}, ""))
+    elif style == "xhr":  # submitted by a script only: the action is a dead URL
+        attrs.update({"action": f"/c/{col.cid}/noscript", "data-endpoint": col.action})
+        kids.append(("button", {"type": "submit"}, button))
+    else:
+        kids.append(("button", {"type": "submit"}, button))
+    return ("form", attrs, kids)
+
+
+def xhr_script(col) -> str:
+    """The script of an ``xhr`` form: fetch the results, show them, push the result URL."""
+    fid = f"c{col.cid}"
     return (
-        "form",
-        {"action": col.action, "method": col.method.lower(), "id": f"form-{fid}"},
-        kids,
+        f'<div id="res-{fid}"></div>\n<script>(function(){{'
+        f'var f=document.getElementById("form-{fid}");'
+        'f.addEventListener("submit",function(ev){ev.preventDefault();'
+        'var u=f.getAttribute("data-endpoint")+"?"+new URLSearchParams(new FormData(f));'
+        'fetch(u).then(function(r){return r.text();}).then(function(t){'
+        f'document.getElementById("res-{fid}").innerHTML=t;history.pushState(null,"",u);}});'
+        "});})();</script>"
     )
 
 

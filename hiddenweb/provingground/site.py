@@ -253,6 +253,8 @@ class SiteModel:
             col = self.collections[cid]
             forms.append(f"<h2>Search the {vocab.TOPIC_NAMES[col.topic]} collection {cid}</h2>")
             forms.append(H.render_node(H.collection_form(col, u), col.js, f"fs-c{cid}"))
+            if col.style == "xhr":
+                forms.append(H.xhr_script(col))
         return H.page(
             g.title(u),
             "<nav>" + " | ".join(nav) + "</nav>",

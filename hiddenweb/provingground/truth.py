@@ -49,7 +49,7 @@ class _Index:
                     yield v, None
             for cid in site.host_forms.get(i, ()):
                 col = site.collections[cid]
-                if col.js and not with_js:
+                if (col.js or col.style == "xhr") and not with_js:
                     continue
                 for canon in col.results:
                     yield self.first[(cid, canon)], i
