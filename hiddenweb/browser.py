@@ -41,6 +41,13 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 HANDLER = "hiddenweb.browser.LazyPlaywrightHandler"
+BROWSER_SLOT = "hiddenweb-browser"
+_SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
+
+
+def skip_resource(request) -> bool:
+    """``PLAYWRIGHT_ABORT_REQUEST``: no images, media, fonts or styles (they build no links)."""
+    return request.resource_type in _SKIPPED_RESOURCES
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,14 @@ class BrowserAddon:
             "executable_path": config.path, "headless": True, "args": CHROMIUM_ARGS,
             **settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")}, "addon")
         settings.set("PLAYWRIGHT_MAX_CONTEXTS", 1, "addon")
+        # browser requests get their own download slot (BROWSER_SLOT, meta "download_slot")
+        # and concurrency on top of the plain ones: waiting for a page never holds up plain HTTP
+        slots = settings.getdict("DOWNLOAD_SLOTS")
+        slots.setdefault(BROWSER_SLOT, {"concurrency": config.max_pages, "delay": 0})
+        settings.set("DOWNLOAD_SLOTS", slots, "addon")
+        settings.set("CONCURRENT_REQUESTS",
+                     settings.getint("CONCURRENT_REQUESTS") + config.max_pages, "addon")
+        settings.set("PLAYWRIGHT_ABORT_REQUEST", "hiddenweb.browser.skip_resource", "addon")
         settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", int(config.timeout * 1000), "addon")
 
 

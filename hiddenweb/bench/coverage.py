@@ -17,7 +17,9 @@ and failed downloads, robots.txt excluded), ``hidden_total`` (hidden truth pages
 crawler can reach: pages that need a browser are counted separately), ``hidden_found``,
 ``hidden_coverage``, ``downloads_to_50``, ``downloads_to_90`` (null when not reached),
 ``trap_submissions``, ``wall_seconds``, ``pages_per_second``, plus ``budget``,
-``hidden_total_with_browser``, ``robots_violations``, ``offsite_requests``.
+``hidden_total_with_browser``, ``robots_violations``, ``offsite_requests``, ``browser``
+(the crawl's ``HIDDENWEB_BROWSER``), ``chromium_peak_rss_mb`` (peak summed RSS of the crawl's
+Chromium processes, sampled every 0.5 s; 0 when no browser ran).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hiddenweb.bench.procmem import ChromiumRSS
 from hiddenweb.provingground.site import SiteModel
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
@@ -208,7 +211,8 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         with log.open("w") as log_fh:
             proc = subprocess.Popen(cmd, cwd=PROJECT_DIR, env=env, stdout=log_fh,
                                     stderr=subprocess.STDOUT)
-            _follow(proc, out, site, truth, progress, strategy)
+            with ChromiumRSS(proc.pid) as chromium:
+                _follow(proc, out, site, truth, progress, strategy)
         wall = time.monotonic() - started
         if proc.returncode != 0:
             raise RuntimeError(f"crawl failed (exit {proc.returncode}); log: {log}")
@@ -223,6 +227,9 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         "trap_submissions_by_form": traps,
         "robots_violations": stats.get("robots_disallowed_fetches", 0),
         "offsite_requests": stats.get("offsite", 0),
+        "browser": (extra_settings or {}).get("HIDDENWEB_BROWSER", "auto"),
+        "chromium_peak_rss_mb": chromium.peak_mb,
+        "chromium_peak_pss_mb": chromium.peak_pss_mb,
         "wall_seconds": round(wall, 2),
         "pages_per_second": round(result["pages_downloaded"] / wall, 1) if wall else None,
         "crawl_stats": {k: v for k, v in crawl_stats.items() if k.startswith("hiddenweb/")},

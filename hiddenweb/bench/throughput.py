@@ -7,10 +7,16 @@ fingerprints, trap guard, item building) is pure overhead. All crawls write JSON
 Three crawls of the same site, one after the other: the bare spider, ``hwdla`` with the visit
 store off, ``hwdla`` with it on (a fresh store in the run's temporary directory). Ratios:
 ``hwdla`` (store off) / bare pages per second, and the store's share of the wall time.
+
+``run_browser`` (``--browser``): the site keeps its script-built links (``--no-forms
+--no-traps``; about 1 public page in 10 has links only a script adds), crawled twice by
+``hwdla``: ``HIDDENWEB_BROWSER=never``, then ``auto`` (those pages rendered again in Chromium).
+Ratio: auto / never pages per second; plus the share of pages rendered and Chromium's peak RSS.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,21 +25,50 @@ import time
 from pathlib import Path
 
 from hiddenweb.bench.coverage import COMMON_SETTINGS, PROJECT_DIR, read_items, serve_site
+from hiddenweb.bench.procmem import ChromiumRSS
 
 BARE = Path(__file__).with_name("barespider.py")
 
 
-def _crawl(cmd: list[str], out: Path) -> dict:
+def _crawl(cmd: list[str], out: Path, stats: Path | None = None) -> dict:
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     settings = {**COMMON_SETTINGS, "LOG_LEVEL": "WARNING"}
+    if stats is not None:
+        settings["HIDDENWEB_STATS_FILE"] = str(stats)
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
     started = time.monotonic()
-    subprocess.run(cmd + ["-O", f"{out}:jsonlines"], cwd=PROJECT_DIR, env=env, check=True)
+    proc = subprocess.Popen(cmd + ["-O", f"{out}:jsonlines"], cwd=PROJECT_DIR, env=env)
+    with ChromiumRSS(proc.pid) as chromium:
+        if proc.wait() != 0:
+            raise subprocess.CalledProcessError(proc.returncode, cmd)
     wall = time.monotonic() - started
     pages = len(read_items(out))
+    if stats is not None:  # downloads, emitted or not
+        pages = json.loads(stats.read_text()).get("hiddenweb/downloads", pages)
     return {"pages": pages, "wall_seconds": round(wall, 2),
-            "pages_per_second": round(pages / wall, 1)}
+            "pages_per_second": round(pages / wall, 1), "chromium_peak_rss_mb": chromium.peak_mb,
+            "chromium_peak_pss_mb": chromium.peak_pss_mb}
+
+
+def run_browser(pages: int, seed: int) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="hiddenweb-throughput-"))
+    with serve_site(pages, seed, ["--no-forms", "--no-traps"]) as url:
+        hwdla = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={url}/",
+                 "-s", "HIDDENWEB_STORE_ENABLED=0"]
+        runs = {}
+        for mode in ("never", "auto"):
+            runs[mode] = _crawl([*hwdla, "-s", f"HIDDENWEB_BROWSER={mode}"], tmp / f"{mode}.jl",
+                                tmp / f"{mode}.stats.json")
+    stats = json.loads((tmp / "auto.stats.json").read_text())
+    rendered = stats.get("hiddenweb/browser/pages", 0)
+    return {
+        "runs": [{"browser": mode, **r} for mode, r in runs.items()],
+        "ratio": runs["auto"]["pages_per_second"] / runs["never"]["pages_per_second"],
+        "browser_share": rendered / max(1, runs["auto"]["pages"]),
+        "chromium_peak_rss_mb": runs["auto"]["chromium_peak_rss_mb"],
+        "chromium_peak_pss_mb": runs["auto"]["chromium_peak_pss_mb"],
+    }
 
 
 def run(pages: int, seed: int) -> dict:

@@ -13,9 +13,12 @@ import json
 import sys
 from pathlib import Path
 
-TABLE_KEYS = ("strategy", "pages", "seed", "pages_downloaded", "hidden_found", "hidden_total",
-              "hidden_coverage", "downloads_to_50", "downloads_to_90", "trap_submissions",
-              "wall_seconds", "pages_per_second")
+TABLE_KEYS = ("strategy", "browser", "pages", "seed", "pages_downloaded", "hidden_found",
+              "hidden_total", "hidden_coverage", "hidden_found_browser_only",
+              "hidden_total_with_browser", "downloads_to_50", "downloads_to_90",
+              "trap_submissions", "wall_seconds", "pages_per_second", "chromium_peak_rss_mb")
+BROWSER_MODES = {"off": ["never"], "on": ["auto"], "both": ["never", "auto"],
+                 "always": ["always"]}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cov.add_argument("--workdir", type=Path, default=None, help="keep items and logs here")
     cov.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
                      help="extra Scrapy setting for the crawl")
+    cov.add_argument("--browser", choices=sorted(BROWSER_MODES), default=None,
+                     help="HIDDENWEB_BROWSER for the crawls: off (never), on (auto), both "
+                          "(each strategy twice: off, then on), always")
     cov.set_defaults(func=coverage)
 
     thr = bench_sub.add_parser("throughput",
@@ -42,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     thr.add_argument("--pages", type=int, default=2000)
     thr.add_argument("--seed", type=int, default=1)
     thr.add_argument("--json", action="store_true")
+    thr.add_argument("--browser", action="store_true",
+                     help="instead: hwdla with HIDDENWEB_BROWSER=never vs auto on a site whose "
+                          "pages with script-built links (about 1 in 10) need the browser")
     thr.set_defaults(func=throughput)
 
     try:
@@ -56,13 +65,16 @@ def coverage(args: argparse.Namespace) -> int:
     from hiddenweb.bench import coverage as cov
 
     extra = dict(s.split("=", 1) for s in args.set)
+    modes = BROWSER_MODES[args.browser] if args.browser else [extra.get("HIDDENWEB_BROWSER")]
     results = []
     for strategy in args.strategy.split(","):
-        result = cov.run(args.pages, args.seed, strategy.strip(), args.budget, extra,
-                         progress=not args.json, workdir=args.workdir)
-        results.append(result)
-        if args.json:
-            print(json.dumps({k: v for k, v in result.items() if k != "curve"}), flush=True)
+        for mode in modes:
+            settings = {**extra, "HIDDENWEB_BROWSER": mode} if mode else extra
+            result = cov.run(args.pages, args.seed, strategy.strip(), args.budget, settings,
+                             progress=not args.json, workdir=args.workdir)
+            results.append(result)
+            if args.json:
+                print(json.dumps({k: v for k, v in result.items() if k != "curve"}), flush=True)
     if not args.json:
         print_table([{k: r[k] for k in TABLE_KEYS} for r in results])
     if args.plot:
@@ -74,6 +86,17 @@ def coverage(args: argparse.Namespace) -> int:
 def throughput(args: argparse.Namespace) -> int:
     from hiddenweb.bench import throughput as thr
 
+    if args.browser:
+        result = thr.run_browser(args.pages, args.seed)
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print_table(result["runs"])
+            print(f"pages rendered in Chromium: {100 * result['browser_share']:.1f} %; "
+                  f"auto / never pages-per-second ratio: {result['ratio']:.3f}; "
+                  f"Chromium peak RSS (sum): {result['chromium_peak_rss_mb']} MB, "
+                  f"PSS: {result['chromium_peak_pss_mb']} MB")
+        return 0
     result = thr.run(args.pages, args.seed)
     if args.json:
         print(json.dumps(result))

@@ -54,7 +54,13 @@ from scrapy.linkextractors import LinkExtractor
 from twisted.python.failure import Failure
 
 from hiddenweb import defaults
-from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser, submitted_by_script
+from hiddenweb.browser import (
+    BROWSER_SLOT,
+    BrowserConfig,
+    BrowserPolicy,
+    needs_browser,
+    submitted_by_script,
+)
 from hiddenweb.formexplore import FormExplorer, result_words
 from hiddenweb.forms import (
     _SUBMITS,
@@ -162,7 +168,8 @@ class HwdlaSpider(scrapy.Spider):
     def browser_meta(self, url: str, meta: dict) -> dict:
         """``meta`` plus ``playwright`` when the URL's template goes straight to the browser."""
         if self.policy.direct(url):
-            meta["playwright"] = True
+            meta.update(playwright=True, download_slot=BROWSER_SLOT,
+                        playwright_page_goto_kwargs={"wait_until": "domcontentloaded"})
         return meta
 
     # -- pages -----------------------------------------------------------------------------
@@ -215,7 +222,9 @@ class HwdlaSpider(scrapy.Spider):
         request = response.request
         meta = {k: v for k, v in request.meta.items()
                 if k.startswith("hiddenweb_") and k != "hiddenweb_explore"}
-        meta.update(playwright=True, hiddenweb_rerender=True)
+        meta.update(playwright=True, hiddenweb_rerender=True, download_slot=BROWSER_SLOT,
+                    # inline scripts have run by then; images and styles are not loaded anyway
+                    playwright_page_goto_kwargs={"wait_until": "domcontentloaded"})
         return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
 
     def page_item(self, response: Response) -> PageItem:
@@ -290,7 +299,8 @@ class HwdlaSpider(scrapy.Spider):
         if request.meta.get("hiddenweb_rerender") or request.meta.get("hiddenweb_browser_form"):
             return
         stats.inc_value("hiddenweb/browser/fallbacks")
-        meta = {k: v for k, v in request.meta.items() if not k.startswith("playwright")}
+        meta = {k: v for k, v in request.meta.items()
+                if not k.startswith("playwright") and k != "download_slot"}
         meta["hiddenweb_browser_fallback"] = True
         yield request.replace(meta=meta, dont_filter=True)
 
@@ -467,6 +477,7 @@ class HwdlaSpider(scrapy.Spider):
         return scrapy.Request(ctx["page"], callback=self.parse, errback=self.on_error,
                               dont_filter=True,
                               meta={"playwright": True, "playwright_page_methods": methods,
+                                    "download_slot": BROWSER_SLOT,
                                     "hiddenweb_browser_form": True})
 
     # -- recrawl ---------------------------------------------------------------------------
