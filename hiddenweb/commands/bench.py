@@ -53,6 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "pages with script-built links (about 1 in 10) need the browser")
     thr.set_defaults(func=throughput)
 
+    frm = bench_sub.add_parser("forms", help="form classifier accuracy on the proving ground")
+    frm.add_argument("--pages", type=int, default=1000)
+    frm.add_argument("--seed", type=int, default=1)
+    frm.add_argument("--json", action="store_true")
+    frm.set_defaults(func=forms)
+
     try:
         from hiddenweb.lostsheep.cli import add_emris_parser
     except ImportError:
@@ -104,6 +110,22 @@ def throughput(args: argparse.Namespace) -> int:
         print_table(result["runs"])
         print(f"hwdla / bare pages-per-second ratio: {result['ratio']:.3f}")
         print(f"visit store: +{100 * result['store_overhead']:.1f} % wall time")
+    return 0
+
+
+def forms(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import forms as frm
+
+    result = frm.run(args.pages, args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{result['forms']} forms on the site (pages={args.pages} seed={args.seed})")
+    for name in ("rules", "formasaurus"):
+        if name in result:
+            frm.print_confusion(name, result[name])
+    if result["formasaurus_error"]:
+        print(f"formasaurus not usable: {result['formasaurus_error']}")
     return 0
 
 

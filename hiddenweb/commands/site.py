@@ -2,6 +2,7 @@
 
     hiddenweb site serve --pages N --seed S --port P [--host H] [--no-forms] [--no-js] [--no-traps]
     hiddenweb site truth --pages N --seed S -o truth.jsonl
+    hiddenweb site forms --pages N --seed S  # every form: page, index, true class, style
     hiddenweb site demo [--port P]          # pages=300 seed=7
     hiddenweb site lvs -o lvs_data/default.toml
 
@@ -68,6 +69,15 @@ def _truth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _forms(args: argparse.Namespace) -> int:
+    from hiddenweb.bench.forms import form_truth
+
+    for row in form_truth(_site(args)):
+        row.pop("render")
+        print(json.dumps(row))
+    return 0
+
+
 def _lvs(args: argparse.Namespace) -> int:
     from hiddenweb.provingground.vocab import lvs_toml
 
@@ -116,6 +126,9 @@ def register(subparsers) -> None:
     _site_options(p, serve=False)
     p.add_argument("-o", "--output", default="-", help="output file ('-': stdout)")
     p.set_defaults(func=_truth)
+    p = sub.add_parser("forms", help="every form of the site with its true class (JSON lines)")
+    _site_options(p, serve=False)
+    p.set_defaults(func=_forms)
     p = sub.add_parser("demo", help="serve the bundled demo site (pages=300, seed=7)")
     _server_options(p)
     p.set_defaults(func=_demo)

@@ -1,0 +1,254 @@
+"""Issue 5: forms of every class and kind, the adaptive explorer, Chromium where a page needs it.
+
+Unit tests on the proving ground's own HTML, then `scrapy crawl hwdla` in a subprocess with real
+Chromium (Debian's /usr/bin/chromium) against sites served on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from parsel import Selector
+from scrapy.settings import Settings
+
+from hiddenweb.bench.forms import run as forms_bench
+from hiddenweb.browser import BrowserAddon, BrowserConfig, BrowserPolicy, needs_browser
+from hiddenweb.formexplore import FormExplorer, result_words
+from hiddenweb.forms import classify, extract_forms, submit_button
+from hiddenweb.lvs import LVS, LVSLabel
+from hiddenweb.provingground.server import serve_in_thread
+from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+
+
+def page_forms(site: SiteModel, path: str):
+    _, _, body = site.render("GET", path)
+    html = body.decode()
+    return Selector(text=html), extract_forms(Selector(text=html), "http://127.0.0.1:1" + path)
+
+
+def host_of(site: SiteModel, style: str):
+    col = next(c for c in site.collections if c.style == style and not c.js)
+    sel, forms = page_forms(site, site.graph.url(col.hosts[0]))
+    form = next(f for f in forms if f"/c/{col.cid}/" in f.action or f.element_id.endswith(
+        f"c{col.cid}"))
+    return col, sel, form
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return SiteModel(pages=DEMO_PAGES, seed=DEMO_SEED)
+
+
+# --- classes and kinds -----------------------------------------------------------------------
+def test_every_proving_ground_form_is_classified_right():
+    result = forms_bench(DEMO_PAGES, DEMO_SEED)
+    assert result["rules"]["accuracy"] >= 0.95, result["rules"]
+    truths = {k.split("->")[0] for k in result["rules"]["confusion"]}
+    assert {"search", "filter", "login", "contact", "destructive"} <= truths
+
+
+def test_field_kinds_are_read(demo):
+    _, _, filt = host_of(demo, "buttons")  # the filter collection
+    kinds = {f.kind for f in filt.fields}
+    assert {"select", "radio", "checkbox", "hidden"} <= kinds
+    _, contact = page_forms(demo, "/contact")
+    assert classify(contact[0]) == "contact" and "textarea" in {f.kind for f in contact[0].fields}
+
+
+def test_trap_button_is_never_chosen_and_formaction_wins(demo):
+    col, _, form = host_of(demo, "buttons")
+    assert form.action.endswith("/old-search")  # a dead form action
+    assert [b.text for b in form.buttons][0] == "Clear my saved searches"
+    button = submit_button(form, classify(form), {"search", "filter"})
+    assert button and button.index == 1 and button.action.endswith(col.action)
+    assert submit_button(form, classify(form), {"other"}) is False
+
+
+def test_image_input_is_a_submit_button(demo):
+    _, _, form = host_of(demo, "image")
+    (button,) = form.buttons
+    assert button.kind == "image" and button.name == "go"
+
+
+def test_script_pages_need_the_browser_plain_ones_do_not(demo):
+    g = demo.graph
+    js_page = next(u for u, _ in sorted(g.js_edges))
+    assert needs_browser(Selector(text=demo.render("GET", g.url(js_page))[2].decode()))
+    _, sel, _ = host_of(demo, "xhr")
+    assert needs_browser(sel)
+    plain = next(u for u in range(1, g.n_core) if all(e[0] != u for e in g.js_edges)
+                 and u not in demo.host_forms)
+    assert not needs_browser(Selector(text=demo.render("GET", g.url(plain))[2].decode()))
+
+
+def test_browser_settings_are_checked_and_never_configures_nothing():
+    with pytest.raises(ValueError, match="HIDDENWEB_BROWSER"):
+        BrowserConfig.from_settings(Settings({"HIDDENWEB_BROWSER": "sometimes"}))
+    with pytest.raises(ValueError, match="HIDDENWEB_BROWSER_MAX_PAGES"):
+        BrowserConfig.from_settings(Settings({"HIDDENWEB_BROWSER_MAX_PAGES": 0}))
+    never = Settings({"HIDDENWEB_BROWSER": "never"})
+    BrowserAddon().update_settings(never)
+    assert "http" not in never.getdict("DOWNLOAD_HANDLERS")
+    auto = Settings({"HIDDENWEB_BROWSER": "auto"})
+    BrowserAddon().update_settings(auto)
+    assert auto.getdict("DOWNLOAD_HANDLERS")["http"].endswith("LazyPlaywrightHandler")
+    assert auto.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == "/usr/bin/chromium"
+
+
+def test_policy_sends_a_template_straight_to_the_browser_once_it_mostly_needs_it():
+    policy = BrowserPolicy("auto", min_seen=4)
+    for i in range(4):
+        policy.record(f"http://h/app/{i}", True)
+        policy.record(f"http://h/p/{i}", i == 0)
+    assert policy.direct("http://h/app/99") and not policy.direct("http://h/p/99")
+    assert BrowserPolicy("always").direct("http://h/x") and not BrowserPolicy("never").direct("x")
+
+
+# --- the explorer ------------------------------------------------------------------------------
+def archive_form():
+    html = """<form action="/a" method="post"><label for="au">Author</label>
+      <input id="au" name="author"><select name="year"><option value="any">Any</option>
+      <option>2001</option><option>2002</option><option>2003</option></select></form>"""
+    return extract_forms(Selector(text=html), "http://h/")[0]
+
+
+def test_explorer_is_bounded_adaptive_and_learns_values():
+    authors = [f"author{i}" for i in range(60)]
+    lvs = LVS([LVSLabel("author", ["author"], list(authors))])
+    winners = {"author3", "author17", "author42"}
+
+    def answer(d):
+        return d["author"] in winners and d["year"] in ("any", "2002")
+
+    explorer = FormExplorer(archive_form(), lvs, limit=150, wave=4, patience=1000, learn=5)
+    assert explorer.space == 240 > explorer.limit
+    queue, asked = explorer.first(), []
+    while queue:
+        d = queue.pop(0)
+        asked.append(d)
+        queue += explorer.feedback(d, answer(d), ["discovered"] if answer(d) else [])
+    assert len(asked) <= 150 and len({tuple(d.items()) for d in asked}) == len(asked)
+    found = {(d["author"], d["year"]) for d in asked if answer(d)}
+    assert found == {(a, y) for a in winners for y in ("any", "2002")}  # all six, < full space
+    # the sweep tries every author with the default year before any combination
+    assert all(d["year"] == "any" for d in asked[:60])
+    assert "discovered" in lvs.labels[0].values and "discovered" in {d["author"] for d in asked}
+
+
+def test_explorer_stops_after_patience_once_it_found_something():
+    lvs = LVS([LVSLabel("author", ["author"], [f"a{i}" for i in range(500)])])
+    explorer = FormExplorer(archive_form(), lvs, limit=400, wave=1, patience=20, learn=0)
+    queue, n = explorer.first(), 0
+    while queue:
+        d = queue.pop(0)
+        n += 1
+        queue += explorer.feedback(d, n == 1)
+    assert n == 22  # the success released two; then 20 answers in a row gave nothing
+
+
+def test_result_words():
+    assert result_words(["Bike wheel 3", "Wheel rim 9"])[0] == "wheel"
+
+
+# --- end to end, real Chromium -------------------------------------------------------------------
+def crawl(tmp_path: Path, seed_url: str, **settings: str) -> tuple[list[dict], dict, str]:
+    out = tmp_path / "items.jsonl"
+    stats = tmp_path / "stats.json"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={seed_url}/",
+           "-O", f"{out}:jsonlines", "-s", "LOG_LEVEL=INFO", "-s", "HIDDENWEB_STORE_ENABLED=0",
+           "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16", "-s", f"HIDDENWEB_STATS_FILE={stats}"]
+    for key, value in settings.items():
+        cmd += ["-s", f"{key}={value}"]
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    items = [json.loads(line) for line in out.read_text().splitlines()]
+    return items, json.loads(stats.read_text()), proc.stderr
+
+
+def keys_found(site: SiteModel, items: list[dict]) -> set[str]:
+    out = set()
+    for item in items:
+        if item["status"] != 200:
+            continue
+        form = (item.get("reached_by") or {}).get("form")
+        data = list(form["fields"].items()) if form and item["method"] == "POST" else None
+        key = site.resolve(item["method"], item["url"], data)
+        if key:
+            out.add(key)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser_crawl(served_site, tmp_path_factory):
+    served_site.reset_stats()
+    items, stats, log = crawl(tmp_path_factory.mktemp("browser"), served_site.url,
+                              HIDDENWEB_BROWSER="auto")
+    return items, stats, served_site.stats()
+
+
+@needs_chromium
+def test_browser_reaches_script_only_forms_and_links(served_site, browser_crawl):
+    items, stats, _ = browser_crawl
+    site = served_site.site
+    truth = {p["key"]: p for p in site.truth()}
+    found = keys_found(site, items)
+    browser_only = {k for k, p in truth.items() if p["hidden"] and p["needs_browser"]}
+    assert stats["hiddenweb/browser/launched"] == 1 and stats["hiddenweb/browser/needed"] > 0
+    assert len(found & browser_only) >= 0.5 * len(browser_only), (len(found & browser_only),
+                                                                  len(browser_only))
+    by_cid = Counter(k.split("/")[0] for k in found if k.startswith("c"))
+    for col in site.collections:  # every style: plain, buttons, image, xhr, script-built
+        assert by_cid[f"c{col.cid}"] > 0, (col.cid, col.style, col.js)
+    xhr = next(c for c in site.collections if c.style == "xhr")
+    assert stats["hiddenweb/forms/browser_forms"] >= 1
+    assert any(i["reached_by"]["kind"] == "form" and f"/c/{xhr.cid}/" in i["url"]
+               and i["method"] == "GET" for i in items)  # the URL the script pushed
+    image = next(c for c in site.collections if c.style == "image")
+    image_items = [i for i in items if i["reached_by"]["kind"] == "form"
+                   and f"/c/{image.cid}/" in i["url"]]
+    assert image_items and all("go.x" in i["reached_by"]["form"]["fields"] for i in image_items)
+
+
+@needs_chromium
+def test_no_trap_submission_with_the_browser_on(browser_crawl):
+    items, stats, server = browser_crawl
+    assert server["trap_submissions"] == {"login": 0, "contact": 0, "delete": 0}
+    assert stats["hiddenweb/forms/skipped_buttons"] >= 1  # the "Clear my saved searches" button
+    classes = {i["reached_by"]["form"]["form_class"] for i in items
+               if i["reached_by"]["kind"] == "form"}
+    assert classes <= {"search", "filter"}
+
+
+@needs_chromium
+def test_repeats_are_not_emitted_twice(browser_crawl):
+    items, stats, _ = browser_crawl
+    fingerprints = Counter(i["fingerprint"] for i in items if i["status"] == 200)
+    assert max(fingerprints.values()) == 1
+    assert stats["hiddenweb/repeats"] > 0
+    assert stats["hiddenweb/downloads"] >= len(items) + stats["hiddenweb/repeats"]
+
+
+@needs_chromium
+@pytest.mark.parametrize("failure", [
+    {"HIDDENWEB_BROWSER_TIMEOUT": "0.001"},  # every navigation times out
+    {"HIDDENWEB_BROWSER_PATH": "/bin/false"},  # the browser dies at launch
+])
+def test_browser_failure_falls_back_to_plain_http(tmp_path, failure):
+    with serve_in_thread(SiteModel(pages=60, seed=3, forms=False, traps=False)) as server:
+        items, stats, _ = crawl(tmp_path, server.url, HIDDENWEB_BROWSER="always",
+                                CLOSESPIDER_PAGECOUNT="20", **failure)
+    assert stats["hiddenweb/browser/fallbacks"] >= 1
+    home = [i for i in items if i["url"] == server.url + "/"]
+    assert home and home[0]["status"] == 200  # the request was not lost
+    assert len([i for i in items if i["status"] == 200]) >= 10
