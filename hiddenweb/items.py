@@ -5,7 +5,8 @@ Schema (every key but ``lostsheep`` is always present; ``null`` where it does no
 =================  =========  ==============================================================
 key                type       meaning
 =================  =========  ==============================================================
-url                str        the URL requested (for a POST form submission: the form action)
+url                str        the URL requested (for a POST form submission: the form action;
+                              for a submission made in Chromium: the page's URL afterwards)
 final_url          str        the URL of the response, after redirects
 method             str        ``GET`` or ``POST``
 status             int|null   HTTP status; null when the download failed (see ``error``)
