@@ -8,7 +8,10 @@ of which are in no result list (deeper hidden pages). Four form kinds, cycling o
 ``search``  GET keyword (LVS ``keyword``); the collection indexes a few vocabulary words;
             case, plural and synonym variants give the same result page.
 ``filter``  GET finite domains: required category select, colour radios, in-stock checkbox.
-``locate``  POST city (LVS ``city``) + region select: results only if the city is in the region.
+``locate``  a two-step wizard whose city step depends on the region chosen (a post-back):
+            step 1 (GET ``/c/N/step``) takes the region select and answers with a step page
+            whose form carries the region as hidden state and a fresh token; step 2 POSTs the
+            city (LVS ``city``): results only if the city is in the region.
 ``archive`` POST author (LVS ``author``; "Last, First" works too) + optional year select.
 
 Every form carries a ``csrf`` hidden input, one token per host page; a result request without a
@@ -142,6 +145,20 @@ class Collection:
 
     def key(self, canon: Canon, page: int) -> str:
         return f"c{self.cid}/{self.kind}?{urlencode(canon)}" + (f"&page={page}" if page > 1 else "")
+
+    @property
+    def step_action(self) -> str:
+        return f"/c/{self.cid}/step"
+
+    def step_key(self, region: str) -> str:
+        return f"c{self.cid}/step?{urlencode([(self.fields['region'], region)])}"
+
+    def step_url(self, region: str, host: int) -> str:
+        return f"{self.step_action}?{urlencode([(self.fields['region'], region)])}" + (
+            f"&csrf={self.tokens[host]}")
+
+    def regions(self) -> list[str]:
+        return list(self.domain["region"]) if self.kind == "locate" else []
 
     def detail_key(self, rid: int) -> str:
         return f"c{self.cid}/item/{rid}"

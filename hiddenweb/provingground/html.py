@@ -144,18 +144,20 @@ def collection_form(col, host: int) -> Node:
             ),
         ]
         button = "Filter"
-    elif col.kind == "locate":
-        kids = text("city") + select(
+    elif col.kind == "locate":  # step 1 of the wizard: the region (step 2: step_form)
+        kids = select(
             "region", [("", "Choose…")] + [(k, vocab.REGIONS[k]) for k in dom["region"]], True
         )
-        button = "Find"
+        button = "Next"
     else:
         kids = text("author") + select(
             "year", [("any", "Any year")] + [(y, y) for y in dom["year"]], False
         )
         button = "Search archive"
     kids.append(("input", {"type": "hidden", "name": "csrf", "value": col.tokens[host]}, ""))
-    attrs = {"action": col.action, "method": col.method.lower(), "id": f"form-{fid}"}
+    target = col.step_action if col.kind == "locate" else col.action
+    attrs = {"action": target, "method": "get" if col.kind == "locate" else col.method.lower(),
+             "id": f"form-{fid}"}
     style = getattr(col, "style", "plain")
     if style == "buttons":  # a dead form action; a trap button first; the real formaction
         attrs["action"] = f"/c/{col.cid}/old-search"
@@ -163,17 +165,33 @@ def collection_form(col, host: int) -> Node:
             ("button", {"type": "submit", "name": "op", "value": "clear",
                         "formaction": "/account/delete", "formmethod": "post"},
              "Clear my saved searches"),
-            ("button", {"type": "submit", "formaction": col.action}, button),
+            ("button", {"type": "submit", "formaction": target}, button),
         ]
     elif style == "image":
         kids.append(("input", {"type": "image", "name": "go", "src": "/static/go.png",
                                "alt": button}, ""))
     elif style == "xhr":  # submitted by a script only: the action is a dead URL
-        attrs.update({"action": f"/c/{col.cid}/noscript", "data-endpoint": col.action})
+        attrs.update({"action": f"/c/{col.cid}/noscript", "data-endpoint": target})
         kids.append(("button", {"type": "submit"}, button))
     else:
         kids.append(("button", {"type": "submit"}, button))
     return ("form", attrs, kids)
+
+
+def step_form(col, region: str) -> Node:
+    """Step 2 of a locate wizard: the region as hidden state, a fresh token, the city."""
+    fid = f"c{col.cid}"
+    return (
+        "form",
+        {"action": col.action, "method": "post", "id": f"form-{fid}-step2"},
+        [
+            ("input", {"type": "hidden", "name": col.fields["region"], "value": region}, ""),
+            ("input", {"type": "hidden", "name": "csrf", "value": col.main_token}, ""),
+            ("label", {"for": f"{fid}-city"}, col.labels["city"]),
+            ("input", {"type": "text", "id": f"{fid}-city", "name": col.fields["city"]}, ""),
+            ("button", {"type": "submit"}, "Find"),
+        ],
+    )
 
 
 def xhr_script(col) -> str:

@@ -32,6 +32,7 @@ OFFSITE = ("http://offsite.invalid/", "https://example.org/")
 _PUB = re.compile(r"^/(p|private)/(\d+)$")
 _COLL = re.compile(r"^/c/(\d+)/(search|filter|locate|archive)$")
 _ITEM = re.compile(r"^/c/(\d+)/item/(\d+)$")
+_STEP = re.compile(r"^/c/(\d+)/step$")
 _HTML = {"Content-Type": "text/html; charset=utf-8"}
 
 
@@ -112,6 +113,18 @@ class SiteModel:
             if canon is None or not 1 <= pg <= col.n_pages(canon):
                 return ("noresults", cid)
             return ("result", cid, canon, pg)
+        m = _STEP.match(path)
+        if m:
+            cid = int(m.group(1))
+            if cid >= len(self.collections) or self.collections[cid].kind != "locate":
+                return ("notfound",)
+            col = self.collections[cid]
+            if params.get("csrf") not in col.tokens.values():
+                return ("badtoken", cid)
+            region = (params.get(col.fields["region"]) or "").strip().upper()
+            if region not in col.domain["region"]:
+                return ("noresults", cid)
+            return ("step", cid, region)
         m = _ITEM.match(path)
         if m:
             cid, rid = int(m.group(1)), int(m.group(2))
@@ -140,6 +153,8 @@ class SiteModel:
             return self.collections[route[1]].key(route[2], route[3])
         if route[0] == "detail":
             return self.collections[route[1]].detail_key(route[2])
+        if route[0] == "step":
+            return self.collections[route[1]].step_key(route[2])
         return None
 
     @staticmethod
@@ -184,6 +199,15 @@ class SiteModel:
             return 200, dict(_HTML), self._result_page(*route[1:])
         if kind == "detail":
             return 200, dict(_HTML), self._detail_page(*route[1:])
+        if kind == "step":
+            col = self.collections[route[1]]
+            return 200, dict(_HTML), H.page(
+                f"Step 2 of 2: {vocab.REGIONS[route[2]]}",
+                f"<h1>Find in {H.escape(vocab.REGIONS[route[2]])}</h1>",
+                H.node_html(H.step_form(col, route[2])),
+                H.a(self.graph.url(col.hosts[0]), "Start again"),
+                H.a("/", "Home"),
+            )
         if kind == "noresults":
             col = self.collections[route[1]]
             return (

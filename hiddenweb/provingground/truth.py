@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hiddenweb.provingground.site import SiteModel
 
+STEP_HOST = -1  # the "form host" of a result reached from a wizard's step page
+
 
 class _Index:
     """Integer ids for truth pages: public ids first, then hidden pages collection by collection."""
@@ -24,10 +26,15 @@ class _Index:
     def __init__(self, site: SiteModel) -> None:
         self.site = site
         self.n_pub = site.graph.n_nodes
-        self.hidden: list[tuple] = []  # ("r", cid, canon, page) | ("d", cid, rid)
+        # ("r", cid, canon, page) | ("d", cid, rid) | ("s", cid, region)
+        self.hidden: list[tuple] = []
+        self.step: dict[tuple[int, str], int] = {}  # (cid, region) → id of a wizard's step page
         self.first: dict[tuple[int, tuple], int] = {}  # (cid, canon) → id of page 1
         self.detail0: list[int] = []  # id of record 0 of each collection
         for col in site.collections:
+            for region in col.regions():
+                self.step[(col.cid, region)] = self.n_pub + len(self.hidden)
+                self.hidden.append(("s", col.cid, region))
             for canon in col.results:
                 self.first[(col.cid, canon)] = self.n_pub + len(self.hidden)
                 self.hidden += [("r", col.cid, canon, k) for k in range(1, col.n_pages(canon) + 1)]
@@ -51,11 +58,21 @@ class _Index:
                 col = site.collections[cid]
                 if (col.js or col.style == "xhr") and not with_js:
                     continue
+                if col.kind == "locate":  # the wizard's first step
+                    for region in col.regions():
+                        yield self.step[(cid, region)], i
+                    continue
                 for canon in col.results:
                     yield self.first[(cid, canon)], i
             return
         node = self.hidden[i - self.n_pub]
         col = site.collections[node[1]]
+        if node[0] == "s":  # step 2: the city, with the region as hidden state
+            region_field = col.fields["region"]
+            for canon in col.results:
+                if dict(canon)[region_field] == node[2]:
+                    yield self.first[(col.cid, canon)], STEP_HOST
+            return
         if node[0] == "r":
             from hiddenweb.provingground.hidden import PAGE_SIZE
 
@@ -94,6 +111,8 @@ class _Index:
             return f"p/{i}"
         node = self.hidden[i - self.n_pub]
         col = self.site.collections[node[1]]
+        if node[0] == "s":
+            return col.step_key(node[2])
         return col.key(node[2], node[3]) if node[0] == "r" else col.detail_key(node[2])
 
     def url(self, i: int) -> str:
@@ -101,6 +120,8 @@ class _Index:
             return self.site.graph.url(i)
         node = self.hidden[i - self.n_pub]
         col = self.site.collections[node[1]]
+        if node[0] == "s":
+            return col.step_url(node[2], col.hosts[0])
         return col.truth_url(node[2], node[3]) if node[0] == "r" else col.detail_url(node[2])
 
     def link_url(self, i: int) -> str:
@@ -109,12 +130,14 @@ class _Index:
             return self.site.graph.url(i)
         node = self.hidden[i - self.n_pub]
         col = self.site.collections[node[1]]
+        if node[0] == "s":
+            return col.step_url(node[2], col.hosts[0])
         return col.result_url(node[2], node[3]) if node[0] == "r" else col.detail_url(node[2])
 
     def kind(self, i: int) -> str:
         if i < self.n_pub:
             return "public"
-        return "result" if self.hidden[i - self.n_pub][0] == "r" else "detail"
+        return {"r": "result", "d": "detail", "s": "step"}[self.hidden[i - self.n_pub][0]]
 
 
 def compute_truth(site: SiteModel) -> list[dict]:
@@ -142,13 +165,17 @@ def compute_truth(site: SiteModel) -> list[dict]:
                 "url": idx.link_url(i),
                 "data": [],
             }
-            if host[i] is not None:
-                node = idx.hidden[i - idx.n_pub]
+            node = idx.hidden[i - idx.n_pub] if i >= idx.n_pub else None
+            if host[i] is not None and node[0] == "s":  # wizard step 1: a GET form
                 col = site.collections[node[1]]
-                data = [list(kv) for kv in col.form_data(node[2], host[i])]
+                action["via"], action["url"] = "form", col.step_url(node[2], host[i])
+            elif host[i] is not None:
+                col = site.collections[node[1]]
+                token_host = col.hosts[0] if host[i] == STEP_HOST else host[i]
+                data = [list(kv) for kv in col.form_data(node[2], token_host)]
                 action["via"], action["method"] = "form", col.method
                 if col.method == "GET":
-                    action["url"] = col.result_url(node[2], 1, col.tokens[host[i]])
+                    action["url"] = col.result_url(node[2], 1, col.tokens[token_host])
                 else:
                     action["url"], action["data"] = col.action, data
         out.append(
