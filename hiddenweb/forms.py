@@ -76,13 +76,24 @@ class FormInfo:
 
     @property
     def signature(self) -> str:
-        """Same form on other pages ⇒ same signature: action path + method + field names."""
+        """Same form on other pages ⇒ same signature: action path + method + field names, plus
+        the values of hidden fields that carry state rather than a token (a wizard's earlier
+        choices: ``region=MA``; tokens — long or hex values — vary per page and are left out)."""
         names = ",".join(sorted({f.name for f in self.fields if f.kind != "hidden"}))
         path = urlsplit(self.action).path
-        return f"{self.method} {path} [{names}]"
+        state = ",".join(sorted(f"{f.name}={f.default}" for f in self.fields
+                                if f.kind == "hidden" and not _token_like(f.default)))
+        return f"{self.method} {path} [{names}]" + (f" {{{state}}}" if state else "")
 
     def fillable_fields(self) -> list[FieldInfo]:
         return [f for f in self.fields if f.kind not in ("hidden", "submit")]
+
+
+_HEX = re.compile(r"^[0-9a-fA-F]{8,}$")
+
+
+def _token_like(value: str) -> bool:
+    return len(value) >= 12 or bool(_HEX.match(value))
 
 
 def _texts(sel: Selector, xpath: str) -> str:

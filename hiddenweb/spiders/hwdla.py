@@ -185,6 +185,7 @@ class HwdlaSpider(scrapy.Spider):
         new = fp is None or fp not in self.fingerprints
         if fp is not None:
             self.fingerprints.add(fp)
+        meta["hiddenweb_new_content"] = new  # the DLA feedback reads it (repeats: not emitted)
         if meta.get("hiddenweb_explore"):
             yield from self.form_feedback(response, new)
         if meta.get("hiddenweb_rerender"):
@@ -452,7 +453,7 @@ class HwdlaSpider(scrapy.Spider):
 
         form: FormInfo = ctx["form"]
         button: ButtonInfo | None = ctx["button"]
-        scope = f"form >> nth={form.index}"
+        scope = f"#{form.element_id}" if form.element_id else f"form >> nth={form.index}"
         kinds = {f.name: f.kind for f in form.fields}
         methods = []
         for name, value in data.items():
