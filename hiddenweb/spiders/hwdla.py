@@ -43,7 +43,7 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import scrapy
 from form2request import form2request
@@ -240,10 +240,14 @@ class HwdlaSpider(scrapy.Spider):
                 text_fp = fingerprint(response.text)
         headers = response.headers
         by_browser = bool(meta.get("hiddenweb_browser_form"))  # the page the actions led to
+        method = request.method if request else "GET"
+        if by_browser:  # a navigation to the form's action keeps its method; else a GET
+            form = meta.get("hiddenweb_reached_by", {}).get("form") or {}
+            method = form.get("method", "GET") if response.url == form.get("action") else "GET"
         return PageItem(
             url=response.url if by_browser or not request else request.url,
             final_url=response.url,
-            method="GET" if by_browser or not request else request.method,
+            method=method,
             status=response.status,
             error=None,
             depth=meta.get("depth", 0),
@@ -414,8 +418,12 @@ class HwdlaSpider(scrapy.Spider):
         fields = {k: v for k, v in data.items() if v is not None}
         if button is not None and button.kind == "image" and button.name:
             fields.update({f"{button.name}.x": "1", f"{button.name}.y": "1"})
+        # the item records what was sent: hidden state and tokens too (over plain HTTP)
+        sent = dict(parse_qsl(request.body.decode() if request.method == "POST"
+                              else urlsplit(request.url).query, keep_blank_values=True))
         form_meta = {"action": button.action if button else form.action,
-                     "method": button.method if button else form.method, "fields": fields,
+                     "method": button.method if button else form.method,
+                     "fields": {**sent, **fields},
                      "form_class": ctx["form_class"], "signature": form.signature}
         request.meta.update({
             "hiddenweb_reached_by": {"kind": "form", "form": form_meta},
