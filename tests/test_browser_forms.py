@@ -80,6 +80,23 @@ def test_image_input_is_a_submit_button(demo):
     assert button.kind == "image" and button.name == "go"
 
 
+def test_wizard_step_carries_hidden_state_and_is_its_own_form(demo):
+    col = next(c for c in demo.collections if c.kind == "locate")
+    token = col.tokens[col.hosts[0]]
+    region_field = col.fields["region"]
+    _, host_forms = page_forms(demo, demo.graph.url(col.hosts[0]))
+    step1 = next(f for f in host_forms if f.element_id == f"form-c{col.cid}")
+    assert {f.name: f.kind for f in step1.fields}[region_field] == "select"  # step 1: region
+    signatures = set()
+    for region in col.domain["region"][:2]:
+        _, (step2,) = page_forms(demo, f"{col.step_action}?{region_field}={region}&csrf={token}")
+        hidden = {f.name: f.default for f in step2.fields if f.kind == "hidden"}
+        assert hidden[region_field] == region and hidden["csrf"] == col.main_token
+        assert f"{region_field}={region}" in step2.signature and "csrf" not in step2.signature
+        signatures.add(step2.signature)
+    assert len(signatures) == 2  # one explorer per step page: the city depends on the region
+
+
 def test_script_pages_need_the_browser_plain_ones_do_not(demo):
     g = demo.graph
     js_page = next(u for u, _ in sorted(g.js_edges))
@@ -210,13 +227,16 @@ def test_browser_reaches_script_only_forms_and_links(served_site, browser_crawl)
     by_cid = Counter(k.split("/")[0] for k in found if k.startswith("c"))
     for col in site.collections:  # every style: plain, buttons, image, xhr, script-built
         assert by_cid[f"c{col.cid}"] > 0, (col.cid, col.style, col.js)
+    wizard = next(c for c in site.collections if c.kind == "locate")
+    assert any(k.startswith(f"c{wizard.cid}/step?") for k in found)
+    assert any(k.startswith(f"c{wizard.cid}/locate?") for k in found)  # through step 2's POST
     xhr = next(c for c in site.collections if c.style == "xhr")
     assert stats["hiddenweb/forms/browser_forms"] >= 1
     assert any(i["reached_by"]["kind"] == "form" and f"/c/{xhr.cid}/" in i["url"]
                and i["method"] == "GET" for i in items)  # the URL the script pushed
     image = next(c for c in site.collections if c.style == "image")
     image_items = [i for i in items if i["reached_by"]["kind"] == "form"
-                   and f"/c/{image.cid}/" in i["url"]]
+                   and f"/c/{image.cid}/step?" in i["url"]]  # step 1 has the image input
     assert image_items and all("go.x" in i["reached_by"]["form"]["fields"] for i in image_items)
 
 

@@ -5,8 +5,8 @@ pages ``/login``, ``/contact``, ``/account/delete``) is rendered by the site mod
 the server sends; script-built forms are taken from the same site rendered without scripts, the
 DOM a browser builds — and each of its forms is classified by :func:`hiddenweb.forms.classify`
 and, when it loads, by formasaurus's bundled model. Each is compared with the site's own class
-(:func:`form_truth`: ``search`` for the keyword, locator and archive forms, ``filter`` for the
-finite-domain ones, ``login``, ``contact``, ``destructive`` for the traps). Prints accuracy and a
+(:func:`form_truth`: ``search`` for the keyword and archive forms, ``filter`` for the
+finite-domain ones (the filter forms and the locator wizard's first step, a region select), ``login``, ``contact``, ``destructive`` for the traps). Prints accuracy and a
 confusion table per classifier.
 """
 
@@ -37,7 +37,8 @@ def form_truth(site: SiteModel) -> Iterator[dict]:
         for index, cid in enumerate(site.host_forms[host]):
             col = site.collections[cid]
             yield {"page": g.url(host), "index": index, "cid": cid, "style": col.style,
-                   "js": col.js, "class": "filter" if col.kind == "filter" else "search",
+                   "js": col.js,
+                   "class": "filter" if col.kind in ("filter", "locate") else "search",
                    "render": static}
     if site.traps:
         for path in TRAP_FORMS:
