@@ -8,9 +8,10 @@ items it writes (a progress bar of pages and hidden pages found), and scores the
 
 Strategies (:data:`STRATEGIES`) are sets of Scrapy settings and spider arguments, so every one
 runs through the same spider: ``bfs`` and ``dfs`` are Scrapy's own scheduler with
-``DEPTH_PRIORITY`` and FIFO/LIFO queues; ``oracle`` knows the truth and takes only the actions
-on the chains that lead to hidden pages (the lower bound of downloads). Later issues register
-``hwdla`` and ``lostsheep`` here.
+``DEPTH_PRIORITY`` and FIFO/LIFO queues; ``hwdla`` is the project's default, the DLA scheduler
+(``hwdla-notransfer``: its ablation without learning shared between pages); ``oracle`` knows
+the truth and takes only the actions on the chains that lead to hidden pages (the lower bound
+of downloads).
 
 Metrics (``--json`` keys): ``strategy``, ``pages``, ``seed``, ``pages_downloaded`` (responses
 and failed downloads, robots.txt excluded), ``hidden_total`` (hidden truth pages a plain-HTTP
@@ -50,18 +51,27 @@ COMMON_SETTINGS = {
     "LOGSTATS_INTERVAL": "10",
 }
 
+SCRAPY_SCHEDULER = "scrapy.core.scheduler.Scheduler"
+
 STRATEGIES: dict[str, dict[str, Any]] = {
     "bfs": {"settings": {
+        "SCHEDULER": SCRAPY_SCHEDULER,
         "DEPTH_PRIORITY": "1",
         "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
     }},
     "dfs": {"settings": {
+        "SCHEDULER": SCRAPY_SCHEDULER,
         "DEPTH_PRIORITY": "-1",
         "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleLifoDiskQueue",
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue",
     }},
-    "oracle": {"settings": {"DEPTH_PRIORITY": "1",
+    # The project's default: the DLA scheduler (hiddenweb.dla), learning shared by kinds.
+    "hwdla": {"settings": {"SCHEDULER": "hiddenweb.dla.scheduler.DLAScheduler"}},
+    # Ablation: one automaton per page, nothing shared between pages.
+    "hwdla-notransfer": {"settings": {"SCHEDULER": "hiddenweb.dla.scheduler.DLAScheduler",
+                                      "HIDDENWEB_DLA_TRANSFER": "0"}},
+    "oracle": {"settings": {"SCHEDULER": SCRAPY_SCHEDULER, "DEPTH_PRIORITY": "1",
                             "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue"},
                "oracle": True},
 }

@@ -70,7 +70,9 @@ class DLAFeedbackMiddleware:
                          new_content=bool(response.meta.get("hiddenweb_new_content", True)))
 
     def _judge_item(self, response: Response, adapter: ItemAdapter) -> None:
-        if adapter.get("new_content") is not None:
+        if "hiddenweb_new_content" in response.meta:  # the spider's own verdict wins
+            new = bool(response.meta["hiddenweb_new_content"])
+        elif adapter.get("new_content") is not None:
             new = bool(adapter["new_content"])
         else:
             fingerprint = adapter.get("fingerprint")
