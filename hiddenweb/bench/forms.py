@@ -6,8 +6,9 @@ the server sends; script-built forms are taken from the same site rendered witho
 DOM a browser builds — and each of its forms is classified by :func:`hiddenweb.forms.classify`
 and, when it loads, by formasaurus's bundled model. Each is compared with the site's own class
 (:func:`form_truth`: ``search`` for the keyword and archive forms, ``filter`` for the
-finite-domain ones (the filter forms and the locator wizard's first step, a region select), ``login``, ``contact``, ``destructive`` for the traps). Prints accuracy and a
-confusion table per classifier.
+finite-domain ones (the filter forms and the locator wizard's first step, a region select),
+``login``, ``contact``, ``destructive`` for the traps). Prints accuracy and a confusion table
+per classifier.
 """
 
 from __future__ import annotations
