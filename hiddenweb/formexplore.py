@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from math import prod
 
 from hiddenweb.forms import FormInfo, field_domains
@@ -30,7 +31,8 @@ _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger 
 
 class FormExplorer:
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
-                 patience: int = 100, learn: int = 30, seed: int = 0) -> None:
+                 patience: int = 100, learn: int = 30, seed: int = 0,
+                 prior: Callable[[str], float] | None = None) -> None:
         self.signature = form.signature
         domains, self.lvs_labels, self.unfillable = field_domains(form, lvs)
         self.names = [name for name, _ in domains]
@@ -50,9 +52,15 @@ class FormExplorer:
                                      .hexdigest()[:8], 16))
         # LVS values in a seeded random order: an LVS is often grouped by topic, and a site's
         # values sit in one group; finite domains keep their order (the default first)
+        # ... then, with a ``prior`` (the site's own vocabulary, see the spider), values whose
+        # words the site already shows come first: a site's search index covers the words of
+        # its pages (query selection from the site's text: Barbosa & Freire 2004, Ntoulas et
+        # al. 2005). The sort is stable, so ties keep the random order.
         for i, name in enumerate(self.names):
             if name in self.lvs_labels:
                 self.rng.shuffle(self.values[i])
+                if prior is not None:
+                    self.values[i].sort(key=lambda v: -prior(v) if v else 0.0)
         # first, one field at a time: each value with the other fields at their first value
         # (the form's default); an answer then speaks of that one value
         self.sweep: list[tuple[tuple, int]] = []

@@ -39,9 +39,10 @@ the same result for other values) is a *repeat*: counted in ``hiddenweb/download
 from __future__ import annotations
 
 import json
+import math
 import time
-from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -75,7 +76,7 @@ from hiddenweb.forms import (
 )
 from hiddenweb.items import PageItem
 from hiddenweb.lostsheep.labels import context_for, link_contexts
-from hiddenweb.lvs import LVS
+from hiddenweb.lvs import LVS, words_of
 from hiddenweb.pagetext import fingerprint, visible_text
 
 
@@ -115,6 +116,7 @@ class HwdlaSpider(scrapy.Spider):
         self.forms_seen: set[str] = set()
         self.explorers: dict[str, FormExplorer] = {}
         self.fingerprints: set[str] = set()
+        self.site_words: Counter[str] = Counter()  # pages of this site showing each word
         self.oracle_children: dict[str, list[dict]] = defaultdict(list)
         self.oracle_home: dict | None = None
 
@@ -180,11 +182,14 @@ class HwdlaSpider(scrapy.Spider):
         rendered = "playwright" in (response.flags or [])
         if rendered:
             stats.inc_value("hiddenweb/browser/pages")
-        item = self.page_item(response)
+        text = self.visible(response)
+        item = self.page_item(response, text)
         fp = item["fingerprint"]
         new = fp is None or fp not in self.fingerprints
         if fp is not None:
             self.fingerprints.add(fp)
+        if new and text:
+            self.site_words.update(set(words_of(text)))
         meta["hiddenweb_new_content"] = new  # the DLA feedback reads it (repeats: not emitted)
         if meta.get("hiddenweb_explore"):
             yield from self.form_feedback(response, new)
@@ -228,16 +233,27 @@ class HwdlaSpider(scrapy.Spider):
                     playwright_page_goto_kwargs={"wait_until": "domcontentloaded"})
         return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
 
-    def page_item(self, response: Response) -> PageItem:
+    @staticmethod
+    def visible(response: Response) -> str | None:
+        """The page's visible text (markup), its whole text (JSON, plain text), or None."""
+        if not isinstance(response, TextResponse):
+            return None
+        try:
+            return visible_text(response.selector)
+        except (ValueError, AttributeError):  # not markup
+            return response.text
+
+    def page_item(self, response: Response, text: str | None = None) -> PageItem:
         meta = response.meta
         request = response.request
-        title = text_fp = None
+        title = None
+        text = self.visible(response) if text is None else text
+        text_fp = fingerprint(text) if text is not None else None
         if isinstance(response, TextResponse):
             try:
                 title = response.xpath("normalize-space(//title)").get() or None
-                text_fp = fingerprint(visible_text(response.selector))
             except (ValueError, AttributeError):  # not markup: JSON, plain text
-                text_fp = fingerprint(response.text)
+                pass
         headers = response.headers
         by_browser = bool(meta.get("hiddenweb_browser_form"))  # the page the actions led to
         method = request.method if request else "GET"
@@ -358,7 +374,8 @@ class HwdlaSpider(scrapy.Spider):
                 stats.inc_value("hiddenweb/forms/skipped/offsite")
                 continue
             explorer = FormExplorer(form, self.lvs, self.max_submissions, self.form_wave,
-                                    self.form_patience, self.lvs_learn)
+                                    self.form_patience, self.lvs_learn,
+                                    prior=self.value_prior(response))
             if not explorer.fillable:
                 stats.inc_value("hiddenweb/forms/unfillable")
                 self.logger.info("Form %s on %s: nothing to fill (no field matches the LVS%s)",
@@ -488,6 +505,17 @@ class HwdlaSpider(scrapy.Spider):
                               meta={"playwright": True, "playwright_page_methods": methods,
                                     "download_slot": BROWSER_SLOT,
                                     "hiddenweb_browser_form": True})
+
+    def value_prior(self, response: TextResponse) -> Callable[[str], float]:
+        """How much the site already speaks of an LVS value: its words on the form's own page
+        (weight 3) and on the pages seen so far (log of how many), for :class:`FormExplorer`."""
+        page = set(words_of(self.visible(response) or ""))
+        site = self.site_words
+
+        def prior(value: str) -> float:
+            return sum(3.0 * (w in page) + math.log1p(site[w]) for w in words_of(value))
+
+        return prior
 
     # -- recrawl ---------------------------------------------------------------------------
     def recrawl_requests(self) -> Iterator[scrapy.Request]:
