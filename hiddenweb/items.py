@@ -21,6 +21,8 @@ title              str|null   the page's ``<title>``
 fingerprint        str|null   SHA-1 of the page's visible text, whitespace-normalised
 fetch_seconds      float      download latency (request sent → response received)
 fetched_at         float      UNIX time the response was received
+action_score       float|null the DLA scheduler's score of the action when it was chosen
+                              (null under another scheduler); HWDLA fig. 4 is drawn from it
 downloads          int        pages this crawl had downloaded when this one arrived (this one
                               included): the x axis of "hidden pages found per download" even
                               when repeats are not emitted as items
@@ -53,6 +55,7 @@ class PageItem(scrapy.Item):
     fetch_seconds = scrapy.Field()
     fetched_at = scrapy.Field()
     downloads = scrapy.Field()
+    action_score = scrapy.Field()
     content_type = scrapy.Field()
     cache_control = scrapy.Field()
     expires = scrapy.Field()

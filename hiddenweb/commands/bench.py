@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cov.add_argument("--budget", type=int, default=None,
                      help="download budget (default: 3 × the truth's page count)")
     cov.add_argument("--json", action="store_true", help="one JSON object per strategy")
+    cov.add_argument("--figures", type=Path, default=None, metavar="DIR",
+                     help="write the HWDLA paper's figs. 4, 5 and 6 as PNG into DIR "
+                     "(every download is then kept as an item)")
     cov.add_argument("--plot", type=Path, default=None,
                      help="write hidden vs PI pages discovered (HWDLA fig. 5) as PNG")
     cov.add_argument("--workdir", type=Path, default=None, help="keep items and logs here")
@@ -71,6 +74,8 @@ def coverage(args: argparse.Namespace) -> int:
     from hiddenweb.bench import coverage as cov
 
     extra = dict(s.split("=", 1) for s in args.set)
+    if args.figures:  # fig. 4 needs the repeats (the actions that brought nothing new) too
+        extra.setdefault("HIDDENWEB_EMIT_REPEATS", "1")
     modes = BROWSER_MODES[args.browser] if args.browser else [extra.get("HIDDENWEB_BROWSER")]
     results = []
     for strategy in args.strategy.split(","):
@@ -86,6 +91,14 @@ def coverage(args: argparse.Namespace) -> int:
     if args.plot:
         cov.plot(results, args.plot, f"{args.pages} pages, seed {args.seed}")
         print(f"plot written to {args.plot}", file=sys.stderr)
+    if args.figures:
+        from hiddenweb.bench.figures import write
+        from hiddenweb.provingground.site import SiteModel
+
+        site = SiteModel(pages=args.pages, seed=args.seed)
+        truth = cov.Truth({p["key"]: p for p in site.truth()})
+        for path in write(results, site, truth, args.figures):
+            print(f"figure written to {path}", file=sys.stderr)
     return 0
 
 

@@ -58,7 +58,9 @@ JOBDIR. The scheduler writes, inside the job directory:
   ``ValueError`` naming the cause (the bucket layout differs); changed ``a``/``b`` are accepted.
 
 Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hiddenweb_dla_kinds``
-(the request's kinds, a list of str, primary first) so that feedback needs no second parse.
+(the request's kinds, a list of str, primary first) so that feedback needs no second parse, and
+``hiddenweb_dla_score`` (the score of the action's group when it was dequeued: ``p(pursue)``
+of its kind, or ``r * p`` of its page's action without transfer; the item's ``action_score``).
 
 Settings: ``HIDDENWEB_DLA_A``, ``HIDDENWEB_DLA_B``, ``HIDDENWEB_DLA_TRANSFER``,
 ``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_CONVERGE_P`` (docs/settings.md). Also Scrapy's
@@ -102,6 +104,7 @@ QUEUE_DIR = "hiddenweb_dla.queue"
 STATE_FORMAT = "hiddenweb-dla"
 STATE_VERSION = 1
 KINDS_META = "hiddenweb_dla_kinds"
+SCORE_META = "hiddenweb_dla_score"
 _PURSUE, _SKIP = "+", "-"
 
 
@@ -252,13 +255,15 @@ class DLAScheduler:
                 self.stats.set_value("hiddenweb/dla/budget_exhausted", True)
             return None
         while self.heap:
-            _, _, version, gkey = heapq.heappop(self.heap)
+            neg_score, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)
             if group is None or group.version != version:
                 continue
             request = self._pop_from(group)
             if request is None:
                 continue
+            # the automata's score when the action was chosen (precision-recall, HWDLA fig. 4)
+            request.meta[SCORE_META] = -neg_score
             self.pending -= 1
             self.steps += 1
             self.stats.inc_value("hiddenweb/dla/dequeued")

@@ -275,6 +275,7 @@ class HwdlaSpider(scrapy.Spider):
             fetch_seconds=round(float(meta.get("download_latency", 0.0)), 4),
             fetched_at=round(time.time(), 3),
             downloads=self.crawler.stats.get_value("hiddenweb/downloads", 0),
+            action_score=meta.get("hiddenweb_dla_score"),
             content_type=_header(headers, b"Content-Type"),
             cache_control=_header(headers, b"Cache-Control"),
             expires=_header(headers, b"Expires"),
@@ -303,7 +304,8 @@ class HwdlaSpider(scrapy.Spider):
             reached_by=meta.get("hiddenweb_reached_by", {"kind": "seed", "form": None}),
             form_only=bool(meta.get("hiddenweb_form_only")), title=None, fingerprint=None,
             fetch_seconds=None, fetched_at=round(time.time(), 3),
-            downloads=self.crawler.stats.get_value("hiddenweb/downloads", 0), content_type=None,
+            downloads=self.crawler.stats.get_value("hiddenweb/downloads", 0),
+            action_score=meta.get("hiddenweb_dla_score"), content_type=None,
             cache_control=None, expires=None,
         )
 
