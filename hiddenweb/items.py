@@ -18,7 +18,8 @@ reached_by         dict       ``{"kind": "seed"|"link"|"form", "form": null|{"ac
 form_only          bool       true when the chain of actions from the seed contains a form
                               submission: the page was reached only through a form
 title              str|null   the page's ``<title>``
-fingerprint        str|null   SHA-1 of the page's visible text, whitespace-normalised
+fingerprint        str|null   SHA-1 of the page's visible text (whitespace-normalised) and of
+                              the targets of its links and forms: equal for repeats only
 fetch_seconds      float      download latency (request sent → response received)
 fetched_at         float      UNIX time the response was received
 action_score       float|null the DLA scheduler's score of the action when it was chosen

@@ -34,6 +34,19 @@ def fingerprint(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
 
 
+ACTION_TARGETS = "//a/@href | //form/@action | //*[@formaction]/@formaction"
+
+
+def page_fingerprint(text: str, page: Selector | None) -> str:
+    """Fingerprint of a page: its visible text *and* where its links and forms lead. Two pages
+    with the same words but other actions (a wizard's step page in two collections, "choose a
+    city in CA") are different pages: the second must be expanded too."""
+    if page is None:
+        return fingerprint(text)
+    targets = sorted(set(page.xpath(ACTION_TARGETS).getall()))
+    return fingerprint(text + "\n" + "\n".join(targets))
+
+
 def shape_fingerprint(page: Selector, url: str = "") -> str:
     """Fingerprint of the *set* of words outside links, without digits and without the words that
     only echo the request's query ("Catalog (colour=red)", "Results for 'x'"). Equal for pages

@@ -77,7 +77,7 @@ from hiddenweb.forms import (
 from hiddenweb.items import PageItem
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.lvs import LVS, words_of
-from hiddenweb.pagetext import fingerprint, visible_text
+from hiddenweb.pagetext import fingerprint, page_fingerprint, visible_text
 
 
 def parse_seed(seed: str | None) -> str:
@@ -248,12 +248,13 @@ class HwdlaSpider(scrapy.Spider):
         request = response.request
         title = None
         text = self.visible(response) if text is None else text
-        text_fp = fingerprint(text) if text is not None else None
+        text_fp = None
         if isinstance(response, TextResponse):
             try:
                 title = response.xpath("normalize-space(//title)").get() or None
+                text_fp = page_fingerprint(text or "", response.selector)
             except (ValueError, AttributeError):  # not markup: JSON, plain text
-                pass
+                text_fp = fingerprint(text) if text is not None else None
         headers = response.headers
         by_browser = bool(meta.get("hiddenweb_browser_form"))  # the page the actions led to
         method = request.method if request else "GET"
