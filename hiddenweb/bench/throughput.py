@@ -4,9 +4,12 @@ The site is the proving ground without forms, scripts or traps (``--no-forms --n
 --no-traps``): plain linked pages, the case where hwdla's extra work (form discovery, page
 fingerprints, trap guard, item building) is pure overhead. All crawls write JSON lines.
 
-Three crawls of the same site, one after the other: the bare spider, ``hwdla`` with the visit
-store off, ``hwdla`` with it on (a fresh store in the run's temporary directory). Ratios:
-``hwdla`` (store off) / bare pages per second, and the store's share of the wall time.
+Four crawls of the same site, one after the other: the bare spider (outside the project, with
+Scrapy's own defaults: its scheduler, no hiddenweb component; same concurrency, robots.txt
+obeyed), ``hwdla`` with the visit store off, ``hwdla`` on Scrapy's scheduler instead of the DLA
+scheduler (store off), and ``hwdla`` with the store on (a fresh store in the run's temporary
+directory). Ratios: ``hwdla`` / bare pages per second, DLA / Scrapy's scheduler pages per
+second, and the store's share of the wall time.
 
 ``run_browser`` (``--browser``): the site keeps its script-built links (``--no-forms
 --no-traps``; about 1 public page in 10 has links only a script adds), crawled twice by
@@ -30,15 +33,19 @@ from hiddenweb.bench.procmem import ChromiumRSS
 BARE = Path(__file__).with_name("barespider.py")
 
 
-def _crawl(cmd: list[str], out: Path, stats: Path | None = None) -> dict:
+def _crawl(cmd: list[str], out: Path, stats: Path | None = None, project: bool = True) -> dict:
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
+    cwd = PROJECT_DIR
+    if not project:  # Scrapy's defaults: no scrapy.cfg above cwd, no settings module
+        env.pop("SCRAPY_SETTINGS_MODULE")
+        cwd = out.parent
     settings = {**COMMON_SETTINGS, "LOG_LEVEL": "WARNING"}
     if stats is not None:
         settings["HIDDENWEB_STATS_FILE"] = str(stats)
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
     started = time.monotonic()
-    proc = subprocess.Popen(cmd + ["-O", f"{out}:jsonlines"], cwd=PROJECT_DIR, env=env)
+    proc = subprocess.Popen(cmd + ["-O", f"{out}:jsonlines"], cwd=cwd, env=env)
     with ChromiumRSS(proc.pid) as chromium:
         if proc.wait() != 0:
             raise subprocess.CalledProcessError(proc.returncode, cmd)
@@ -76,13 +83,19 @@ def run(pages: int, seed: int) -> dict:
     with serve_site(pages, seed, ["--no-forms", "--no-js", "--no-traps"]) as url:
         scrapy = [sys.executable, "-m", "scrapy"]
         hwdla = [*scrapy, "crawl", "hwdla", "-a", f"seed={url}/"]
-        bare = _crawl([*scrapy, "runspider", str(BARE), "-a", f"seed={url}/"], tmp / "bare.jl")
-        plain = _crawl([*hwdla, "-s", "HIDDENWEB_STORE_ENABLED=0"], tmp / "hwdla.jl")
+        bare = _crawl([*scrapy, "runspider", str(BARE), "-a", f"seed={url}/",
+                       "-s", "ROBOTSTXT_OBEY=1"], tmp / "bare.jl", project=False)
+        off = ["-s", "HIDDENWEB_STORE_ENABLED=0"]
+        plain = _crawl([*hwdla, *off], tmp / "hwdla.jl")
+        fifo = _crawl([*hwdla, *off, "-s", "SCHEDULER=scrapy.core.scheduler.Scheduler"],
+                      tmp / "hwdla-scrapy-scheduler.jl")
         stored = _crawl([*hwdla, "-s", f"HIDDENWEB_STORE_PATH={tmp / 'store.db'}"],
                         tmp / "hwdla-store.jl")
     return {
         "runs": [{"spider": "bare", **bare}, {"spider": "hwdla (store off)", **plain},
+                 {"spider": "hwdla, Scrapy's scheduler", **fifo},
                  {"spider": "hwdla (store on)", **stored}],
         "ratio": plain["pages_per_second"] / bare["pages_per_second"],
+        "scheduler_ratio": plain["pages_per_second"] / fifo["pages_per_second"],
         "store_overhead": stored["wall_seconds"] / plain["wall_seconds"] - 1,
     }

@@ -122,6 +122,7 @@ def throughput(args: argparse.Namespace) -> int:
     else:
         print_table(result["runs"])
         print(f"hwdla / bare pages-per-second ratio: {result['ratio']:.3f}")
+        print(f"DLA / Scrapy scheduler pages-per-second ratio: {result['scheduler_ratio']:.3f}")
         print(f"visit store: +{100 * result['store_overhead']:.1f} % wall time")
     return 0
 
