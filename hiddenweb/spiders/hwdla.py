@@ -533,6 +533,9 @@ class HwdlaSpider(scrapy.Spider):
         with VisitStore(path) as store:
             targets = [t for t in store.recrawl_targets(by="combined")
                        if self.host is None or urlsplit(t.url).hostname == self.host]
+        if not targets:
+            self.logger.warning("Recrawl: no stored page is due in %s (crawl first)", path)
+            return
         self.logger.info("Recrawl: %d stored pages due, in rank order", len(targets))
         self.crawler.stats.set_value("hiddenweb/recrawl/targets", len(targets))
         for rank, target in enumerate(targets):
