@@ -25,7 +25,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"Crawled the demo site ({DEMO_PAGES} pages, seed {DEMO_SEED}): "
           f"{result['pages_downloaded']} pages downloaded in {result['wall_seconds']} s, "
           f"{result['hidden_found']} of {result['hidden_total']} hidden pages found "
-          f"({100 * (result['hidden_coverage'] or 0):.0f} %), "
+          f"({100 * (result['hidden_coverage'] or 0):.0f} %) and "
+          f"{result['hidden_found_browser_only']} of "
+          f"{result['hidden_total_with_browser'] - result['hidden_total']} that need a browser, "
           f"trap form submissions: {result['trap_submissions']}.")
     print(f"Items: {args.out}  (crawl log: {result['log_path']})")
     return 0
