@@ -204,7 +204,7 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         raise ValueError(f"unknown strategy {strategy!r}; choose from {sorted(STRATEGIES)}")
     site = SiteModel(pages=pages, seed=seed)
     truth = Truth({p["key"]: p for p in site.truth()})
-    budget = budget or 3 * len(truth.pages)
+    budget = 3 * len(truth.pages) if budget is None else budget  # 0: no budget
     tmp = Path(workdir or tempfile.mkdtemp(prefix="hiddenweb-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     truth_path = tmp / "truth.jsonl"

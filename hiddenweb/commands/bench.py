@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cov.add_argument("--strategy", default="bfs",
                      help="a strategy name, or several separated by commas (bfs,dfs,oracle)")
     cov.add_argument("--budget", type=int, default=None,
-                     help="download budget (default: 3 × the truth's page count)")
+                     help="download budget (default: 3 × the truth's page count; 0: none)")
     cov.add_argument("--json", action="store_true", help="one JSON object per strategy")
     cov.add_argument("--figures", type=Path, default=None, metavar="DIR",
                      help="write the HWDLA paper's figs. 4, 5 and 6 as PNG into DIR "

@@ -19,8 +19,8 @@ def run(args: argparse.Namespace) -> int:
     from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    result = cov.run(DEMO_PAGES, DEMO_SEED, "hwdla" if "hwdla" in cov.STRATEGIES else "bfs",
-                     workdir=args.out.parent)
+    # no download budget: the crawl ends by itself, as a user's crawl does
+    result = cov.run(DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=args.out.parent)
     Path(result["items_path"]).replace(args.out)
     print(f"Crawled the demo site ({DEMO_PAGES} pages, seed {DEMO_SEED}): "
           f"{result['pages_downloaded']} pages downloaded in {result['wall_seconds']} s, "
