@@ -110,8 +110,8 @@ def test_find_mode_finds_the_target_and_stops_early(tmp_path):
         result = Herder(words, states=100, twofold=True).run(mem, 0)
         if result.page == target and len(mem.downloaded) < graph.n // 3:
             break
-    else:
-        pytest.skip("no solvable task among the first 40")
+    else:  # deterministic seeds: this never happens unless the generator or herder changed
+        pytest.fail("no task among the first 40 that the in-process herder solves")
     server = GraphServer(graph)
     try:
         items = crawl_find(server.url, " ".join(words), tmp_path)
