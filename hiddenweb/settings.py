@@ -29,13 +29,13 @@ EXTENSIONS = {
     "hiddenweb.statsfile.StatsFile": 510,
 }
 
-# The lost-sheep pre-filter is off by itself unless the spider has a query (-a query=...); it
-# sits nearer the spider than the DLA feedback middleware (550) so dropped links never reach it.
 # The DLA scheduler orders downloads by what the learning automata learned (issue 3); its
 # feedback middleware reports each response's outcome. Scrapy's own scheduler:
 # -s SCHEDULER=scrapy.core.scheduler.Scheduler
 SCHEDULER = "hiddenweb.dla.scheduler.DLAScheduler"
 
+# The lost-sheep pre-filter is off by itself unless the spider has a query (-a query=...); it
+# sits nearer the spider than the DLA feedback middleware (550) so dropped links never reach it.
 SPIDER_MIDDLEWARES: dict[str, int] = {
     "hiddenweb.dla.middleware.DLAFeedbackMiddleware": 550,
     "hiddenweb.lostsheep.middleware.LostSheepMiddleware": 600,
