@@ -7,7 +7,7 @@ from hiddenweb.provingground.site import SiteModel
 
 def test_precision_recall_counts_new_hidden_pages_per_threshold():
     site = SiteModel(pages=200, seed=3)
-    truth = Truth({p["key"]: p for p in site.truth()})
+    truth = Truth.of(site)
     hidden = sorted(k for k in truth.hidden if truth.pages[k]["action"]["method"] == "GET")[:2]
     public = [k for k, p in truth.pages.items() if not p["hidden"] and k != "p/0"][:2]
 

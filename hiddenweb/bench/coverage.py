@@ -91,6 +91,10 @@ class Truth:
         self.hidden_browser = {k for k, p in self.pages.items()
                                if p["hidden"] and p.get("needs_browser")}
 
+    @classmethod
+    def of(cls, site: SiteModel) -> Truth:
+        return cls({page["key"]: page for page in site.truth()})
+
 
 @contextmanager
 def serve_site(pages: int, seed: int, extra: list[str] | None = None) -> Iterator[str]:
@@ -203,7 +207,7 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {sorted(STRATEGIES)}")
     site = SiteModel(pages=pages, seed=seed)
-    truth = Truth({p["key"]: p for p in site.truth()})
+    truth = Truth.of(site)
     budget = 3 * len(truth.pages) if budget is None else budget  # 0: no budget
     tmp = Path(workdir or tempfile.mkdtemp(prefix="hiddenweb-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -286,22 +290,37 @@ def _follow(proc: subprocess.Popen, out: Path, site: SiteModel, truth: Truth, pr
         bar.close()
 
 
-def plot(results: list[dict], path: Path, title: str = "") -> None:
-    """Hidden vs PI pages discovered, one line per strategy (HWDLA paper, fig. 5)."""
+def new_figure() -> tuple[Any, Any]:
+    """A figure and its axes, drawn off-screen (Agg)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for result in results:
-        curve = result["curve"]
-        ax.plot([c[1] for c in curve], [c[2] for c in curve], label=result["strategy"])
-    ax.set_xlabel("public (PI) pages discovered")
-    ax.set_ylabel("hidden pages discovered")
-    ax.set_title(title or "Hidden vs PI pages discovered (HWDLA fig. 5)")
-    ax.grid(alpha=0.3)
+    return plt.subplots(figsize=(6.4, 4.2))
+
+
+def save_figure(fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, title: str,
+                grid: bool = True) -> None:
+    """Label, lay out, write as PNG and close (every benchmark figure looks the same)."""
+    import matplotlib.pyplot as plt
+
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if grid:
+        ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot(results: list[dict], path: Path, title: str = "") -> None:
+    """Hidden vs PI pages discovered, one line per strategy (HWDLA paper, fig. 5)."""
+    fig, ax = new_figure()
+    for result in results:
+        curve = result["curve"]
+        ax.plot([c[1] for c in curve], [c[2] for c in curve], label=result["strategy"])
+    save_figure(fig, ax, path, "public (PI) pages discovered", "hidden pages discovered",
+                title or "Hidden vs PI pages discovered (HWDLA fig. 5)")

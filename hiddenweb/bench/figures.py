@@ -15,7 +15,14 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from hiddenweb.bench.coverage import Truth, plot, read_items, resolve_item
+from hiddenweb.bench.coverage import (
+    Truth,
+    new_figure,
+    plot,
+    read_items,
+    resolve_item,
+    save_figure,
+)
 from hiddenweb.provingground.site import SiteModel
 
 
@@ -46,53 +53,33 @@ def precision_recall(site: SiteModel, truth: Truth, items: list[dict]
 
 
 def write(results: list[dict], site: SiteModel, truth: Truth, directory: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    fig5 = directory / "fig5-coverage.png"
+    fig4, fig5, fig6 = (directory / name for name in (
+        "fig4-precision-recall.png", "fig5-coverage.png", "fig6-depth.png"))
     plot(results, fig5)
-    written.append(fig5)
+    items = {r["strategy"]: read_items(Path(r["items_path"])) for r in results}
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = new_figure()
     for result in results:
-        curve = precision_recall(site, truth, read_items(Path(result["items_path"])))
+        curve = precision_recall(site, truth, items[result["strategy"]])
         if curve:
             ax.plot([c[2] for c in curve], [c[1] for c in curve], marker=".",
                     label=result["strategy"])
-    ax.set_xlabel("recall")
-    ax.set_ylabel("precision")
-    ax.set_title("Precision-recall over the automata's thresholds (HWDLA fig. 4)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig4 = directory / "fig4-precision-recall.png"
-    fig.savefig(fig4, dpi=110)
-    plt.close(fig)
-    written.append(fig4)
+    save_figure(fig, ax, fig4, "recall", "precision",
+                "Precision-recall over the automata's thresholds (HWDLA fig. 4)")
 
     total = Counter(truth.pages[k]["depth"] for k in truth.hidden)
     depths = sorted(total)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = new_figure()
     width = 0.8 / (len(results) + 1)
     ax.bar([d - 0.4 + width / 2 for d in depths], [total[d] for d in depths], width,
            label="truth", color="lightgrey")
     for i, result in enumerate(results, start=1):
-        found = {resolve_item(site, it) for it in read_items(Path(result["items_path"]))
+        found = {resolve_item(site, it) for it in items[result["strategy"]]
                  if it.get("status") == 200} & truth.hidden
         by_depth = Counter(truth.pages[k]["depth"] for k in found)
         ax.bar([d - 0.4 + width * (i + 0.5) for d in depths], [by_depth[d] for d in depths],
                width, label=result["strategy"])
-    ax.set_xlabel("depth from the seed (actions)")
-    ax.set_ylabel("hidden pages found")
-    ax.set_title("Hidden pages found by depth (HWDLA fig. 6)")
-    ax.legend()
-    fig.tight_layout()
-    fig6 = directory / "fig6-depth.png"
-    fig.savefig(fig6, dpi=110)
-    plt.close(fig)
-    written.append(fig6)
-    return written
+    save_figure(fig, ax, fig6, "depth from the seed (actions)", "hidden pages found",
+                "Hidden pages found by depth (HWDLA fig. 6)", grid=False)
+    return [fig5, fig4, fig6]

@@ -96,7 +96,7 @@ def coverage(args: argparse.Namespace) -> int:
         from hiddenweb.provingground.site import SiteModel
 
         site = SiteModel(pages=args.pages, seed=args.seed)
-        truth = cov.Truth({p["key"]: p for p in site.truth()})
+        truth = cov.Truth.of(site)
         for path in write(results, site, truth, args.figures):
             print(f"figure written to {path}", file=sys.stderr)
     return 0
