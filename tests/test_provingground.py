@@ -252,6 +252,42 @@ def test_js_only_forms_and_links(site1k, truth1k):
     assert not [c for c in plain.collections if c.js]
 
 
+def test_dependent_select_options_come_from_a_script(served_site):
+    site = served_site.site
+    col = next(c for c in site.collections if c.style == "dependent")
+    status, html, _ = fetch(served_site.url, "GET", site.graph.url(col.hosts[0]))
+    form = html[html.index(f'id="form-c{col.cid}"'):].split("</form>")[0]
+    assert status == 200 and f'name="{col.fields["city"]}"' in form
+    assert not any(f'value="{city}"' in form for city, _ in col.domain["city"])
+    assert f"/c/{col.cid}/options?region=" in html  # the script that fills the city select
+    for region in col.domain["region"]:  # its endpoint: the cities with records in the region
+        status, body, _ = fetch(served_site.url, "GET", col.options_url(region))
+        assert status == 200 and [c for c, _ in json.loads(body)] == col.cities_in(region)
+    mine = [p for p in site.truth() if p["key"].startswith(f"c{col.cid}/")]
+    assert mine and all(p["hidden"] and p["needs_browser"] for p in mine)
+    first = [p for p in mine if p["action"]["via"] == "form"]
+    assert len(first) == len(col.results)  # one submission per (region, city) with records
+    for p in first:
+        a = p["action"]
+        assert a["method"] == "POST" and site.resolve("POST", a["url"], a["data"]) == p["key"]
+        status, body, _ = fetch(served_site.url, "POST", a["url"], a["data"])
+        assert status == 200 and "Results for" in body
+    assert fetch(served_site.url, "GET", f"/c/{col.cid}/step")[0] == 404  # no post-back step
+
+
+def test_dependent_collections_leave_the_rest_of_the_site_as_it_was(site1k, truth1k):
+    without = SiteModel(pages=1000, seed=1, dependent=False)
+    dep = [c for c in site1k.collections if c.style == "dependent"]
+    assert len(dep) == 1 and len(site1k.collections) == len(without.collections) + 1
+    hosts = {site1k.graph.url(h) for c in dep for h in c.hosts}
+    old = {p["key"]: p for p in without.truth()}
+    assert set(old) < set(truth1k)
+    for key, page in old.items():
+        assert truth1k[key] == page
+        if page["url"] not in hosts:  # only the dependent form's host pages gain something
+            assert site1k.render("GET", page["url"]) == without.render("GET", page["url"]), key
+
+
 # --- lost-sheep protocol statistics ---------------------------------------------------------------
 
 def test_degrees_are_power_law_like():

@@ -32,7 +32,8 @@ FORMASAURUS = {"search": "search", "login": "login", "registration": "signup",
 
 def form_truth(site: SiteModel) -> Iterator[dict]:
     """One dict per form of the site: page path, index on the page, and its true class."""
-    static = SiteModel(site.pages, site.seed, js=False) if site.js else site
+    static = (SiteModel(site.pages, site.seed, js=False, dependent=site.dependent)
+              if site.js else site)
     g = site.graph
     for host in sorted(site.host_forms):
         for index, cid in enumerate(site.host_forms[host]):

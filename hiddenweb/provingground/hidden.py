@@ -24,6 +24,14 @@ trap and the second one carries the real ``formaction``; ``image`` — an ``<inp
 submits; ``xhr`` — a script intercepts the submission, fetches the results and shows them in the
 page (``history.pushState`` to the result URL); the form's ``action`` is a dead URL, so only a
 browser gets results (``needs_browser`` in the truth).
+
+``dependent`` (extra collections, appended after the others: see ``SiteModel``): a locate
+collection whose one form has the region select and a *city select with no options in the HTML*;
+a script fills the city options when a region is chosen (``fetch`` of
+``/c/N/options?region=R``, JSON ``[[value, text], …]``: the cities with records in R). The
+form POSTs region + city to ``/c/N/locate``. Only a browser that chooses a region first sees
+the cities, so all its pages are ``needs_browser`` (a dependent field filled by a script, as
+the post-back wizard is the dependent field filled by the server).
 """
 
 from __future__ import annotations
@@ -102,6 +110,16 @@ class Collection:
     style: str = "plain"  # STYLES: how the form is built and submitted
 
     @property
+    def scripted(self) -> bool:
+        """Only a browser can submit this collection's form usefully."""
+        return self.js or self.style in ("xhr", "dependent")
+
+    @property
+    def wizard(self) -> bool:
+        """A two-step locate wizard (the region step is a post-back)."""
+        return self.kind == "locate" and self.style != "dependent"
+
+    @property
     def method(self) -> str:
         return METHODS[self.kind]
 
@@ -158,7 +176,16 @@ class Collection:
             f"&csrf={self.tokens[host]}")
 
     def regions(self) -> list[str]:
-        return list(self.domain["region"]) if self.kind == "locate" else []
+        return list(self.domain["region"]) if self.wizard else []
+
+    def options_url(self, region: str) -> str:
+        return f"/c/{self.cid}/options?{urlencode([('region', region)])}"
+
+    def cities_in(self, region: str) -> list[str]:
+        """A dependent form's city options for ``region`` (the cities with records there)."""
+        fc, fr = self.fields["city"], self.fields["region"]
+        return [c for c, r in self.domain["city"]
+                if r == region and ((fc, c.lower()), (fr, region)) in self.results]
 
     def detail_key(self, rid: int) -> str:
         return f"c{self.cid}/item/{rid}"
@@ -192,12 +219,14 @@ def _clamp(x: float, lo: int, hi: int) -> int:
 
 
 def _generate(
-    seed: int, cid: int, kind: str, topic: int, hosts: list[int], js: bool, n_rec: int
+    seed: int, cid: int, kind: str, topic: int, hosts: list[int], js: bool, n_rec: int,
+    style: str | None = None,
 ) -> Collection:
-    rnd = rng_for(seed, "collection", cid, n_rec)
+    # a new style draws from its own stream: the other collections stay byte-identical
+    rnd = rng_for(seed, "collection" if style is None else f"collection-{style}", cid, n_rec)
     col = Collection(seed, cid, kind, topic, hosts, js)
     col.tokens = {h: _token(seed, cid, h) for h in hosts}
-    col.style = "plain" if js else STYLES[cid % len(STYLES)]
+    col.style = style or ("plain" if js else STYLES[cid % len(STYLES)])
     variant = cid // len(KINDS)
     n_listed = max(2, n_rec - int(n_rec * RELATED_ONLY_FRACTION))
     col.n_listed = n_listed
@@ -300,12 +329,14 @@ def _generate(
 
 
 def build_collection(
-    seed: int, cid: int, topic: int, hosts: list[int], js: bool, budget: float
+    seed: int, cid: int, topic: int, hosts: list[int], js: bool, budget: float,
+    style: str | None = None,
 ) -> Collection:
-    """A collection whose truth pages (results + details) number about ``budget``."""
-    kind = KINDS[cid % len(KINDS)]
+    """A collection whose truth pages (results + details) number about ``budget``; ``style``
+    ``"dependent"``: a locate collection with a script-filled city select (see above)."""
+    kind = "locate" if style == "dependent" else KINDS[cid % len(KINDS)]
     n = max(3, int(budget * 0.6))
-    col = _generate(seed, cid, kind, topic, hosts, js, n)
+    col = _generate(seed, cid, kind, topic, hosts, js, n, style)
     for _ in range(4):
         size = col.size()
         if abs(size - budget) <= max(2.0, 0.08 * budget):
@@ -314,5 +345,5 @@ def build_collection(
         if n2 == n:
             break
         n = n2
-        col = _generate(seed, cid, kind, topic, hosts, js, n)
+        col = _generate(seed, cid, kind, topic, hosts, js, n, style)
     return col

@@ -144,6 +144,11 @@ def collection_form(col, host: int) -> Node:
             ),
         ]
         button = "Filter"
+    elif col.style == "dependent":  # region, then a city select a script fills
+        kids = select(
+            "region", [("", "Choose…")] + [(k, vocab.REGIONS[k]) for k in dom["region"]], True
+        ) + select("city", [("", "Choose a region first")], True)
+        button = "Find"
     elif col.kind == "locate":  # step 1 of the wizard: the region (step 2: step_form)
         kids = select(
             "region", [("", "Choose…")] + [(k, vocab.REGIONS[k]) for k in dom["region"]], True
@@ -155,8 +160,9 @@ def collection_form(col, host: int) -> Node:
         )
         button = "Search archive"
     kids.append(("input", {"type": "hidden", "name": "csrf", "value": col.tokens[host]}, ""))
-    target = col.step_action if col.kind == "locate" else col.action
-    attrs = {"action": target, "method": "get" if col.kind == "locate" else col.method.lower(),
+    wizard = col.kind == "locate" and getattr(col, "style", "plain") != "dependent"
+    target = col.step_action if wizard else col.action
+    attrs = {"action": target, "method": "get" if wizard else col.method.lower(),
              "id": f"form-{fid}"}
     style = getattr(col, "style", "plain")
     if style == "buttons":  # a dead form action; a trap button first; the real formaction
@@ -205,6 +211,24 @@ def xhr_script(col) -> str:
         'fetch(u).then(function(r){return r.text();}).then(function(t){'
         f'document.getElementById("res-{fid}").innerHTML=t;history.pushState(null,"",u);}});'
         "});})();</script>"
+    )
+
+
+def dependent_script(col) -> str:
+    """The script of a ``dependent`` form: when the region changes, fetch its cities and put
+    them in the city select (no city is in the page's HTML)."""
+    fid = f"c{col.cid}"
+    region, city = col.fields["region"], col.fields["city"]
+    return (
+        f'<script>(function(){{var f=document.getElementById("form-{fid}");'
+        f'var r=f.querySelector(\'[name="{region}"]\'),c=f.querySelector(\'[name="{city}"]\');'
+        'r.addEventListener("change",function(){'
+        'while(c.options.length>1){c.remove(1);}if(!r.value){return;}'
+        f'fetch("/c/{col.cid}/options?region="+encodeURIComponent(r.value))'
+        '.then(function(x){return x.json();}).then(function(l){'
+        'l.forEach(function(v){var o=document.createElement("option");'
+        'o.value=v[0];o.textContent=v[1];c.appendChild(o);});'
+        'c.setAttribute("data-loaded",r.value);});});})();</script>'
     )
 
 

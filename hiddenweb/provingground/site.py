@@ -7,12 +7,18 @@ collections (a few numbers per record) are kept.
 
 Sizes: ``pages`` ≈ number of truth pages, half public, half hidden (like HWDLA's 58,251 /
 29,395). The public part follows the lost-sheep protocol (:mod:`.graph`), the hidden part the
-HWDLA setting (:mod:`.hidden`). Truth keys: ``p/<id>`` (public, home = ``p/0``),
-``c<cid>/<kind>?<canonical query>[&page=N]`` (result pages), ``c<cid>/item/<rid>`` (details).
+HWDLA setting (:mod:`.hidden`). With scripts on (``js``, the default), ``max(1, n / 20)`` of
+n collections are added after the others, each a *dependent* form (a city select that a script
+fills once a region is chosen: :mod:`.hidden`); they draw from their own random streams, so
+every other page and collection is the same as without them (their host pages gain the form),
+and their ≈ ``pages / n`` hidden pages each come on top of ``pages``. Truth keys: ``p/<id>``
+(public, home = ``p/0``), ``c<cid>/<kind>?<canonical query>[&page=N]`` (result pages),
+``c<cid>/item/<rid>`` (details).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
@@ -26,6 +32,7 @@ DEMO_PAGES = 300
 DEMO_SEED = 7
 PAGES_PER_COLLECTION = 250  # collections = max(5, pages / 250)
 JS_COLLECTION_EVERY = 5  # every 5th collection's form exists only after JavaScript runs
+DEPENDENT_EVERY = 20  # one dependent (script-filled select) collection per 20 others, at least 1
 ROBOTS_TXT = "User-agent: *\nDisallow: /private/\nDisallow: /__hw/\n"
 OFFSITE = ("http://offsite.invalid/", "https://example.org/")
 
@@ -33,6 +40,7 @@ _PUB = re.compile(r"^/(p|private)/(\d+)$")
 _COLL = re.compile(r"^/c/(\d+)/(search|filter|locate|archive)$")
 _ITEM = re.compile(r"^/c/(\d+)/item/(\d+)$")
 _STEP = re.compile(r"^/c/(\d+)/step$")
+_OPTIONS = re.compile(r"^/c/(\d+)/options$")
 _HTML = {"Content-Type": "text/html; charset=utf-8"}
 
 
@@ -46,8 +54,10 @@ class SiteModel:
         forms: bool = True,
         js: bool = True,
         traps: bool = True,
+        dependent: bool | None = None,
     ) -> None:
         self.pages, self.seed, self.forms, self.js, self.traps = pages, seed, forms, js, traps
+        self.dependent = js if dependent is None else dependent  # script-filled select forms
         n_public = max(10, pages - pages // 2)
         self._truth: list[dict] | None = None
         self.graph: PublicGraph = build_public(n_public, seed)
@@ -77,6 +87,18 @@ class SiteModel:
                     js and cid % JS_COLLECTION_EVERY == JS_COLLECTION_EVERY - 1,
                     budget,
                 )
+                self.collections.append(col)
+                for h in hosts:
+                    self.host_forms.setdefault(h, []).append(cid)
+            # the dependent-select collections: their own random streams (see the docstring)
+            drnd = rng_for(seed, "dependent-hosts")
+            for j in range(max(1, n_coll // DEPENDENT_EVERY) if self.dependent else 0):
+                cid = n_coll + j
+                main = shallow[drnd.randrange(len(shallow))]
+                copies = drnd.sample(candidates, min(len(candidates), drnd.randint(0, 1)))
+                hosts = [main, *(h for h in copies if h != main)]
+                col = build_collection(seed, cid, g.topic[main], hosts, False, budget,
+                                       style="dependent")
                 self.collections.append(col)
                 for h in hosts:
                     self.host_forms.setdefault(h, []).append(cid)
@@ -116,7 +138,7 @@ class SiteModel:
         m = _STEP.match(path)
         if m:
             cid = int(m.group(1))
-            if cid >= len(self.collections) or self.collections[cid].kind != "locate":
+            if cid >= len(self.collections) or not self.collections[cid].wizard:
                 return ("notfound",)
             col = self.collections[cid]
             if params.get("csrf") not in col.tokens.values():
@@ -125,6 +147,12 @@ class SiteModel:
             if region not in col.domain["region"]:
                 return ("noresults", cid)
             return ("step", cid, region)
+        m = _OPTIONS.match(path)
+        if m:
+            cid = int(m.group(1))
+            if cid >= len(self.collections) or self.collections[cid].style != "dependent":
+                return ("notfound",)
+            return ("options", cid, (params.get("region") or "").strip().upper())
         m = _ITEM.match(path)
         if m:
             cid, rid = int(m.group(1)), int(m.group(2))
@@ -208,6 +236,11 @@ class SiteModel:
                 H.a(self.graph.url(col.hosts[0]), "Start again"),
                 H.a("/", "Home"),
             )
+        if kind == "options":  # a dependent select's options (JSON; not a page)
+            col = self.collections[route[1]]
+            cities = col.cities_in(route[2])
+            return 200, {"Content-Type": "application/json"}, json.dumps(
+                [[c, c] for c in cities]).encode()
         if kind == "noresults":
             col = self.collections[route[1]]
             return (
@@ -279,6 +312,8 @@ class SiteModel:
             forms.append(H.render_node(H.collection_form(col, u), col.js, f"fs-c{cid}"))
             if col.style == "xhr":
                 forms.append(H.xhr_script(col))
+            elif col.style == "dependent":
+                forms.append(H.dependent_script(col))
         return H.page(
             g.title(u),
             "<nav>" + " | ".join(nav) + "</nav>",

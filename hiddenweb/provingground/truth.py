@@ -56,9 +56,9 @@ class _Index:
                     yield v, None
             for cid in site.host_forms.get(i, ()):
                 col = site.collections[cid]
-                if (col.js or col.style == "xhr") and not with_js:
+                if col.scripted and not with_js:
                     continue
-                if col.kind == "locate":  # the wizard's first step
+                if col.wizard:  # the wizard's first step
                     for region in col.regions():
                         yield self.step[(cid, region)], i
                     continue
