@@ -48,3 +48,17 @@ def test_cli_json(capsys):
         "wall_seconds",
     } <= row.keys()
     assert row["nodes"] == 100 and row["runs"] == 5 and row["threshold"] == 0.75
+
+
+def test_default_graph_has_cycles_and_the_evolving_one_none():
+    import numpy as np
+
+    from hiddenweb.lostsheep.graphs import GraphParams
+
+    g = generate_site(500, np.random.default_rng(1))
+    src = np.repeat(np.arange(g.n), g.out_degree())
+    assert (g.out_dst < src).any()  # links to older pages: the herder can loop back
+    assert not (g.out_dst == src).any()
+    old = generate_site(500, np.random.default_rng(1), GraphParams(evolving=True))
+    src = np.repeat(np.arange(old.n), old.out_degree())
+    assert (old.out_dst > src).all()

@@ -56,3 +56,39 @@ def test_maxdepth_stops_a_walk_below_the_threshold():
     assert result.reason == "maxdepth" and result.rounds == 3
     assert result.path == ["p0", "p1", "p2", "p3"]
     assert len(set(site.downloads)) == len(site.downloads) == result.downloads == 7
+
+
+class StringsOnly:
+    """A generated site seen only through strings (no fast path): the herder analyses text."""
+
+    def __init__(self, graph):
+        from hiddenweb.lostsheep.graphs import GraphSite
+
+        self.site = GraphSite(graph)
+
+    def out_links(self, page):
+        return self.site.out_links(page)
+
+    def text(self, page):
+        return self.site.text(page)
+
+    def download(self, page):
+        self.site.download(page)
+
+
+def test_graph_fast_path_equals_reading_the_strings():
+    import numpy as np
+
+    from hiddenweb.lostsheep.graphs import GraphSite, draw_task, generate_site
+
+    for i in range(6):
+        rng = np.random.default_rng([5, 300, i])
+        graph = generate_site(300, rng)
+        _, query = draw_task(graph, rng)
+        words = [graph.vocab[w] for w in query.tolist()]
+        for states, twofold in ((3, False), (100, True)):
+            herder = Herder(words, states=states, twofold=twofold, threshold=0.75)
+            fast, slow = GraphSite(graph), StringsOnly(graph)
+            a, b = herder.run(fast, 0), herder.run(slow, 0)
+            assert (a.page, a.path, a.reason, a.f_best) == (b.page, b.path, b.reason, b.f_best)
+            assert fast.downloaded == slow.site.downloaded and a.downloads == len(fast.downloaded)

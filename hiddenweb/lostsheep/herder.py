@@ -28,6 +28,17 @@ Choices where the paper is vague:
   ``maxdepth`` rounds, the herder returns the page of the lost sheep with the largest ``f`` seen
   in the whole walk.
 - The query is analysed like the text (stop-words dropped, stemmed) and used as a set of stems.
+
+Readings re-checked in issue 4 (none changed the algorithm; listed so they are explicit):
+
+- A surviving sheep reads its page's whole text ("for each word", steps 3.10-3.10.3 stop only
+  at ``Q``), so its ``f`` is label words + page words: a long page that never sends the sheep
+  to ``Q`` scores its length. The paper names this bias ("nodes may be of different sizes").
+- A pre-filtered sheep's ``f`` is the label words it read (``f = t`` at ``Q``); it stays in
+  ``sum(f)`` and in the ``argmax`` (step 5 ranges over all of ``X``).
+- ``t`` is per sheep (2F's step size needs each automaton's own count), starting at 0.
+- The threshold test is ``f_best / sum(f) >= threshold`` (step 6, cut off in our copy of the
+  paper; ``>=`` as the prose "stop when ... reaches"). A round where ``sum(f) = 0`` never stops.
 """
 
 from __future__ import annotations
@@ -37,8 +48,10 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from hiddenweb.lostsheep.text import analyze, query_stems
-from hiddenweb.lostsheep.tsetlin import TsetlinAutomaton
+from hiddenweb.lostsheep.tsetlin import TsetlinAutomaton, batch_durations
 
 logger = logging.getLogger(__name__)
 
@@ -108,23 +121,63 @@ class Herder:
         if self.maxdepth < 1:
             raise ValueError(f"maxdepth must be > 0, got {self.maxdepth}")
 
+    def query_flags(self, stems: list[str]) -> np.ndarray:
+        """Which of ``stems`` are query stems (what the automaton reads, word by word)."""
+        q = self.stems
+        return np.fromiter((s in q for s in stems), dtype=bool, count=len(stems))
+
     def release(
-        self, site: Site, page: Hashable, cache: dict[Hashable, list[str]]
+        self, site: Site, page: Hashable, cache: dict[Hashable, np.ndarray]
     ) -> list[SheepOutcome]:
-        """One round: a sheep per outgoing link of ``page``; downloads survivors into ``cache``."""
-        outcomes = []
-        for target, label in site.out_links(page):
-            sheep = self.sheep()
-            if sheep.read(self.analyzer(label), self.stems):
-                outcomes.append(SheepOutcome(target, label, sheep.f, True, True))
-                continue
-            stems = cache.get(target)
-            if stems is None:
+        """One round: a sheep per outgoing link of ``page``; downloads survivors into ``cache``.
+
+        ``cache`` maps every downloaded page to its text's query flags. The sheep are run in
+        one vectorised pass per stage (:func:`~.tsetlin.batch_durations`, pinned equal to
+        :class:`TsetlinAutomaton` word by word): labels first (steps 3.1-3.5), then label and
+        page text together for the survivors (3.6-3.10, ``t`` goes on from the label).
+        A site may offer ``link_flags(page, stems)`` / ``text_flags(page, stems)``: the same
+        flags without building and analysing strings (the generated graph does)."""
+        fast_links = getattr(site, "link_flags", None)
+        if fast_links is not None:
+            targets, labels, lflags = fast_links(page, self.stems)
+        else:
+            links = site.out_links(page)
+            targets = [t for t, _ in links]
+            labels = [lab for _, lab in links]
+            lflags = [self.query_flags(self.analyzer(lab)) for lab in labels]
+        if not targets:
+            return []
+        quit_l, f_l = self._run(lflags)
+        alive = np.flatnonzero(~quit_l).tolist()
+        fast_text = getattr(site, "text_flags", None)
+        for j in alive:
+            target = targets[j]
+            if target not in cache:
                 site.download(target)
-                stems = cache[target] = self.analyzer(site.text(target))
-            sheep.read(stems, self.stems)
-            outcomes.append(SheepOutcome(target, label, sheep.f, sheep.quit, False))
-        return outcomes
+                cache[target] = (
+                    fast_text(target, self.stems)
+                    if fast_text is not None
+                    else self.query_flags(self.analyzer(site.text(target)))
+                )
+        quit_p, f_p = self._run([np.concatenate((lflags[j], cache[targets[j]])) for j in alive])
+        quit_ = quit_l.copy()
+        f = f_l.copy()
+        quit_[alive] = quit_p
+        f[alive] = f_p
+        return [
+            SheepOutcome(targets[j], labels[j], int(f[j]), bool(quit_[j]), bool(quit_l[j]))
+            for j in range(len(targets))
+        ]
+
+    def _run(self, texts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """``(quit, f)`` of a fresh sheep per flag array."""
+        if not texts:
+            return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in texts], out=offsets[1:])
+        return batch_durations(
+            np.concatenate(texts), offsets, self.states, self.twofold, self.start
+        )
 
     def sheep(self) -> TsetlinAutomaton:
         """A fresh sheep configured like every sheep of this herder."""
@@ -149,7 +202,7 @@ class Herder:
     def run(self, site: Site, start_page: Hashable) -> HerdResult:
         """Herd from ``start_page`` until the threshold, a dead end or ``maxdepth``."""
         site.download(start_page)
-        cache: dict[Hashable, list[str]] = {start_page: []}
+        cache: dict[Hashable, np.ndarray] = {start_page: np.zeros(0, dtype=bool)}
         stood = {start_page}
         path = [start_page]
         best_page: Hashable | None = None
@@ -168,7 +221,12 @@ class Herder:
             current = move.page
             if current not in cache:  # a pre-filtered page: the herder must fetch it to go on
                 site.download(current)
-                cache[current] = self.analyzer(site.text(current))
+                fast_text = getattr(site, "text_flags", None)
+                cache[current] = (
+                    fast_text(current, self.stems)
+                    if fast_text is not None
+                    else self.query_flags(self.analyzer(site.text(current)))
+                )
             stood.add(current)
             path.append(current)
         return HerdResult(best_page, "maxdepth", self.maxdepth, len(cache), path, best_f)

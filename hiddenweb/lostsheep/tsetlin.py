@@ -15,14 +15,17 @@ The longer it survives, the more relevant the text.
   ``S/2`` on the first word, ``S/4`` on the second, ... (paper: "if t=0 it moves S/2 states, if
   t=1 it moves S/4 states and so on", after Granmo & Oommen's twofold automata [18]).
 
-Choice where the paper is vague: the automaton is released in the *middle* state
-``start = S // 2`` (the boundary between the two actions of a two-action Tsetlin automaton). With
-2F this makes the first step of ``S/2`` land on ``B`` or ``Q``, a binary search as in [18], and it
-is the only reading under which 2F S=100 pre-filters short link labels harder than plain S=3, as
-the paper's download counts show (table 3: LS2F S=100 D=12.52 vs LS S=3 D=22.52 at N=100). With
-``start = 0`` the halving steps sum to less than ``S`` and a 2F sheep could never quit on a label
-of fewer than ~9 words. ``start`` is a parameter everywhere, so the other reading can be run.
-The halving steps are floored and kept at least 1, so 2F ends as a plain automaton.
+Start state (issue 4, reading checked against the code): a sheep starts at ``B`` (``start=None``
+means 0). The paper calls ``B`` the "beginning state" and nothing else is a start. Consequence,
+stated rather than hidden: from ``B`` a 2F sheep needs 9 (S=100), 10 (S=200), 11 (S=400)
+misses in a row to quit, so it cannot pre-filter a label shorter than that, and a plain S=3
+sheep needs 3 misses ("Image Gallery" alone does not quit). The middle start ``S // 2`` of an
+earlier draft (a first 2F miss lands on ``Q``) would make the paper's 2F download counts
+plausible, but it contradicts "beginning state" and the paper's HMM2F accuracy (0.73-0.75 at
+N=100 reading page text alone: a middle-start 2F sheep dies on the page's first non-query
+word). ``start`` stays a parameter everywhere, so that reading can be measured too.
+``t`` is counted per sheep (the listing initialises it once, but 2F needs each automaton's
+own ``t``). The halving steps are floored and kept at least 1, so 2F ends as a plain automaton.
 """
 
 from __future__ import annotations
