@@ -62,3 +62,16 @@ def test_default_graph_has_cycles_and_the_evolving_one_none():
     old = generate_site(500, np.random.default_rng(1), GraphParams(evolving=True))
     src = np.repeat(np.arange(old.n), old.out_degree())
     assert (old.out_dst > src).all()
+
+
+def test_links_are_not_listed_by_page_age_and_the_first_calibration_is_kept():
+    import numpy as np
+
+    from hiddenweb.lostsheep.graphs import GraphParams
+
+    g = generate_site(500, np.random.default_rng(2))
+    kids = g.children(0)
+    assert kids.size > 20 and (np.diff(kids) < 0).any()
+    old = generate_site(500, np.random.default_rng(2), GraphParams(evolving=True,
+                                                                   shuffle_links=False))
+    assert (np.diff(old.children(0)) > 0).all()

@@ -62,6 +62,21 @@ def add_emris_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--maxdepth", type=int, default=DEFAULT_MAXDEPTH)
     p.add_argument("--json", action="store_true", help="one JSON object per result")
+    p.add_argument(
+        "--grid",
+        type=float,
+        nargs="+",
+        default=None,
+        metavar="THRESHOLD",
+        help="issue-4 table: every row of ISSUE4_ROWS at these thresholds, each site generated "
+        "once for all rows (JSON lines; wall_seconds counts the site's generation in each row)",
+    )
+    p.add_argument(
+        "--middle-start",
+        action="store_true",
+        help="release automata in state S//2 instead of B (the other start reading; not the "
+        "paper's literal one)",
+    )
     p.set_defaults(func=emris_command)
     h = subparsers.add_parser(
         "emris-http", help="the lost sheep through the real spider vs in process, same tasks"
@@ -95,7 +110,32 @@ def _rows(args: argparse.Namespace) -> list[tuple[str, int]]:
     return [(args.algorithm, s) for s in states]
 
 
+ISSUE4_ROWS: list[tuple[str, int]] = [
+    ("optimal", 0),
+    ("random", 0),
+    ("sim", 0),
+    ("deg", 0),
+    ("simdeg", 0),
+    ("astar", 0),
+    ("focused", 0),
+    ("hmm", 100),
+    ("ls", 3),
+    ("ls2f", 3),
+    ("ls2f", 100),
+    ("ls2f", 200),
+    ("ls2f", 400),
+]
+
+
 def emris_command(args: argparse.Namespace) -> int:
+    if args.grid:
+        from hiddenweb.lostsheep.emris import run_grid
+
+        for nodes in args.nodes:
+            for r in run_grid(ISSUE4_ROWS, nodes, args.grid, args.runs, seed=args.seed,
+                              maxdepth=args.maxdepth, middle_start=args.middle_start):
+                print(json.dumps(as_dict(r)), flush=True)
+        return 0
     results = []
     for algorithm, states in _rows(args):
         for nodes in args.nodes:
@@ -107,6 +147,7 @@ def emris_command(args: argparse.Namespace) -> int:
                 threshold=args.threshold,
                 seed=args.seed,
                 maxdepth=args.maxdepth,
+                middle_start=args.middle_start,
             )
             results.append(r)
             if args.json:

@@ -21,7 +21,13 @@ import numpy as np
 from tqdm import tqdm
 
 from hiddenweb.lostsheep.baselines import BASELINES, Ctx
-from hiddenweb.lostsheep.graphs import GraphParams, GraphSite, draw_task, generate_site
+from hiddenweb.lostsheep.graphs import (
+    GraphParams,
+    GraphSite,
+    SiteGraph,
+    draw_task,
+    generate_site,
+)
 from hiddenweb.lostsheep.herder import DEFAULT_MAXDEPTH, Herder
 
 logger = logging.getLogger(__name__)
@@ -41,6 +47,16 @@ class EmrisResult:
     mean_downloads: float
     seed: int
     wall_seconds: float
+    start: str = "B"  # the automata's start state: "B" or "middle" (S // 2)
+
+
+def _task(
+    nodes: int, index: int, seed: int, params: GraphParams | None
+) -> tuple[SiteGraph, int, np.ndarray]:
+    rng = np.random.default_rng([seed, nodes, index])
+    graph = generate_site(nodes, rng, params)
+    target, query = draw_task(graph, rng)
+    return graph, target, query
 
 
 def run_once(
@@ -53,11 +69,31 @@ def run_once(
     seed: int = 0,
     maxdepth: int = DEFAULT_MAXDEPTH,
     params: GraphParams | None = None,
+    middle_start: bool = False,
 ) -> tuple[bool, int]:
     """One iteration: ``(found the target, downloads)``."""
-    rng = np.random.default_rng([seed, nodes, index])
-    graph = generate_site(nodes, rng, params)
-    target, query = draw_task(graph, rng)
+    return solve(algorithm, _task(nodes, index, seed, params), nodes, index, states=states,
+                 threshold=threshold, seed=seed, maxdepth=maxdepth, middle_start=middle_start)
+
+
+def solve(
+    algorithm: str,
+    task: tuple[SiteGraph, int, np.ndarray],
+    nodes: int,
+    index: int,
+    *,
+    states: int = 100,
+    threshold: float = 0.75,
+    seed: int = 0,
+    maxdepth: int = DEFAULT_MAXDEPTH,
+    middle_start: bool = False,
+) -> tuple[bool, int]:
+    """Run ``algorithm`` on one drawn ``(graph, target, query)``: ``(found, downloads)``.
+
+    ``middle_start`` releases every automaton in state ``S // 2`` instead of ``B`` (the other
+    reading of the start state, see :mod:`~.tsetlin`); it is not the default."""
+    start = states // 2 if middle_start else None
+    graph, target, query = task
     algo_rng = np.random.default_rng([seed, nodes, index, 1])
     if algorithm in ("ls", "ls2f"):
         site = GraphSite(graph)
@@ -67,12 +103,13 @@ def run_once(
             twofold=algorithm == "ls2f",
             threshold=threshold,
             maxdepth=maxdepth,
+            start=start,
         )
         result = herder.run(site, 0)
         return result.page == target, len(site.downloaded)
     qmask = np.zeros(len(graph.vocab), dtype=bool)
     qmask[query] = True
-    ctx = Ctx(target, threshold, maxdepth, algo_rng, states, algorithm == "hmm2f")
+    ctx = Ctx(target, threshold, maxdepth, algo_rng, states, algorithm == "hmm2f", start)
     page, downloads = BASELINES[algorithm](graph, qmask, ctx)
     return page == target, downloads
 
@@ -88,6 +125,7 @@ def run_emris(
     maxdepth: int = DEFAULT_MAXDEPTH,
     params: GraphParams | None = None,
     progress: bool = True,
+    middle_start: bool = False,
 ) -> EmrisResult:
     """Run the protocol for one algorithm and one graph size."""
     if algorithm not in ALGORITHMS:
@@ -107,6 +145,7 @@ def run_emris(
             seed=seed,
             maxdepth=maxdepth,
             params=params,
+            middle_start=middle_start,
         )
         hits += found
         downloads += d
@@ -120,8 +159,59 @@ def run_emris(
         mean_downloads=downloads / runs,
         seed=seed,
         wall_seconds=round(time.perf_counter() - t0, 3),
+        start="middle" if middle_start else "B",
     )
 
 
 def as_dict(result: EmrisResult) -> dict:
     return asdict(result)
+
+
+def run_grid(
+    rows: list[tuple[str, int]],
+    nodes: int,
+    thresholds: list[float],
+    runs: int = 150,
+    *,
+    seed: int = 0,
+    maxdepth: int = DEFAULT_MAXDEPTH,
+    params: GraphParams | None = None,
+    progress: bool = True,
+    middle_start: bool = False,
+) -> list[EmrisResult]:
+    """:func:`run_emris` for many ``(algorithm, states)`` rows and thresholds at once.
+
+    Each iteration's site is generated once and shared by every row (the same sites and tasks
+    as :func:`run_emris` draws, so the figures are identical); wall time is per row."""
+    cells = [(a, s, t) for a, s in rows for t in thresholds]
+    hits = dict.fromkeys(cells, 0)
+    downloads = dict.fromkeys(cells, 0)
+    clock = dict.fromkeys(cells, 0.0)
+    for i in tqdm(range(runs), desc=f"grid N={nodes}", file=sys.stderr, disable=not progress):
+        t0 = time.perf_counter()
+        task = _task(nodes, i, seed, params)
+        gen = time.perf_counter() - t0
+        for cell in cells:
+            algorithm, states, threshold = cell
+            t0 = time.perf_counter()
+            found, d = solve(algorithm, task, nodes, i, states=states or 100,
+                             threshold=threshold, seed=seed, maxdepth=maxdepth,
+                             middle_start=middle_start)
+            clock[cell] += gen + time.perf_counter() - t0
+            hits[cell] += found
+            downloads[cell] += d
+    return [
+        EmrisResult(
+            algorithm=a,
+            states=s if a in USES_STATES else None,
+            threshold=t,
+            nodes=nodes,
+            runs=runs,
+            accuracy=hits[(a, s, t)] / runs,
+            mean_downloads=downloads[(a, s, t)] / runs,
+            seed=seed,
+            wall_seconds=round(clock[(a, s, t)], 3),
+            start="middle" if middle_start else "B",
+        )
+        for a, s, t in cells
+    ]
