@@ -193,6 +193,37 @@ class LazyPlaywrightHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
             await super()._close()
 
 
+# A dependent select (issue 5): in the page, choose each value of the parent select in turn
+# (input + change events, as a user's choice fires) and read the child's options once they
+# changed, or once the request the choice started has been answered (a resource entry) and the
+# page has stayed unchanged for 0.5 s, or after ``timeout`` ms. Returns {parent: [child values]}.
+DEPENDENT_PROBE_JS = """async ([i, parent, child, limit, timeout]) => {
+  const f = document.forms[i], p = f.elements[parent], out = {};
+  const values = () => Array.from(f.elements[child].options, o => o.value).filter(v => v);
+  const vals = Array.from(p.options, o => o.value).filter(v => v).slice(0, limit);
+  for (const v of vals) {
+    const before = performance.getEntriesByType("resource").length;
+    const old = values().join("\\n");
+    p.value = v;
+    p.dispatchEvent(new Event("input", {bubbles: true}));
+    p.dispatchEvent(new Event("change", {bubbles: true}));
+    const t0 = performance.now();
+    let answered = null;
+    while (performance.now() - t0 < timeout) {
+      await new Promise(r => setTimeout(r, 15));
+      const now = values();
+      if (now.length && now.join("\\n") !== old) break;
+      if (performance.getEntriesByType("resource").length > before) {
+        if (answered === null) answered = performance.now();
+        else if (performance.now() - answered > 500) break;
+      }
+    }
+    out[v] = values();
+  }
+  return out;
+}"""
+
+
 # --- deciding which pages need the browser ---------------------------------------------------
 _BUILDS = re.compile(r"createElement|appendChild|insertAdjacentHTML|innerHTML|document\.write"
                      r"|fetch\s*\(|XMLHttpRequest|\.submit\s*\(|requestSubmit|addEventListener")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 from urllib.parse import urljoin, urlsplit
 
@@ -73,6 +73,7 @@ class FormInfo:
     selector: Selector | None = None
     buttons: list[ButtonInfo] = field(default_factory=list)
     element_id: str = ""
+    pinned: dict[str, str] = field(default_factory=dict)  # a dependent select's parent choice
 
     @property
     def signature(self) -> str:
@@ -81,8 +82,9 @@ class FormInfo:
         choices: ``region=MA``; tokens — long or hex values — vary per page and are left out)."""
         names = ",".join(sorted({f.name for f in self.fields if f.kind != "hidden"}))
         path = urlsplit(self.action).path
-        state = ",".join(sorted(f"{f.name}={f.default}" for f in self.fields
-                                if f.kind == "hidden" and not _token_like(f.default)))
+        state = ",".join(sorted([f"{f.name}={f.default}" for f in self.fields
+                                 if f.kind == "hidden" and not _token_like(f.default)]
+                                + [f"{k}={v}" for k, v in self.pinned.items()]))
         return f"{self.method} {path} [{names}]" + (f" {{{state}}}" if state else "")
 
     def fillable_fields(self) -> list[FieldInfo]:
@@ -178,6 +180,34 @@ def _buttons(form: Selector, base_url: str, action: str, method: str) -> list[Bu
                               text, urljoin(base_url, formaction) if formaction else action,
                               formmethod if formmethod in ("GET", "POST") else "GET"))
     return out
+
+
+def dependent_fields(form: FormInfo) -> tuple[str, str] | None:
+    """(parent, child) when a select of ``form`` offers no value yet (only a placeholder) while
+    an earlier select does: the child's options come once the parent is chosen, from a script
+    (issue 5's dependent fields; the post-back variant is a separate page with its own form)."""
+    parent = None
+    for f in form.fields:
+        if f.kind != "select":
+            continue
+        if any(f.options):
+            parent = f.name
+        elif parent is not None:
+            return parent, f.name
+    return None
+
+
+def pin(form: FormInfo, parent: str, value: str, child: str, options: list[str]) -> FormInfo:
+    """``form`` with ``parent`` fixed to ``value`` and ``child`` offering ``options`` (what the
+    page showed once ``value`` was chosen): one explorer per parent value, like a wizard step."""
+    fields = []
+    for f in form.fields:
+        if f.name == parent:
+            f = replace(f, options=[value], default=value)
+        elif f.name == child:
+            f = replace(f, options=list(options), default="")
+        fields.append(f)
+    return replace(form, fields=fields, pinned={**form.pinned, parent: value})
 
 
 def button_class(form: FormInfo, form_class: str, button: ButtonInfo) -> str:

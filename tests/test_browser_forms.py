@@ -20,7 +20,7 @@ from scrapy.settings import Settings
 from hiddenweb.bench.forms import run as forms_bench
 from hiddenweb.browser import BrowserAddon, BrowserConfig, BrowserPolicy, needs_browser
 from hiddenweb.formexplore import FormExplorer, result_words
-from hiddenweb.forms import classify, extract_forms, submit_button
+from hiddenweb.forms import classify, dependent_fields, extract_forms, pin, submit_button
 from hiddenweb.lvs import LVS, LVSLabel
 from hiddenweb.provingground.server import serve_in_thread
 from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
@@ -95,6 +95,19 @@ def test_wizard_step_carries_hidden_state_and_is_its_own_form(demo):
         assert f"{region_field}={region}" in step2.signature and "csrf" not in step2.signature
         signatures.add(step2.signature)
     assert len(signatures) == 2  # one explorer per step page: the city depends on the region
+
+
+def test_dependent_select_is_recognised_and_pinned(demo):
+    col = next(c for c in demo.collections if c.style == "dependent")
+    sel, forms = page_forms(demo, demo.graph.url(col.hosts[0]))
+    form = next(f for f in forms if f.element_id == f"form-c{col.cid}")
+    region, city = col.fields["region"], col.fields["city"]
+    assert dependent_fields(form) == (region, city) and needs_browser(sel)
+    assert all(dependent_fields(f) is None for f in forms if f is not form)
+    pinned = pin(form, region, "CA", city, ["San Diego"])
+    options = {f.name: f.options for f in pinned.fields}
+    assert options[region] == ["CA"] and options[city] == ["San Diego"]
+    assert pinned.signature == form.signature + f" {{{region}=CA}}"  # one explorer per region
 
 
 def test_script_pages_need_the_browser_plain_ones_do_not(demo):
@@ -238,6 +251,26 @@ def test_browser_reaches_script_only_forms_and_links(served_site, browser_crawl)
     image_items = [i for i in items if i["reached_by"]["kind"] == "form"
                    and f"/c/{image.cid}/step?" in i["url"]]  # step 1 has the image input
     assert image_items and all("go.x" in i["reached_by"]["form"]["fields"] for i in image_items)
+
+
+@needs_chromium
+def test_dependent_select_filled_by_a_script_is_explored_in_the_browser(served_site,
+                                                                        browser_crawl):
+    items, stats, _ = browser_crawl
+    site = served_site.site
+    col = next(c for c in site.collections if c.style == "dependent")
+    region, city = col.fields["region"], col.fields["city"]
+    mine = {p["key"] for p in site.truth() if p["key"].startswith(f"c{col.cid}/")}
+    assert mine <= keys_found(site, items)  # every result and detail page behind it
+    regions = [r for r in col.domain["region"] if col.cities_in(r)]
+    assert stats["hiddenweb/forms/dependent_probes"] == 1  # one Chromium probe for the form
+    assert stats["hiddenweb/forms/dependent_values"] == len(regions)
+    sent = [i["reached_by"]["form"]["fields"] for i in items
+            if i["reached_by"]["kind"] == "form" and i["url"].endswith(col.action)]
+    pairs = {(f[region], f[city]) for f in sent}
+    assert {(r, c) for r in regions for c in col.cities_in(r)} <= pairs  # values on the item
+    # bounded: the options each region showed, not regions × every city of the site
+    assert len(sent) <= sum(len(col.cities_in(r)) for r in regions)
 
 
 @needs_chromium

@@ -28,7 +28,9 @@ and fields), ``hiddenweb_oracle_key`` (oracle mode), ``playwright`` (render in C
 :mod:`hiddenweb.browser`), ``hiddenweb_rerender`` (a page fetched over plain HTTP first, rendered
 again because its scripts build links or forms), ``hiddenweb_explore`` (a form submission:
 the form's signature, for the feedback loop of :mod:`hiddenweb.formexplore`),
-``hiddenweb_browser_form`` (a submission made by page actions in Chromium).
+``hiddenweb_browser_form`` (a submission made by page actions in Chromium),
+``hiddenweb_dependent`` (a probe of a form whose select is filled by a script once another is
+chosen: the form's signature; :meth:`HwdlaSpider.dependent_probe`).
 
 Forms are explored adaptively (:class:`~hiddenweb.formexplore.FormExplorer`): each answer
 releases the next submission. A page whose visible text was already seen (a "no results" page,
@@ -57,6 +59,7 @@ from twisted.python.failure import Failure
 from hiddenweb import defaults
 from hiddenweb.browser import (
     BROWSER_SLOT,
+    DEPENDENT_PROBE_JS,
     BrowserConfig,
     BrowserPolicy,
     needs_browser,
@@ -70,8 +73,10 @@ from hiddenweb.forms import (
     FormInfo,
     button_class,
     classify,
+    dependent_fields,
     extract_forms,
     looks_like_no_results,
+    pin,
     submit_button,
 )
 from hiddenweb.items import PageItem
@@ -115,6 +120,7 @@ class HwdlaSpider(scrapy.Spider):
             raise ValueError('hwdla: find=1 needs a seed and a query: -a query="contact, phone"')
         self.forms_seen: set[str] = set()
         self.explorers: dict[str, FormExplorer] = {}
+        self.dependents: dict[str, dict] = {}  # form signature → context of a dependent probe
         self.fingerprints: set[str] = set()
         self.site_words: Counter[str] = Counter()  # pages of this site showing each word
         self.oracle_children: dict[str, list[dict]] = defaultdict(list)
@@ -376,6 +382,10 @@ class HwdlaSpider(scrapy.Spider):
             if not self.in_scope(button.action if button else form.action):
                 stats.inc_value("hiddenweb/forms/skipped/offsite")
                 continue
+            dependent = dependent_fields(form) if rendered else None
+            if dependent is not None:  # the child's options come only once a parent is chosen
+                yield self.dependent_probe(response, form, form_class, button, dependent)
+                continue
             explorer = FormExplorer(form, self.lvs, self.max_submissions, self.form_wave,
                                     self.form_patience, self.lvs_learn,
                                     prior=self.value_prior(response))
@@ -397,6 +407,66 @@ class HwdlaSpider(scrapy.Spider):
             stats.inc_value("hiddenweb/forms/submitted_forms")
             if by_script:
                 stats.inc_value("hiddenweb/forms/browser_forms")
+            for data in explorer.first():
+                yield from self.submission(explorer, data)
+
+    def dependent_probe(self, response: TextResponse, form: FormInfo, form_class: str,
+                        button: ButtonInfo | None, dependent: tuple[str, str]
+                        ) -> scrapy.Request:
+        """A dependent select (issue 5): in Chromium, choose each value of the parent select
+        and read the child's options (:data:`~hiddenweb.browser.DEPENDENT_PROBE_JS`); the
+        answer (:meth:`dependent_options`) starts one bounded explorer per parent value."""
+        from scrapy_playwright.page import PageMethod
+
+        parent, child = dependent
+        self.dependents[form.signature] = {
+            "form": form, "form_class": form_class, "button": button, "page": response.url,
+            "browser": submitted_by_script(response.selector, form.selector),
+            "form_only": bool(response.meta.get("hiddenweb_form_only")), "dependent": dependent}
+        self.crawler.stats.inc_value("hiddenweb/forms/dependent_probes")
+        timeout_ms = int(min(5.0, self.browser.timeout) * 1000)
+        return scrapy.Request(
+            response.url, callback=self.dependent_options, errback=self.on_error,
+            dont_filter=True, priority=response.request.priority + 1 if response.request else 1,
+            meta={"playwright": True, "download_slot": BROWSER_SLOT,
+                  "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded"},
+                  "playwright_page_methods": [PageMethod(
+                      "evaluate", DEPENDENT_PROBE_JS,
+                      [form.index, parent, child, self.max_submissions, timeout_ms])],
+                  "hiddenweb_dependent": form.signature, "hiddenweb_browser_form": True,
+                  "hiddenweb_form_only": bool(response.meta.get("hiddenweb_form_only")),
+                  "hiddenweb_action": {"kind": "form", "page": response.url,
+                                       "label": f"choose {parent}",
+                                       "form": {"signature": form.signature, "fields": {}}}})
+
+    def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
+        """The child's options per parent value: one explorer per value with options, all of
+        them together within ``HIDDENWEB_MAX_SUBMISSIONS_PER_FORM`` submissions."""
+        stats = self.crawler.stats
+        stats.inc_value("hiddenweb/downloads")  # a browser download, not a page of its own
+        ctx = self.dependents.get(response.meta["hiddenweb_dependent"])
+        methods = response.meta.get("playwright_page_methods") or []
+        found = getattr(methods[0], "result", None) if methods else None
+        options = {v: [o for o in opts if o] for v, opts in (found or {}).items()
+                   if isinstance(opts, list) and any(opts)}
+        response.meta["hiddenweb_new_content"] = bool(options)
+        if ctx is None or not options:
+            return
+        parent, child = ctx["dependent"]
+        share = max(1, self.max_submissions // len(options))
+        for value, opts in options.items():
+            form = pin(ctx["form"], parent, value, child, opts)
+            if form.signature in self.forms_seen:
+                continue
+            self.forms_seen.add(form.signature)
+            explorer = FormExplorer(form, self.lvs, share, self.form_wave, self.form_patience,
+                                    self.lvs_learn)
+            if not explorer.fillable:
+                continue
+            explorer.context = {**ctx, "form": form}
+            self.explorers[form.signature] = explorer
+            stats.inc_value("hiddenweb/forms/submitted_forms")
+            stats.inc_value("hiddenweb/forms/dependent_values")
             for data in explorer.first():
                 yield from self.submission(explorer, data)
 
@@ -483,12 +553,18 @@ class HwdlaSpider(scrapy.Spider):
         button: ButtonInfo | None = ctx["button"]
         scope = f"#{form.element_id}" if form.element_id else f"form >> nth={form.index}"
         kinds = {f.name: f.kind for f in form.fields}
+        parent, child = ctx.get("dependent") or (None, None)
         methods = []
         for name, value in data.items():
             target = f'{scope} >> [name="{name}"]'
             kind = kinds.get(name, "text")
             if kind == "select":
                 methods.append(PageMethod("select_option", target, value or ""))
+                if name == parent and data.get(child):  # wait for the script's options
+                    wanted = str(data[child]).replace('"', '\\"')
+                    methods.append(PageMethod(
+                        "wait_for_selector", f'{scope} >> [name="{child}"] >> '
+                        f'option[value="{wanted}"]', state="attached"))
             elif kind == "radio":
                 methods.append(PageMethod("check", f'{target}[value="{value}"]'))
             elif kind == "checkbox":
