@@ -22,9 +22,9 @@ def test_threshold_reached_returns_the_lost_sheep():
         {"home": [("a", "contact"), ("b", "contact gallery"), ("c", "news")]},
         {"home": "", "a": "contact phone address contact", "b": "phone image", "c": "x"},
     )
-    # plain S=3 (start B=0). a: label hit -> 0, page hit,hit,hit... never quits: f = 1+4 = 5.
+    # plain S=3 (B=0, Q=2). a: label hit -> 0, page hit,hit,hit... never quits: f = 1+4 = 5.
     # b: label hit 0, miss 1; page: phone hit 0, image miss 1 -> f = 4, survives.
-    # c: label "news" miss -> 1, survives; page "x" miss -> 2, words run out: f = 2.
+    # c: label "news" miss -> 1, survives; page "x" miss -> 2 = Q: f = 2.
     herder = Herder("contact phone address", states=3, twofold=False, threshold=0.4)
     result = herder.run(site, "home")
     assert result.reason == "threshold" and result.page == "a"
@@ -37,13 +37,14 @@ def test_prefilter_drops_a_sheep_on_its_label_and_never_downloads_it():
         {"home": [("a", "contact us"), ("g", "image gallery photos")]},
         {"home": "", "a": "contact phone contact phone contact", "g": "contact contact contact"},
     )
-    # plain S=3 from B: "image gallery photos" are three misses: 1, 2, 3 = Q, f = 3, page g is
-    # never fetched. a: "us" is a stop-word, contact stays B, five hits: f = 6; 6 / 9 >= 0.6.
+    # plain S=3 from B: "image", "gallery" are two misses: 1, 2 = Q, f = 2 ("photos" unread), page
+    # g is never fetched. a: "us" is a stop-word, contact stays B, five hits: f = 6; 6 / 8.
     herder = Herder("contact phone", states=3, twofold=False, threshold=0.6)
     result = herder.run(site, "home")
     assert "g" not in site.downloads
     assert result.page == "a" and result.reason == "threshold"
     assert result.downloads == 2  # home and a
+    assert abs(result.ratio - 6 / 8) < 1e-9  # the pre-filtered sheep's f = 2 is in the sum
 
 
 def test_maxdepth_stops_a_walk_below_the_threshold():

@@ -23,12 +23,12 @@ def states_after(flags, states, twofold, start=None):
     return trace, sheep.quit, sheep.f
 
 
-def test_plain_s3_starts_at_b_and_quits_after_three_net_misses():
-    # S=3: B=0, Q=3, start=B. miss -> 1, hit -> 0, hit stays 0 (reflects at B), hit 0,
-    # miss -> 1, miss -> 2, miss -> 3 = Q at t=7: f=7.
+def test_plain_s3_starts_at_b_and_quits_after_two_net_misses():
+    # S=3 states: B=0, 1, Q=2, start=B. miss -> 1, hit -> 0, hit stays 0 (reflects at B),
+    # hit 0, miss -> 1, miss -> 2 = Q at t=6: f=6.
     trace, quit_, f = states_after([0, 1, 1, 1, 0, 0, 0, 0], 3, False)
-    assert trace == [1, 0, 0, 0, 1, 2, 3]
-    assert quit_ and f == 7
+    assert trace == [1, 0, 0, 0, 1, 2]
+    assert quit_ and f == 6
 
 
 def test_plain_never_quitting_records_every_word_read():
@@ -49,16 +49,22 @@ def test_twofold_s100_first_miss_moves_half_way():
     assert trace == [50, 25, 13] and not quit_ and f == 3
 
 
-def test_twofold_s100_from_b_needs_nine_misses():
-    # 50, 75, 87, 93, 96, 97, 98, 99, 100 -> Q at t=9 (the halving steps sum to 99 < S)
+def test_twofold_s100_from_b_needs_eight_misses():
+    # Q = 99: 50, 75, 87, 93, 96, 97, 98, 99 -> Q at t=8 (the halving steps sum to 96 < 99)
     trace, quit_, f = states_after([0] * 12, 100, True)
-    assert trace == [50, 75, 87, 93, 96, 97, 98, 99, 100]
-    assert quit_ and f == 9
+    assert trace == [50, 75, 87, 93, 96, 97, 98, 99]
+    assert quit_ and f == 8
+    assert TsetlinAutomaton(100).states == 100  # S states: 0 .. 99
 
 
 def test_middle_start_is_still_available():
+    # from 50 a miss moves 50 states, past Q = 99: it stops on Q
     trace, quit_, f = states_after([0, 1], 100, True, start=50)
-    assert trace == [100] and quit_ and f == 1
+    assert trace == [99] and quit_ and f == 1
+    with pytest.raises(ValueError):
+        TsetlinAutomaton(3, start=2)  # Q is not a start
+    with pytest.raises(ValueError):
+        TsetlinAutomaton(1)  # B and Q need two states
 
 
 def test_twofold_s100_hit_then_misses():
@@ -74,9 +80,10 @@ def test_score_label_uses_stems_and_stop_words():
     assert score_label(q, "the contacting office", 100, True) == (False, 2)
     # 2F S=100 from B: 50, 75 -- a two-word label cannot make it quit
     assert score_label(q, "image gallery", 100, True) == (False, 2)
-    # plain S=3 from B: 1, 2, 3 = Q on the third miss
-    assert score_label(q, "image gallery", 3, False) == (False, 2)
-    assert score_label(q, "image gallery photos", 3, False) == (True, 3)
+    # plain S=3 from B: 1, 2 = Q on the second miss (the paper's "Image Gallery" example)
+    assert score_label(q, "image", 3, False) == (False, 1)
+    assert score_label(q, "image gallery", 3, False) == (True, 2)
+    assert score_label(q, "contact image gallery", 3, False) == (True, 3)
 
 
 @pytest.mark.parametrize(

@@ -77,8 +77,8 @@ class SheepConfig:
                 s.get("HIDDENWEB_LOSTSHEEP_ON_QUIT", defaults.HIDDENWEB_LOSTSHEEP_ON_QUIT)
             ).lower(),
         )
-        if cfg.states < 1:
-            raise ValueError(f"HIDDENWEB_LOSTSHEEP_STATES must be >= 1, got {cfg.states}")
+        if cfg.states < 2:
+            raise ValueError(f"HIDDENWEB_LOSTSHEEP_STATES must be >= 2, got {cfg.states}")
         if not 0.0 <= cfg.threshold <= 1.0:
             raise ValueError(
                 f"HIDDENWEB_LOSTSHEEP_THRESHOLD must be in [0, 1], got {cfg.threshold}"

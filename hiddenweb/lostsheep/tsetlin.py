@@ -3,12 +3,15 @@
 Paper: Goodwin, "A solution to the exact match on rare item searches", sections "Hidden Markov
 Model Classifier (HMM)" and "(HMM2F)", and steps 3.5 / 3.10 of "Lost sheep description".
 
-Contract. States are the integers ``0 .. S``: ``B = 0`` (begin, the "relevant" end) and
-``Q = S`` (quit). The automaton reads stems one at a time; ``t`` counts the stems read. A stem in
-the query moves it ``step`` states toward ``B`` (it cannot go below ``B``: the walk reflects
-there), any other stem ``step`` states toward ``Q``. On reaching (or passing) ``Q`` it stops and
-records ``f = t``; if the words run out first, ``f = t`` too ("let f(x_j) = t at all times").
-The longer it survives, the more relevant the text.
+Contract. ``S`` states, the integers ``0 .. S-1``: ``B = 0`` (begin, the "relevant" end) and
+``Q = S-1`` (quit): the paper's automaton has "S states" with ``B`` and ``Q`` among them
+(issue 4: an earlier version had ``S+1`` states, ``Q = S``; with ``Q`` ``S-1`` steps from
+``B`` a plain S=3 sheep quits on two non-query words, so "Image Gallery" is pre-filtered as
+in the paper's worked example). The automaton reads stems one at a time; ``t`` counts the
+stems read. A stem in the query moves it ``step`` states toward ``B`` (it cannot go below
+``B``: the walk reflects there), any other stem ``step`` states toward ``Q``. On reaching (or
+passing) ``Q`` it stops and records ``f = t``; if the words run out first, ``f = t`` too
+("let f(x_j) = t at all times"). The longer it survives, the more relevant the text.
 
 - plain: ``step = 1``.
 - twofold (2F): the k-th word read (k = 0, 1, ...) moves ``max(1, S // 2**(k + 1))`` states:
@@ -17,9 +20,9 @@ The longer it survives, the more relevant the text.
 
 Start state (issue 4, reading checked against the code): a sheep starts at ``B`` (``start=None``
 means 0). The paper calls ``B`` the "beginning state" and nothing else is a start. Consequence,
-stated rather than hidden: from ``B`` a 2F sheep needs 9 (S=100), 10 (S=200), 11 (S=400)
-misses in a row to quit, so it cannot pre-filter a label shorter than that, and a plain S=3
-sheep needs 3 misses ("Image Gallery" alone does not quit). The middle start ``S // 2`` of an
+stated rather than hidden: from ``B`` a 2F sheep needs 8 (S=100), 9 (S=200), 10 (S=400)
+misses in a row to quit, so it cannot pre-filter a label shorter than that; a plain S=3 sheep
+needs 2. The middle start ``S // 2`` of an
 earlier draft (a first 2F miss lands on ``Q``) would make the paper's 2F download counts
 plausible, but it contradicts "beginning state" and the paper's HMM2F accuracy (0.73-0.75 at
 N=100 reading page text alone: a middle-start 2F sheep dies on the page's first non-query
@@ -48,18 +51,18 @@ def step_size(states: int, twofold: bool, k: int) -> int:
 
 
 class TsetlinAutomaton:
-    """One sheep: an S-state automaton between ``B = 0`` and ``Q = S`` that reads stems."""
+    """One sheep: an S-state automaton between ``B = 0`` and ``Q = S - 1`` that reads stems."""
 
     __slots__ = ("states", "twofold", "state", "t", "quit")
 
     def __init__(self, states: int, twofold: bool = False, start: int | None = None) -> None:
-        if states < 1:
-            raise ValueError(f"states must be >= 1, got {states}")
+        if states < 2:
+            raise ValueError(f"states must be >= 2 (B and Q), got {states}")
         self.states = states
         self.twofold = twofold
         self.state = 0 if start is None else start
-        if not 0 <= self.state < states:
-            raise ValueError(f"start must be in [0, {states}), got {self.state}")
+        if not 0 <= self.state < states - 1:
+            raise ValueError(f"start must be in [0, {states - 1}), got {self.state}")
         self.t = 0
         self.quit = False
 
@@ -78,8 +81,8 @@ class TsetlinAutomaton:
             self.state = max(0, self.state - step)
         else:
             self.state += step
-            if self.state >= self.states:
-                self.state = self.states
+            if self.state >= self.states - 1:
+                self.state = self.states - 1
                 self.quit = True
         return self.quit
 
@@ -188,7 +191,7 @@ def _batch(
     shifted = x - seg * big
     runmin = np.minimum.accumulate(shifted) + seg * big
     s = x + np.maximum(start, -runmin)
-    hit = np.flatnonzero(s >= states)
+    hit = np.flatnonzero(s >= states - 1)
     if hit.size:
         hit_seg = seg[hit]
         first = np.ones(hit.size, dtype=bool)
