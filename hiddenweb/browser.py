@@ -2,7 +2,8 @@
 
 Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.md``):
 ``HIDDENWEB_BROWSER`` (``"auto"`` | ``"always"`` | ``"never"``), ``HIDDENWEB_BROWSER_PATH``,
-``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``, ``HIDDENWEB_BROWSER_PAGE_REUSE``.
+``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``, ``HIDDENWEB_BROWSER_PAGE_REUSE``,
+``HIDDENWEB_BROWSER_REUSE_BODY``, ``HIDDENWEB_BROWSER_SAME_DOCUMENT``.
 
 * :class:`BrowserAddon` (in ``ADDONS``) configures the download handler only when the mode is not
   ``never``: merely configuring scrapy-playwright's handler starts its node driver (≈ 250 MB).
@@ -11,11 +12,18 @@ Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.m
   whose pages need no script pays nothing. It reuses pages (opening and closing one costs more
   than loading it: ENVIRONMENT.md), at most ``HIDDENWEB_BROWSER_MAX_PAGES`` at a time, each for at
   most ``HIDDENWEB_BROWSER_PAGE_REUSE`` requests, and closes every page at the end.
+* :func:`serve_fetched_body` (a ``playwright_page_init_callback``) answers a rerender's main
+  document with the body already fetched over plain HTTP (``route.fulfill``, meta
+  ``hiddenweb_body``): Chromium runs the page's scripts without downloading it again.
+  With ``HIDDENWEB_BROWSER_SAME_DOCUMENT``, a pooled page already on the site's origin is not
+  navigated at all: the body is written into it (:data:`WRITE_DOCUMENT_JS`), about a third of
+  a navigation's Chromium CPU; the window (its script globals, timers) outlives the document.
 * :func:`needs_browser` decides, from a page fetched over plain HTTP, whether scripts build its
   links or forms or submit its forms; :class:`BrowserPolicy` caches that per URL template so a
   template whose pages mostly need the browser goes straight to it.
 
-Meta keys read: ``playwright`` (set by the spider). Stats: ``hiddenweb/browser/*``.
+Meta keys read: ``playwright`` (set by the spider), ``hiddenweb_body``,
+``hiddenweb_body_headers`` (:func:`serve_fetched_body`). Stats: ``hiddenweb/browser/*``.
 """
 
 from __future__ import annotations
@@ -23,11 +31,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections import defaultdict
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from parsel import Selector
 from scrapy.exceptions import NotConfigured
+from scrapy.http import Headers, HtmlResponse
 from scrapy.settings import BaseSettings
 
 from hiddenweb import defaults
@@ -57,6 +68,8 @@ class BrowserConfig:
     max_pages: int
     timeout: float
     page_reuse: int
+    reuse_body: bool = True
+    same_document: bool = True
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
@@ -77,6 +90,10 @@ class BrowserConfig:
             timeout=timeout,
             page_reuse=max(1, settings.getint("HIDDENWEB_BROWSER_PAGE_REUSE",
                                               defaults.HIDDENWEB_BROWSER_PAGE_REUSE)),
+            reuse_body=settings.getbool("HIDDENWEB_BROWSER_REUSE_BODY",
+                                        defaults.HIDDENWEB_BROWSER_REUSE_BODY),
+            same_document=settings.getbool("HIDDENWEB_BROWSER_SAME_DOCUMENT",
+                                           defaults.HIDDENWEB_BROWSER_SAME_DOCUMENT),
         )
 
 
@@ -157,8 +174,17 @@ class LazyPlaywrightHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
             candidate = self._idle_pages.pop()
             page = None if candidate.is_closed() else candidate
         if page is not None:
-            request.meta["playwright_page"] = page
             self.stats.inc_value("hiddenweb/browser/pages_reused")
+            if self.hw.same_document and _writable(page, request):
+                ok = False
+                try:
+                    response = await asyncio.wait_for(self._write(page, request),
+                                                      self.hw.timeout)
+                    ok = True
+                    return response
+                finally:
+                    await self._release(page, ok)
+            request.meta["playwright_page"] = page
         request.meta["playwright_include_page"] = True
         ok = False
         try:
@@ -170,6 +196,21 @@ class LazyPlaywrightHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
             page = request.meta.pop("playwright_page", None)
             if page is not None:
                 await self._release(page, ok)
+
+    async def _write(self, page, request):
+        """Render ``meta["hiddenweb_body"]`` in ``page`` (already on the request's origin)
+        without a navigation: :data:`WRITE_DOCUMENT_JS`; the response is the DOM after it."""
+        started = time.monotonic()
+        meta = request.meta
+        html = meta["hiddenweb_body"].decode(meta.get("hiddenweb_body_encoding") or "utf-8",
+                                             "replace")
+        await page.evaluate(WRITE_DOCUMENT_JS, [request.url, html])
+        content = await page.content()
+        meta["download_latency"] = time.monotonic() - started
+        self.stats.inc_value("hiddenweb/browser/same_document")
+        return HtmlResponse(url=request.url, status=200, encoding="utf-8", request=request,
+                            headers=Headers(meta.get("hiddenweb_body_headers") or {}),
+                            body=content.encode("utf-8"), flags=["playwright"])
 
     async def _release(self, page, ok: bool) -> None:
         uses = self._uses.get(id(page), 0) + 1
@@ -191,6 +232,48 @@ class LazyPlaywrightHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
             await self._release(page, False)
         if self._launched:
             await super()._close()
+
+
+# A page already showing the request's origin renders the next body in place: the URL becomes
+# the request's (history.replaceState: relative links, fetches and pushState resolve as after a
+# navigation), then document.open/write/close parse the body and run its scripts, up to
+# DOMContentLoaded — Playwright's page.set_content does the same write, keeping the old URL.
+WRITE_DOCUMENT_JS = """([url, html]) => {
+  history.replaceState(null, "", url);
+  document.open();
+  document.write(html);
+  document.close();
+}"""
+
+
+def _writable(page, request) -> bool:
+    """A rerender (its body in meta, no page actions) of a URL on the page's own origin."""
+    meta = request.meta
+    if meta.get("hiddenweb_body") is None or meta.get("playwright_page_methods") \
+            or request.method != "GET":
+        return False
+    here, there = urlsplit(page.url), urlsplit(request.url)
+    return (here.scheme, here.netloc) == (there.scheme, there.netloc)
+
+
+async def serve_fetched_body(page, request) -> None:
+    """``playwright_page_init_callback`` of a rerender: the navigation to ``request.url`` is
+    answered (``route.fulfill``, once) with ``meta["hiddenweb_body"]``, the page as it came
+    over plain HTTP, so the server is not asked twice; the document keeps its URL, so relative
+    links and the scripts' requests work as after a download. Other requests go on as usual."""
+    body = request.meta.get("hiddenweb_body")
+    if body is None:
+        return
+    url = request.url
+    headers = request.meta.get("hiddenweb_body_headers") or {"Content-Type": "text/html"}
+
+    async def fulfil(route, pw_request) -> None:
+        if pw_request.is_navigation_request() and pw_request.method == "GET":
+            await route.fulfill(status=200, headers=headers, body=body)
+        else:
+            await route.fallback()
+
+    await page.route(lambda u: u == url, fulfil, times=1)
 
 
 # A dependent select (issue 5): in the page, choose each value of the parent select in turn

@@ -43,6 +43,8 @@ HIDDENWEB_BROWSER_PATH = "/usr/bin/chromium"  # Debian's Chromium (no browser do
 HIDDENWEB_BROWSER_MAX_PAGES = 8  # pages open at once in the one browser context
 HIDDENWEB_BROWSER_TIMEOUT = 20.0  # seconds for a navigation; then the request falls back
 HIDDENWEB_BROWSER_PAGE_REUSE = 25  # requests served by one page before it is closed
+HIDDENWEB_BROWSER_REUSE_BODY = True  # a rerender gets the body fetched over plain HTTP
+HIDDENWEB_BROWSER_SAME_DOCUMENT = True  # ... written into a page already on the site
 
 # --- form exploration (issue 5) ----------------------------------------------------------------
 HIDDENWEB_FORM_WAVE = 8  # submissions of one form in flight; each answer releases the next

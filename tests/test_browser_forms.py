@@ -305,3 +305,24 @@ def test_browser_failure_falls_back_to_plain_http(tmp_path, failure):
     home = [i for i in items if i["url"] == server.url + "/"]
     assert home and home[0]["status"] == 200  # the request was not lost
     assert len([i for i in items if i["status"] == 200]) >= 10
+
+
+@needs_chromium
+def test_rerender_reuses_the_plain_body_and_finds_the_same_pages(tmp_path):
+    """HIDDENWEB_BROWSER_REUSE_BODY / _SAME_DOCUMENT: a rerender is not downloaded again, and
+    writing the body into a page on the site's origin finds what navigating to it finds."""
+    site = SiteModel(pages=200, seed=5, forms=False, traps=False)
+    js_only = {p["key"] for p in site.truth() if p["needs_browser"]}
+    runs = {}
+    for name, reuse in (("reuse", "1"), ("navigate", "0")):
+        with serve_in_thread(site) as server:
+            items, stats, _ = crawl(tmp_path / name, server.url, HIDDENWEB_BROWSER="auto",
+                                    HIDDENWEB_BROWSER_REUSE_BODY=reuse)
+            runs[name] = (keys_found(site, items), stats, server.stats()["requests"])
+    (found, stats, requests), (found_nav, stats_nav, requests_nav) = runs["reuse"], runs["navigate"]
+    assert js_only and js_only <= found and found == found_nav  # script-built links followed
+    rendered = stats["hiddenweb/browser/pages"]
+    assert rendered == stats_nav["hiddenweb/browser/pages"] > 0
+    assert stats["hiddenweb/browser/same_document"] > 0
+    assert "hiddenweb/browser/same_document" not in stats_nav
+    assert requests == requests_nav - rendered  # each rerender: one download fewer

@@ -13,8 +13,12 @@ second, and the store's share of the wall time.
 
 ``run_browser`` (``--browser``): the site keeps its script-built links (``--no-forms
 --no-traps``; about 1 public page in 10 has links only a script adds), crawled twice by
-``hwdla``: ``HIDDENWEB_BROWSER=never``, then ``auto`` (those pages rendered again in Chromium).
-Ratio: auto / never pages per second; plus the share of pages rendered and Chromium's peak RSS.
+``hwdla``: ``HIDDENWEB_BROWSER=never`` (the plain-HTTP crawl of the same site), then ``auto``
+(the pages whose scripts build links rendered again in Chromium), one after the other in one run.
+Ratio: auto / never *site pages* per second — distinct pages crawled (items), so a page fetched
+over plain HTTP and rendered again counts once (downloads per second are printed too); plus the
+share of pages that needed the browser, Chromium's peak RSS and PSS (summed over its processes,
+sampled every 0.5 s from ``/proc``: :mod:`hiddenweb.bench.procmem`) and the load average.
 """
 
 from __future__ import annotations
@@ -50,16 +54,18 @@ def _crawl(cmd: list[str], out: Path, stats: Path | None = None, project: bool =
         if proc.wait() != 0:
             raise subprocess.CalledProcessError(proc.returncode, cmd)
     wall = time.monotonic() - started
-    pages = len(read_items(out))
+    items = pages = len(read_items(out))
     if stats is not None:  # downloads, emitted or not
         pages = json.loads(stats.read_text()).get("hiddenweb/downloads", pages)
     return {"pages": pages, "wall_seconds": round(wall, 2),
-            "pages_per_second": round(pages / wall, 1), "chromium_peak_rss_mb": chromium.peak_mb,
-            "chromium_peak_pss_mb": chromium.peak_pss_mb}
+            "pages_per_second": round(pages / wall, 1), "site_pages": items,
+            "site_pages_per_second": round(items / wall, 1),
+            "chromium_peak_rss_mb": chromium.peak_mb, "chromium_peak_pss_mb": chromium.peak_pss_mb}
 
 
 def run_browser(pages: int, seed: int) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="hiddenweb-throughput-"))
+    load_before = os.getloadavg()
     with serve_site(pages, seed, ["--no-forms", "--no-traps"]) as url:
         hwdla = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={url}/",
                  "-s", "HIDDENWEB_STORE_ENABLED=0"]
@@ -71,8 +77,10 @@ def run_browser(pages: int, seed: int) -> dict:
     rendered = stats.get("hiddenweb/browser/pages", 0)
     return {
         "runs": [{"browser": mode, **r} for mode, r in runs.items()],
-        "ratio": runs["auto"]["pages_per_second"] / runs["never"]["pages_per_second"],
-        "browser_share": rendered / max(1, runs["auto"]["pages"]),
+        "ratio": runs["auto"]["site_pages_per_second"] / runs["never"]["site_pages_per_second"],
+        "download_ratio": runs["auto"]["pages_per_second"] / runs["never"]["pages_per_second"],
+        "browser_share": rendered / max(1, runs["auto"]["site_pages"]),
+        "load_average_before_after": [round(x, 2) for x in (*load_before, *os.getloadavg())],
         "chromium_peak_rss_mb": runs["auto"]["chromium_peak_rss_mb"],
         "chromium_peak_pss_mb": runs["auto"]["chromium_peak_pss_mb"],
     }

@@ -237,6 +237,13 @@ class HwdlaSpider(scrapy.Spider):
         meta.update(playwright=True, hiddenweb_rerender=True, download_slot=BROWSER_SLOT,
                     # inline scripts have run by then; images and styles are not loaded anyway
                     playwright_page_goto_kwargs={"wait_until": "domcontentloaded"})
+        if self.browser.reuse_body and response.status == 200 \
+                and response.url == request.url and request.method == "GET":
+            # Chromium gets the body already fetched instead of downloading it again
+            ctype = _header(response.headers, b"Content-Type") or "text/html"
+            meta.update(hiddenweb_body=response.body, hiddenweb_body_encoding=response.encoding,
+                        hiddenweb_body_headers={"Content-Type": ctype},
+                        playwright_page_init_callback="hiddenweb.browser.serve_fetched_body")
         return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
 
     @staticmethod
