@@ -48,6 +48,10 @@ HIDDENWEB_BROWSER_SAME_DOCUMENT = True  # ... written into a page already on the
 
 # --- form exploration (issue 5) ----------------------------------------------------------------
 HIDDENWEB_FORM_WAVE = 8  # submissions of one form in flight; each answer releases the next
-HIDDENWEB_FORM_PATIENCE = 100  # stop a form after this many answers in a row gave nothing new
+HIDDENWEB_FORM_PATIENCE = 10  # pause a form after this many answers in a row gave nothing new
+# submit the values a form's own result pages show (label: value pairs), before blind ones
+HIDDENWEB_FORM_HARVEST = True
+# answers that gave nothing new, shared by the forms of one endpoint until its first result
+HIDDENWEB_FORM_BLIND_BUDGET = 150
 HIDDENWEB_LVS_LEARN = 30  # values learnt from result pages per form (0: off)
 HIDDENWEB_EMIT_REPEATS = False  # emit items for pages whose content was already seen

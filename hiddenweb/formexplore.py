@@ -9,10 +9,16 @@ with the other fields at their first value (the form's default; LVS values in a 
 order), so an answer speaks of one value. Then the untried combination whose values have the
 best smoothed success rates ((wins + 1/2) / (tries + 1)): values that gave results are combined
 with the other fields' values first; values that gave "no results" sink. No full cross product:
-at most ``limit`` submissions per form, and a form that gave results stops after ``patience``
-answers in a row that gave nothing new (one that never did runs to ``limit``: its hits may just
-be rare). Words of result pages' link texts become new candidate values of the form's LVS fields
-(HiWE's "update action values"), tried with a good prior (they come from the site).
+at most ``limit`` submissions per form, and a form that gave results *pauses* after ``patience``
+answers in a row that gave nothing new, and the forms of an endpoint that never gave a result
+share a :class:`BlindBudget` of misses (the first hit is worth most: it opens the collection
+through the values its answers show); the spider resumes paused forms, a round at a time,
+only when nothing else is left to download (:meth:`resume`; a form whose hits are rare still
+gets its ``limit``, last).
+Values the form's own answers show (:mod:`hiddenweb.harvest`) are queued by :meth:`suggest` and
+sent before any blind one, and they reopen a paused form. Words of result pages' link texts
+become new candidate values of the form's LVS fields (HiWE's "update action values"), tried with
+a good prior (they come from the site).
 """
 
 from __future__ import annotations
@@ -29,9 +35,31 @@ Assignment = dict[str, "str | None"]
 _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger ones sampled
 
 
+class BlindBudget:
+    """Answers that gave nothing new, shared by the forms of one endpoint
+    (:func:`hiddenweb.harvest.endpoint`: a wizard's step-2 forms for each region) until the
+    endpoint gives its first result: then each form goes on by its own ``patience``, and the
+    values its answers show are suggested to all of them. ``limit`` misses (0: no limit) pause
+    them all until the spider is idle (:meth:`FormExplorer.resume` adds a round)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.misses, self.hits, self.rounds = limit, 0, 0, 1
+
+    @property
+    def spent(self) -> bool:
+        return not self.hits and 0 < self.limit * self.rounds <= self.misses
+
+    def answer(self, new: bool) -> None:
+        if new:
+            self.hits += 1
+        else:
+            self.misses += 1
+
+
 class FormExplorer:
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,
+                 blind: BlindBudget | None = None,
                  prior: Callable[[str], float] | None = None) -> None:
         self.signature = form.signature
         domains, self.lvs_labels, self.unfillable = field_domains(form, lvs)
@@ -40,11 +68,13 @@ class FormExplorer:
         self.stats: list[dict[str | None, list[int]]] = [
             {v: [0, 0] for v in vals} for vals in self.values]
         self.limit, self.wave, self.patience, self.learn = limit, wave, patience, learn
+        self.blind = blind
         self.tried: set[tuple] = set()
         self.submitted = 0
         self.answers = 0
         self.new_pages = 0
         self.since_new = 0
+        self.rounds = 1
         self.learnt = 0
         self.lvs = lvs
         self.context: dict = {}  # the spider's: the form, its page, how to submit it
@@ -77,6 +107,10 @@ class FormExplorer:
                         self.sweep.append((combo, i))
             self.sweep.reverse()  # popped from the end
         self.varied: dict[tuple, int] = {}
+        # values suggested by the pages this form found (hiddenweb.harvest), served first
+        self.offers: list[tuple[tuple, int]] = []
+        self.offered: set[tuple] = set()
+        self.suggested = 0
 
     @property
     def fillable(self) -> bool:
@@ -87,9 +121,47 @@ class FormExplorer:
         return prod(len(v) for v in self.values) if self.values else 0
 
     @property
+    def exhausted(self) -> bool:
+        """No submission left at all: the limit is reached or every combination was tried."""
+        return (self.submitted >= self.limit
+                or (len(self.tried) >= self.space and not self.offers))
+
+    @property
+    def paused(self) -> bool:
+        """No suggestion waits, and: ``patience`` answers in a row gave nothing new since the
+        form's last new page; or the form never gave one and its endpoint did (the values its
+        results show arrive as suggestions); or the endpoint never gave a result and its
+        :class:`BlindBudget` is spent."""
+        if self.offers:
+            return False
+        if self.new_pages:
+            return self.since_new >= self.patience
+        if self.blind is None:
+            return False  # no budget: a form that never gave a result runs to its limit
+        if self.blind.hits:  # another form of the endpoint found results; their values come
+            # here as suggestions: no more blind guesses until the spider is idle (resume)
+            return self.rounds == 1 or self.since_new >= self.patience
+        return self.blind.spent
+
+    @property
     def done(self) -> bool:
-        return (self.submitted >= self.limit or len(self.tried) >= self.space
-                or (self.new_pages > 0 and self.since_new >= self.patience))
+        return self.exhausted or self.paused
+
+    def resume(self) -> list[Assignment]:
+        """Another round of blind submissions for a paused form (the spider calls it when
+        nothing else is left to download): ``patience`` more, or one more blind budget."""
+        if self.exhausted or self.in_flight:
+            return []
+        if self.paused:
+            self.since_new = 0
+            self.rounds += 1
+            if self.blind is not None and self.blind.spent:
+                self.blind.rounds += 1
+        return self.release()
+
+    @property
+    def in_flight(self) -> int:
+        return self.submitted - self.answers
 
     # -- the loop ----------------------------------------------------------------------------
     def first(self) -> list[Assignment]:
@@ -105,6 +177,8 @@ class FormExplorer:
             counts = self.stats[i].get(data.get(name))
             if counts is not None and (varied is None or varied in (i, -1)):
                 counts[1] += int(new)
+        if self.blind is not None:
+            self.blind.answer(new)
         if new:
             self.new_pages += 1
             self.since_new = 0
@@ -133,6 +207,10 @@ class FormExplorer:
         out = []
         while len(out) < n and not self.done:
             varied = None
+            while self.offers and varied is None:
+                combo, varied = self.offers.pop(0)
+                if combo in self.tried:
+                    varied = None
             while self.sweep and varied is None:
                 combo, varied = self.sweep.pop()
                 if combo in self.tried:
@@ -150,6 +228,41 @@ class FormExplorer:
                     self.stats[i][v][0] += 1
             out.append(dict(zip(self.names, combo, strict=True)))
         return out
+
+    def suggest(self, name: str, value: str) -> int:
+        """Queue a submission of ``value`` in field ``name`` (the other fields at their
+        default), ahead of the blind ones: a value the form's own answers showed
+        (:mod:`hiddenweb.harvest`). A finite field takes only one of its options (matched
+        without case). Returns 1 if a new submission was queued, else 0."""
+        if name not in self.names or not value:
+            return 0
+        i = self.names.index(name)
+        vals = self.values[i]
+        folded = value.strip().casefold()
+        known = next((v for v in vals if v is not None and v.strip().casefold() == folded),
+                     None)
+        if known is None:
+            if name not in self.lvs_labels:
+                return 0  # not an option of a finite field
+            known = value.strip()
+            vals.append(known)
+            self.stats[i][known] = [0, 1]  # a prior success: the form's own answer shows it
+        combo = tuple(known if j == i else v[0] for j, v in enumerate(self.values))
+        if combo in self.tried or combo in self.offered:
+            return 0
+        self.offers.append((combo, i))
+        self.offered.add(combo)
+        self.suggested += 1
+        return 1
+
+    def is_suggested(self, data: Assignment) -> bool:
+        """Whether a submission came from :meth:`suggest` (not from the blind LVS order)."""
+        return tuple(data.get(name) for name in self.names) in self.offered
+
+    def release(self) -> list[Assignment]:
+        """Submissions to send now: every suggested one (they are not blind, and the blind ones
+        in flight may wait long in the scheduler), then blind ones up to the wave."""
+        return self._take(max(len(self.offers), self.wave - self.in_flight))
 
     def _score(self, combo: tuple) -> float:
         s = 1.0

@@ -9,10 +9,18 @@ described by its *kinds*, strings shared by actions of the same sort on any page
 * ``fv:<field>=<value>``: one field and the value submitted in it (an LVS value that worked);
 * ``url:<template>``: host and path with digit runs replaced by ``{n}``, plus sorted query keys
   (``example.org/item/{n}?id&page``);
-* ``word:<w>``: a lower-cased word (2+ letters or digits) of the link label.
+* ``word:<w>``: a lower-cased word (2+ letters or digits) of the link label;
+* ``src:harvest``: a submission whose values the form's own answers showed
+  (:mod:`hiddenweb.harvest`), as opposed to values taken blind from the LVS.
 
 The first kind of an action is its *primary* kind (``form:`` for forms, ``url:`` for links);
-the scheduler queues requests by kind (:mod:`hiddenweb.dla.scheduler`).
+the scheduler queues requests by kind (:mod:`hiddenweb.dla.scheduler`). A primary kind may have
+a *parent* (:func:`parent_kind`), the kind one level coarser, listed right after it: a form
+without the fixed state of its signature (a wizard's step-2 form for ``region=MA`` and for
+``region=TX`` share ``form:POST /c/2/locate [city]``), a URL template without its query keys
+(``/catalog?brand`` and ``/catalog?colour&size`` share ``url:ex.org/catalog``). A kind seen for
+the first time starts from its parent's probability instead of the uniform 1/2, so what a
+site's ten region forms or fifty facet combinations taught is not unlearnt for the next one.
 
 Meta read (set by the spider; :func:`action_of` infers it when missing)::
 
@@ -21,6 +29,7 @@ Meta read (set by the spider; :func:`action_of` infers it when missing)::
         "page": "<URL of the page the action is on>",
         "label": "<anchor text or submit label>",
         "form": {"signature": str, "fields": {name: value}} | None,
+        "source": "harvest",  # optional: values shown by the form's own answers
     }
 """
 
@@ -51,6 +60,22 @@ def url_template(url: str) -> str:
 def form_signature(action_url: str, field_names: list[str] | tuple[str, ...]) -> str:
     """A form's identity on any page: its action URL template and its sorted field names."""
     return f"{url_template(action_url).split('?', 1)[0]}|{','.join(sorted(set(field_names)))}"
+
+
+#: Kinds that start as if rewarded this many times: a value the form's own answers showed is
+#: known, before any feedback, to be a better bet than a blind one (the HiWE / adaptive query
+#: selection premise, :mod:`hiddenweb.harvest`). Every other kind starts at 1/2 or its parent's.
+PRIOR_REWARDS = {"src:harvest": 1}
+
+
+def parent_kind(kind: str) -> str | None:
+    """The kind one level coarser than ``kind`` (see the module docstring), or None."""
+    if kind.startswith("form:"):
+        head, sep, _ = kind.partition(" {")
+        return head if sep else None
+    if kind.startswith("url:") and "?" in kind:
+        return kind.split("?", 1)[0]
+    return None
 
 
 def label_words(label: str | None) -> list[str]:
@@ -95,9 +120,17 @@ def kinds(action: dict[str, Any], url: str) -> list[str]:
         fields = form.get("fields") or {}
         signature = form.get("signature") or form_signature(url, list(fields))
         out = [f"form:{signature}"]
+        parent = parent_kind(out[0])
+        if parent:
+            out.append(parent)
+        if action.get("source") == "harvest":
+            out.append("src:harvest")
         out += [f"fv:{name}={str(value)[:MAX_VALUE_CHARS]}"
                 for name, value in sorted(fields.items())]
     else:
         out = [f"url:{url_template(url)}"]
+        parent = parent_kind(out[0])
+        if parent:
+            out.append(parent)
     out += [f"word:{w}" for w in label_words(action.get("label"))]
     return out

@@ -26,7 +26,10 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
   by the page automaton's ``q`` (an update never reorders the other actions, see automaton.py);
   the page's score is ``r * p`` of its best pending action (1 = uniform, comparable across pages).
 
-Ties go to the oldest group (breadth first).
+Ties go to the oldest group (breadth first). A kind with no automaton yet scores as its parent
+(:func:`~hiddenweb.dla.kinds.parent_kind`) and is re-keyed when the parent learns, so the fiftieth
+facet template of a catalogue that kept failing does not start over at 1/2; ``src:harvest`` starts
+after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
 
 Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
 carries the action in the request's meta, so it updates the right automata whenever it arrives;
@@ -88,7 +91,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from hiddenweb import defaults
 from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.feedback import Outcome, feedback_signal
-from hiddenweb.dla.kinds import action_of, kinds
+from hiddenweb.dla.kinds import PRIOR_REWARDS, action_of, kinds, parent_kind
 
 if TYPE_CHECKING:
     from typing import Self
@@ -182,6 +185,8 @@ class DLAScheduler:
         self.logunser = logunser
         self.pages: dict[str, Automaton] = {}
         self.kind_la: dict[str, Automaton] = {}
+        # parent kind -> groups of child kinds with no automaton yet (they score as the parent)
+        self.heirs: dict[str, set[str]] = {}
         self.groups: dict[str, _Group] = {}
         self.heap: list[tuple[float, int, int, str]] = []
         self.pending = 0
@@ -305,10 +310,27 @@ class DLAScheduler:
                 (kla.reward if outcome == "reward" else kla.penalize)(_PURSUE)
                 if kind in self.groups:
                     self._rekey(self.groups[kind])
+                heirs = self.heirs.get(kind)
+                if heirs:  # groups still scored by this parent follow it
+                    for child in [c for c in heirs if c in self.kind_la or c not in self.groups]:
+                        heirs.discard(child)
+                    for child in heirs:
+                        self._rekey(self.groups[child])
 
     def kind_score(self, kind: str) -> float:
+        """``p(pursue)`` of a kind; a kind not seen yet: its parent's, else the uniform 1/2
+        (after its :data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`, if any)."""
         kla = self.kind_la.get(kind)
-        return kla.prob(_PURSUE) if kla is not None else 0.5
+        if kla is None:
+            if kind not in PRIOR_REWARDS:
+                return self._start_score(kind)
+            kla = self._kind(kind)
+        return kla.prob(_PURSUE)
+
+    def _start_score(self, kind: str) -> float:
+        parent = parent_kind(kind)
+        pla = self.kind_la.get(parent) if parent else None
+        return pla.prob(_PURSUE) if pla is not None else 0.5
 
     # -- internals: buckets and heaps ------------------------------------------------------
     def _budget_exhausted(self) -> bool:
@@ -317,9 +339,14 @@ class DLAScheduler:
     def _kind(self, kind: str) -> Automaton:
         kla = self.kind_la.get(kind)
         if kla is None:
+            start = self._start_score(kind)  # its parent's, if the parent is known
             kla = self.kind_la[kind] = Automaton(a=self.config.a, b=self.config.b)
             kla.add_action(_PURSUE)
             kla.add_action(_SKIP)
+            if start != 0.5:
+                kla.load_state({"keys": [_PURSUE, _SKIP], "p": [start, 1.0 - start]})
+            for _ in range(PRIOR_REWARDS.get(kind, 0)):
+                kla.reward(_PURSUE)
             self.stats.inc_value("hiddenweb/dla/kinds")
         return kla
 
@@ -359,6 +386,9 @@ class DLAScheduler:
             self.next_seq += 1
             if page in self.pages:
                 group.epoch = self.pages[page].epoch
+            parent = parent_kind(gkey) if self.config.transfer else None
+            if parent and gkey not in self.kind_la:
+                self.heirs.setdefault(parent, set()).add(gkey)
         bucket = _Bucket(key, gkey, page, action, self.next_seq)
         self.next_seq += 1
         group.buckets[key] = bucket

@@ -29,6 +29,8 @@ and fields), ``hiddenweb_oracle_key`` (oracle mode), ``playwright`` (render in C
 again because its scripts build links or forms), ``hiddenweb_explore`` (a form submission:
 the form's signature, for the feedback loop of :mod:`hiddenweb.formexplore`),
 ``hiddenweb_browser_form`` (a submission made by page actions in Chromium),
+``hiddenweb_origin`` (the form endpoint, ``"POST /c/2/locate"``, whose submission led to a hidden
+page, directly or through links between hidden pages: :mod:`hiddenweb.harvest`),
 ``hiddenweb_dependent`` (a probe of a form whose select is filled by a script once another is
 chosen: the form's signature; :meth:`HwdlaSpider.dependent_probe`).
 
@@ -50,8 +52,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import scrapy
 from form2request import form2request
+from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from twisted.python.failure import Failure
@@ -65,7 +68,7 @@ from hiddenweb.browser import (
     needs_browser,
     submitted_by_script,
 )
-from hiddenweb.formexplore import FormExplorer, result_words
+from hiddenweb.formexplore import BlindBudget, FormExplorer, result_words
 from hiddenweb.forms import (
     _SUBMITS,
     SAFE_FORM_CLASSES,
@@ -79,6 +82,7 @@ from hiddenweb.forms import (
     pin,
     submit_button,
 )
+from hiddenweb.harvest import endpoint, offer_record, record_fields
 from hiddenweb.items import PageItem
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.lvs import LVS, words_of
@@ -102,6 +106,18 @@ def parse_seed(seed: str | None) -> str:
     return seed.strip()
 
 
+MAX_RECORDS_PER_ENDPOINT = 2000  # records kept per form endpoint for forms found later
+
+
+def explorer_endpoint(explorer: FormExplorer) -> str:
+    """The endpoint (method, action path) an explorer's submissions go to."""
+    ctx = explorer.context
+    button = ctx.get("button")
+    form = ctx["form"]
+    return endpoint(button.method if button else form.method,
+                    button.action if button else form.action)
+
+
 class HwdlaSpider(scrapy.Spider):
     name = "hwdla"
 
@@ -120,6 +136,8 @@ class HwdlaSpider(scrapy.Spider):
             raise ValueError('hwdla: find=1 needs a seed and a query: -a query="contact, phone"')
         self.forms_seen: set[str] = set()
         self.explorers: dict[str, FormExplorer] = {}
+        self.records: dict[str, list[dict]] = defaultdict(list)  # endpoint → records shown
+        self.blind_budgets: dict[str, BlindBudget] = {}  # endpoint → misses before any result
         self.dependents: dict[str, dict] = {}  # form signature → context of a dependent probe
         self.fingerprints: set[str] = set()
         self.site_words: Counter[str] = Counter()  # pages of this site showing each word
@@ -143,11 +161,15 @@ class HwdlaSpider(scrapy.Spider):
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.form_wave = s.getint("HIDDENWEB_FORM_WAVE", defaults.HIDDENWEB_FORM_WAVE)
+        spider.harvest = s.getbool("HIDDENWEB_FORM_HARVEST", defaults.HIDDENWEB_FORM_HARVEST)
+        spider.form_blind_budget = s.getint("HIDDENWEB_FORM_BLIND_BUDGET",
+                                            defaults.HIDDENWEB_FORM_BLIND_BUDGET)
         spider.form_patience = s.getint("HIDDENWEB_FORM_PATIENCE",
                                         defaults.HIDDENWEB_FORM_PATIENCE)
         spider.lvs_learn = s.getint("HIDDENWEB_LVS_LEARN", defaults.HIDDENWEB_LVS_LEARN)
         spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
         spider.finder = None
+        crawler.signals.connect(spider.resume_paused_forms, signal=signals.spider_idle)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig
@@ -199,6 +221,9 @@ class HwdlaSpider(scrapy.Spider):
         meta["hiddenweb_new_content"] = new  # the DLA feedback reads it (repeats: not emitted)
         if meta.get("hiddenweb_explore"):
             yield from self.form_feedback(response, new)
+        if (new and self.harvest and meta.get("hiddenweb_origin")
+                and isinstance(response, TextResponse)):
+            yield from self.harvest_requests(response)
         if meta.get("hiddenweb_rerender"):
             stats.inc_value("hiddenweb/browser/rerendered")  # its plain copy was emitted
         elif new or self.emit_repeats or response.status != 200 or self.recrawl:
@@ -358,6 +383,8 @@ class HwdlaSpider(scrapy.Spider):
                 meta=self.browser_meta(link.url, {
                     "hiddenweb_reached_by": {"kind": "link", "form": None},
                     "hiddenweb_form_only": form_only,
+                    **({"hiddenweb_origin": response.meta["hiddenweb_origin"]}
+                       if form_only and response.meta.get("hiddenweb_origin") else {}),
                     "hiddenweb_action": {"kind": "link", "page": response.url,
                                          "label": link.text.strip()[:200], "form": None},
                     **({} if contexts is None else
@@ -395,6 +422,7 @@ class HwdlaSpider(scrapy.Spider):
                 continue
             explorer = FormExplorer(form, self.lvs, self.max_submissions, self.form_wave,
                                     self.form_patience, self.lvs_learn,
+                                    blind=self.blind_budget(form, button),
                                     prior=self.value_prior(response))
             if not explorer.fillable:
                 stats.inc_value("hiddenweb/forms/unfillable")
@@ -411,6 +439,8 @@ class HwdlaSpider(scrapy.Spider):
                                 "page": response.url, "browser": by_script,
                                 "form_only": bool(response.meta.get("hiddenweb_form_only"))}
             self.explorers[form.signature] = explorer
+            for record in self.records.get(explorer_endpoint(explorer), ()):
+                offer_record(explorer, record, self.lvs)  # what its endpoint already showed
             stats.inc_value("hiddenweb/forms/submitted_forms")
             if by_script:
                 stats.inc_value("hiddenweb/forms/browser_forms")
@@ -477,6 +507,53 @@ class HwdlaSpider(scrapy.Spider):
             for data in explorer.first():
                 yield from self.submission(explorer, data)
 
+    def blind_budget(self, form: FormInfo, button: ButtonInfo | None) -> BlindBudget:
+        """The :class:`BlindBudget` shared by the forms of one endpoint."""
+        key = endpoint(button.method if button else form.method,
+                       button.action if button else form.action)
+        budget = self.blind_budgets.get(key)
+        if budget is None:
+            budget = self.blind_budgets[key] = BlindBudget(self.form_blind_budget)
+        return budget
+
+    def resume_paused_forms(self) -> None:
+        """``spider_idle``: nothing is left to download, so the paused forms (patience run out,
+        :meth:`FormExplorer.resume`) get another round of blind submissions."""
+        if self.crawler.stats.get_value("hiddenweb/dla/budget_exhausted"):
+            return
+        requests = [request for explorer in list(self.explorers.values())
+                    for data in explorer.resume() for request in self.submission(explorer, data)]
+        if not requests:
+            return
+        self.crawler.stats.inc_value("hiddenweb/forms/resumed_submissions", len(requests))
+        self.logger.debug("Idle: %d more submissions of paused forms", len(requests))
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        raise DontCloseSpider
+
+    def harvest_requests(self, response: TextResponse) -> Iterator[scrapy.Request]:
+        """The ``label: value`` pairs a hidden page shows become the next submissions of the
+        form endpoint that led to it (:mod:`hiddenweb.harvest`; meta ``hiddenweb_origin``)."""
+        try:
+            record = record_fields(response.selector)
+        except (ValueError, AttributeError):  # not markup
+            return
+        if not record:
+            return
+        origin = response.meta["hiddenweb_origin"]
+        records = self.records[origin]
+        if len(records) < MAX_RECORDS_PER_ENDPOINT:
+            records.append(record)
+        stats = self.crawler.stats
+        for explorer in list(self.explorers.values()):
+            if explorer_endpoint(explorer) != origin:
+                continue
+            queued = offer_record(explorer, record, self.lvs)
+            if queued:
+                stats.inc_value("hiddenweb/forms/harvested_values", queued)
+                for data in explorer.release():
+                    yield from self.submission(explorer, data)
+
     def form_feedback(self, response: Response | None, new: bool,
                       request: scrapy.Request | None = None) -> Iterator[scrapy.Request]:
         """Tell the form's explorer what a submission gave; yield the submissions it releases."""
@@ -527,9 +604,12 @@ class HwdlaSpider(scrapy.Spider):
             "hiddenweb_form_only": True,
             "hiddenweb_action": {"kind": "form", "page": ctx["page"],
                                  "label": button.text[:200] if button else "",
-                                 "form": {"signature": form.signature, "fields": fields}},
+                                 "form": {"signature": form.signature, "fields": fields},
+                                 **({"source": "harvest"} if explorer.is_suggested(data)
+                                    else {})},
             "hiddenweb_explore": form.signature,
             "hiddenweb_explore_data": dict(data),
+            "hiddenweb_origin": endpoint(form_meta["method"], form_meta["action"]),
         })
         self.crawler.stats.inc_value("hiddenweb/forms/submissions")
         yield request
