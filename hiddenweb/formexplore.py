@@ -29,6 +29,7 @@ from collections.abc import Callable
 from math import prod
 
 from hiddenweb.forms import FormInfo, field_domains
+from hiddenweb.harvest import form_state
 from hiddenweb.lvs import LVS, words_of
 
 Assignment = dict[str, "str | None"]
@@ -86,11 +87,18 @@ class FormExplorer:
         # words the site already shows come first: a site's search index covers the words of
         # its pages (query selection from the site's text: Barbosa & Freire 2004, Ntoulas et
         # al. 2005). The sort is stable, so ties keep the random order.
+        # ... and values the LVS lists for the form's fixed state (a wizard's region=MA: that
+        # region's cities, ``[city.within.region]``) come before all others
+        state = form_state(self.signature)
         for i, name in enumerate(self.names):
             if name in self.lvs_labels:
                 self.rng.shuffle(self.values[i])
                 if prior is not None:
                     self.values[i].sort(key=lambda v: -prior(v) if v else 0.0)
+                label = lvs.get(self.lvs_labels[name]) if state else None
+                first = set(label.values_within(state)) if label is not None else set()
+                if first:
+                    self.values[i].sort(key=lambda v: v not in first)
         # first, one field at a time: each value with the other fields at their first value
         # (the form's default); an answer then speaks of that one value
         self.sweep: list[tuple[tuple, int]] = []

@@ -8,6 +8,12 @@ to fill free-text fields. The files are TOML, one table per label, in a director
     labels = ["city", "town", "location"]    # words that name such a field (label text, name, id…)
     values = ["Springfield", "Riverton"]     # candidate values, best first
 
+    [city.within.region]                     # optional: values known to go with a value of a
+    MA = ["Springfield", "Boston"]           # related field (a gazetteer's city -> state)
+
+A form whose fixed state names that field (a wizard's hidden ``region=MA``) tries the values
+listed for it first (:class:`hiddenweb.formexplore.FormExplorer`); the others keep their turn.
+
 A bad file raises :class:`LVSError` whose message names the file and the line.
 Matching a field to a label scores the overlap of the field's descriptive words (its ``<label>``,
 name, id, placeholder, aria-label and nearby text) with each label's keywords, as HiWE's
@@ -36,7 +42,22 @@ class LVSLabel:
     labels: list[str]
     values: list[str]
     source: str = ""
+    within: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     keywords: frozenset[str] = field(default=frozenset(), init=False)
+
+    def values_within(self, state: dict[str, str]) -> list[str]:
+        """The values listed for a form's fixed ``state`` (``{"region": "MA"}``): a qualifier
+        matches a state field sharing a word with it, its keys compare without case."""
+        out: list[str] = []
+        for qualifier, groups in self.within.items():
+            words = set(words_of(qualifier))
+            for name, value in state.items():
+                if not words & set(words_of(name)):
+                    continue
+                for key, values in groups.items():
+                    if key.casefold() == value.strip().casefold():
+                        out += [v for v in values if v not in out]
+        return out
 
     def __post_init__(self) -> None:
         words: set[str] = set()
@@ -73,7 +94,7 @@ def load_file(path: Path) -> list[LVSLabel]:
         where = f"{path}, line {line}, table [{name}]"
         if not isinstance(table, dict):
             raise LVSError(f"{where}: expected a table with 'labels' and 'values'")
-        unknown = set(table) - {"labels", "values", "description"}
+        unknown = set(table) - {"labels", "values", "description", "within"}
         if unknown:
             raise LVSError(f"{where}: unknown key(s) {sorted(unknown)}")
         for key in ("labels", "values"):
@@ -83,7 +104,18 @@ def load_file(path: Path) -> list[LVSLabel]:
             bad = [v for v in value if not isinstance(v, str) or not v.strip()]
             if bad:
                 raise LVSError(f"{where}: '{key}' holds a non-string or empty entry: {bad[0]!r}")
-        labels.append(LVSLabel(name, table["labels"], table["values"], source=str(path)))
+        within = table.get("within", {})
+        if not isinstance(within, dict) or not all(isinstance(g, dict) for g in within.values()):
+            raise LVSError(f"{where}: 'within' must hold tables: [{name}.within.<field>]")
+        for qualifier, groups in within.items():
+            at = (f"{path}, line {_line_of_table(text, f'{name}.within.{qualifier}')}, "
+                  f"table [{name}.within.{qualifier}]")
+            for key, values in groups.items():
+                if (not isinstance(values, list) or not values
+                        or not all(isinstance(v, str) and v.strip() for v in values)):
+                    raise LVSError(f"{at}: '{key}' must be a non-empty list of strings")
+        labels.append(LVSLabel(name, table["labels"], table["values"], source=str(path),
+                               within=within))
     return labels
 
 
@@ -121,6 +153,10 @@ class LVS:
             if score > best_score:
                 best, best_score = label, score
         return best
+
+    def get(self, name: str) -> LVSLabel | None:
+        """The label called ``name``, or ``None``."""
+        return next((label for label in self.labels if label.name == name), None)
 
     def add_values(self, name: str, values: list[str]) -> int:
         """Add values found in result pages to a label (the paper's "update action values")."""

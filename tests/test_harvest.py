@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from parsel import Selector
 from test_dla_scheduler import SITE, drain, link, make  # tests/ is on sys.path (rootdir)
 from test_spider_e2e import crawl, resolve, truth_of
@@ -13,7 +14,7 @@ from hiddenweb.dla.kinds import kinds, parent_kind
 from hiddenweb.formexplore import BlindBudget, FormExplorer
 from hiddenweb.forms import extract_forms
 from hiddenweb.harvest import endpoint, form_state, offer_record, record_fields
-from hiddenweb.lvs import LVS, LVSLabel
+from hiddenweb.lvs import LVS, LVSError, LVSLabel
 
 RECORD = """<html><body><h1>Tulip Fence 1</h1>
 <ul><li>city: Springfield</li><li>region: MA</li><li>keywords: fern, tulip</li>
@@ -152,3 +153,25 @@ def test_harvest_finds_hidden_pages_sooner_on_a_served_site(served_site, tmp_pat
 
     # the last hidden pages, behind values only the results show, come much sooner
     assert downloads_to(on, 1.0) < downloads_to(off, 1.0)
+
+
+def test_lvs_within_orders_a_wizard_forms_values(tmp_path) -> None:
+    (tmp_path / "geo.toml").write_text(
+        '[city]\nlabels = ["city"]\nvalues = ["Boston", "Houston", "Worcester", "Austin"]\n\n'
+        '[city.within.region]\nMA = ["Worcester", "Boston"]\nTX = ["Houston", "Austin"]\n')
+    lvs = LVS.from_dir(tmp_path)
+    assert lvs.get("city").values_within({"Region": "ma"}) == ["Worcester", "Boston"]
+    assert lvs.get("city").values_within({"colour": "MA"}) == []
+    form = extract_forms(Selector(text=LOCATE), "http://h/s")[0]  # region=MA, fixed
+    explorer = FormExplorer(form, lvs, limit=10, wave=4, patience=5, learn=0)
+    assert {d["city"] for d in explorer.first()[:2]} == {"Boston", "Worcester"}
+
+
+def test_lvs_within_errors_name_the_file_and_line(tmp_path) -> None:
+    bad = tmp_path / "geo.toml"
+    bad.write_text('[city]\nlabels = ["city"]\nvalues = ["Boston"]\n\n'
+                   '[city.within.region]\nMA = []\n')
+    with pytest.raises(LVSError) as exc:
+        LVS.from_dir(tmp_path)
+    assert str(exc.value) == (f"{bad}, line 5, table [city.within.region]: "
+                              "'MA' must be a non-empty list of strings")

@@ -318,6 +318,12 @@ def _toml_list(values: tuple[str, ...], indent: str = "    ") -> str:
     return "[\n" + "\n".join(lines) + "\n]"
 
 
+#: What a gazetteer knows and a crawler may be given: the cities of each region (LVS ``within``)
+LVS_WITHIN: dict[str, dict[str, dict[str, list[str]]]] = {
+    "city": {"region": {code: [c for c, r in CITIES if r == code] for code in REGIONS}},
+}
+
+
 def lvs_toml() -> str:
     """The text of ``lvs_data/default.toml``, from the lists above."""
     out = [
@@ -333,4 +339,8 @@ def lvs_toml() -> str:
         out.append("labels = " + _toml_list(labels))
         out.append("values = " + _toml_list(values))
         out.append("")
+        for qualifier, groups in LVS_WITHIN.get(name, {}).items():
+            out.append(f"[{name}.within.{qualifier}]")
+            out += [f"{key} = " + _toml_list(group) for key, group in groups.items()]
+            out.append("")
     return "\n".join(out)
