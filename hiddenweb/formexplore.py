@@ -90,6 +90,10 @@ class FormExplorer:
         # ... and values the LVS lists for the form's fixed state (a wizard's region=MA: that
         # region's cities, ``[city.within.region]``) come before all others
         state = form_state(self.signature)
+        for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
+            named = lvs.match([key])
+            if named is not None:
+                state.setdefault(named.name, value)
         for i, name in enumerate(self.names):
             if name in self.lvs_labels:
                 self.rng.shuffle(self.values[i])

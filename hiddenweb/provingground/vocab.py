@@ -303,6 +303,7 @@ LVS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("author", "authors", "name", "writer", "creator", "by"),
         AUTHORS + DISTRACTOR_AUTHORS,
     ),
+    "region": (("region", "state", "province"), tuple(REGIONS)),
 }
 
 
