@@ -152,20 +152,23 @@ def test_kinds() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "form_only", "new_content", "expected"),
+    ("status", "form_only", "new_content", "new_forms", "expected"),
     [
-        (200, True, True, "reward"),      # hidden new page
-        (200, True, False, "penalty"),    # hidden repeat / no results
-        (200, False, True, "penalty"),    # public page
-        (404, True, True, "penalty"),     # wasted action
-        (503, True, True, None),          # server trouble: neutral
-        (None, False, False, None),       # download failed: neutral
+        (200, True, True, 0, "reward"),      # hidden new page
+        (200, True, False, 0, "penalty"),    # hidden repeat / no results
+        (200, False, True, 0, "penalty"),    # public page
+        (200, False, True, 1, "reward"),     # public page showing a new form
+        (200, False, False, 1, "penalty"),   # ... but a repeat of a page seen
+        (404, True, True, 0, "penalty"),     # wasted action
+        (503, True, True, 0, None),          # server trouble: neutral
+        (None, False, False, 0, None),       # download failed: neutral
     ],
 )
-def test_feedback_table(status: int | None, form_only: bool, new_content: bool,
+def test_feedback_table(status: int | None, form_only: bool, new_content: bool, new_forms: int,
                         expected: str | None) -> None:
     meta = {"hiddenweb_action": {"kind": "form", "page": "p", "label": "", "form": None}}
-    assert feedback(meta, status=status, form_only=form_only, new_content=new_content) == expected
+    assert feedback(meta, status=status, form_only=form_only, new_content=new_content,
+                    new_forms=new_forms) == expected
     assert feedback({}, status=200, form_only=True, new_content=True) is None
 
 

@@ -12,9 +12,17 @@ hidden (``form_only``) and new content           reward      a washy edge found 
                                                              paper cases (i) and (ii), eqs. 4-7
 hidden but a repeat (``new_content`` False)      penalty     "no results" and duplicate answer
                                                              pages: the assignment was wasted
+public page showing a form not seen before       reward      a boldface edge that made a washy
+(``new_forms``), new content                                 edge reachable: the step before a
+                                                             hidden page (the paper's walk goes
+                                                             on from the page it reached)
 public page (not ``form_only``), or a 4xx       penalty     a boldface edge, paper case (iii),
                                                              eq. 2 (a 404 is a wasted action too)
 ==============================================  ==========  ====================================
+
+Without the second row every public link is penalised, so link kinds all sink together and a
+crawler trap's fresh URL templates (a calendar, a catalogue's facets) outrank the site's pages;
+with it, the links that lead to search forms keep a share (issue 3).
 
 A repeat is penalised rather than ignored: most form submissions with a useless value produce
 the same "no results" page, and that is exactly what the automata must learn to avoid. The
@@ -37,12 +45,12 @@ feedback_signal = object()
 
 
 def feedback(request_meta: dict[str, Any], *, status: int | None, form_only: bool,
-             new_content: bool) -> Outcome | None:
+             new_content: bool, new_forms: int = 0) -> Outcome | None:
     """Reward, penalty or ``None`` for the action that produced a response (table above)."""
     if not isinstance(request_meta.get(ACTION_META), dict):
         return None
     if status is None or status >= 500:
         return None
-    if form_only and new_content and status < 400:
+    if new_content and status < 400 and (form_only or new_forms > 0):
         return "reward"
     return "penalty"

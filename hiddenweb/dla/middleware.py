@@ -12,11 +12,13 @@ is read, first found wins, from:
   ``form_only``, ``status``, and ``new_content`` when present, else whether its ``fingerprint``
   was not seen before (the middleware keeps the set of fingerprints);
 * else the response meta ``hiddenweb_form_only`` / ``hiddenweb_new_content`` (a callback that
-  yields no item), with the response's status.
+  yields no item), with the response's status;
 
-Without either, nothing is learned from that response. Outgoing requests without
-``hiddenweb_action`` get one inferred from the request (:func:`hiddenweb.dla.kinds.infer_action`)
-with ``page`` set to the response URL.
+and the response meta ``hiddenweb_new_forms`` (how many forms not seen before the spider found on
+the page). The outcome is reported once the callback's output is consumed, so what the
+callback noted while producing it (its new forms) counts. Without either, nothing is learned
+from that response. Outgoing requests without ``hiddenweb_action`` get one inferred from the request
+(:func:`hiddenweb.dla.kinds.infer_action`) with ``page`` set to the response URL.
 Stats: ``hiddenweb/dla/feedback/{reward,penalty,neutral}``, ``hiddenweb/dla/tagged``.
 """
 
@@ -52,24 +54,26 @@ class DLAFeedbackMiddleware:
 
     async def process_spider_output(self, response: Response,
                                     result: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        judged = False
+        verdict: dict[str, Any] | None = None
         async for obj in result:
             if isinstance(obj, Request):
                 if ACTION_META not in obj.meta:
                     obj.meta[ACTION_META] = infer_action(obj, page=response.url)
                     self.crawler.stats.inc_value("hiddenweb/dla/tagged")
-            elif not judged and is_item(obj):
+            elif verdict is None and is_item(obj):
                 adapter = ItemAdapter(obj)
                 if "form_only" in adapter.field_names() or "form_only" in adapter:
-                    judged = True
-                    self._judge_item(response, adapter)
+                    verdict = self._judge_item(response, adapter)
             yield obj
-        if not judged and "hiddenweb_form_only" in response.meta:
-            self._report(response, status=response.status,
-                         form_only=bool(response.meta["hiddenweb_form_only"]),
-                         new_content=bool(response.meta.get("hiddenweb_new_content", True)))
+        if verdict is None and "hiddenweb_form_only" in response.meta:
+            verdict = {"status": response.status,
+                       "form_only": bool(response.meta["hiddenweb_form_only"]),
+                       "new_content": bool(response.meta.get("hiddenweb_new_content", True))}
+        if verdict is not None:
+            self._report(response, **verdict,
+                         new_forms=int(response.meta.get("hiddenweb_new_forms", 0)))
 
-    def _judge_item(self, response: Response, adapter: ItemAdapter) -> None:
+    def _judge_item(self, response: Response, adapter: ItemAdapter) -> dict[str, Any]:
         if "hiddenweb_new_content" in response.meta:  # the spider's own verdict wins
             new = bool(response.meta["hiddenweb_new_content"])
         elif adapter.get("new_content") is not None:
@@ -79,14 +83,14 @@ class DLAFeedbackMiddleware:
             new = fingerprint is not None and fingerprint not in self._fingerprints
             if fingerprint is not None:
                 self._fingerprints.add(fingerprint)
-        status = adapter.get("status", response.status)
-        self._report(response, status=status, form_only=bool(adapter.get("form_only")),
-                     new_content=new)
+        return {"status": adapter.get("status", response.status),
+                "form_only": bool(adapter.get("form_only")), "new_content": new}
 
     def _report(self, response: Response, *, status: int | None, form_only: bool,
-                new_content: bool) -> None:
+                new_content: bool, new_forms: int = 0) -> None:
         meta = response.request.meta if response.request is not None else response.meta
-        outcome = feedback(meta, status=status, form_only=form_only, new_content=new_content)
+        outcome = feedback(meta, status=status, form_only=form_only, new_content=new_content,
+                           new_forms=new_forms)
         self.crawler.stats.inc_value(f"hiddenweb/dla/feedback/{outcome or 'neutral'}")
         url = response.request.url if response.request is not None else response.url
         self.crawler.signals.send_catch_log(feedback_signal, request_meta=meta, url=url,

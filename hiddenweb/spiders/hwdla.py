@@ -439,6 +439,8 @@ class HwdlaSpider(scrapy.Spider):
                                 "page": response.url, "browser": by_script,
                                 "form_only": bool(response.meta.get("hiddenweb_form_only"))}
             self.explorers[form.signature] = explorer
+            # the DLA rewards the link that led here (hiddenweb.dla.feedback)
+            response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
             for record in self.records.get(explorer_endpoint(explorer), ()):
                 offer_record(explorer, record, self.lvs)  # what its endpoint already showed
             stats.inc_value("hiddenweb/forms/submitted_forms")
