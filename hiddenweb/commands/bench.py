@@ -112,7 +112,8 @@ def throughput(args: argparse.Namespace) -> int:
         else:
             print_table(result["runs"])
             print(f"pages rendered in Chromium: {100 * result['browser_share']:.1f} %; "
-                  f"auto / never pages-per-second ratio: {result['ratio']:.3f}; "
+                  f"auto / never distinct-pages-per-second ratio: {result['ratio']:.3f} "
+                  f"(downloads per second: {result['download_ratio']:.3f}); "
                   f"Chromium peak RSS (sum): {result['chromium_peak_rss_mb']} MB, "
                   f"PSS: {result['chromium_peak_pss_mb']} MB")
         return 0
