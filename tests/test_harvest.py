@@ -175,3 +175,12 @@ def test_lvs_within_errors_name_the_file_and_line(tmp_path) -> None:
         LVS.from_dir(tmp_path)
     assert str(exc.value) == (f"{bad}, line 5, table [city.within.region]: "
                               "'MA' must be a non-empty list of strings")
+
+
+def test_label_word_kinds_can_be_switched_off() -> None:
+    s = make({"HIDDENWEB_DLA_LABEL_WORDS": False})
+    s.enqueue_request(link("/", "/a", label="Garden tools"))
+    assert s.next_request().meta["hiddenweb_dla_kinds"] == ["url:ex.org/a"]
+    s = make()
+    s.enqueue_request(link("/", "/a", label="Garden tools"))
+    assert s.next_request().meta["hiddenweb_dla_kinds"][1:] == ["word:garden", "word:tools"]

@@ -118,6 +118,7 @@ class DLAConfig:
     transfer: bool
     max_steps: int
     converge_p: float
+    label_words: bool = True
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -139,6 +140,8 @@ class DLAConfig:
             transfer=settings.getbool("HIDDENWEB_DLA_TRANSFER", defaults.HIDDENWEB_DLA_TRANSFER),
             max_steps=settings.getint("HIDDENWEB_DLA_MAX_STEPS", defaults.HIDDENWEB_DLA_MAX_STEPS),
             converge_p=converge_p,
+            label_words=settings.getbool("HIDDENWEB_DLA_LABEL_WORDS",
+                                         defaults.HIDDENWEB_DLA_LABEL_WORDS),
         )
 
 
@@ -235,6 +238,8 @@ class DLAScheduler:
         action = action_of(request)
         page = str(action.get("page") or "")
         ks = kinds(action, request.url)
+        if not self.config.label_words:
+            ks = [k for k in ks if not k.startswith("word:")]
         request.meta[KINDS_META] = ks  # read back by learn(): no second parse of the URL
         la = self.pages.get(page)
         if la is None:
