@@ -39,9 +39,10 @@ _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger 
 class BlindBudget:
     """Answers that gave nothing new, shared by the forms of one endpoint
     (:func:`hiddenweb.harvest.endpoint`: a wizard's step-2 forms for each region) until the
-    endpoint gives its first result: then each form goes on by its own ``patience``, and the
-    values its answers show are suggested to all of them. ``limit`` misses (0: no limit) pause
-    them all until the spider is idle (:meth:`FormExplorer.resume` adds a round)."""
+    endpoint gives its first result: then a form that gave results goes on by its own
+    ``patience``, one that did not waits for the values the results show (suggestions).
+    ``limit`` misses (0: no limit) pause them all until the spider is idle
+    (:meth:`FormExplorer.resume` adds a round)."""
 
     def __init__(self, limit: int) -> None:
         self.limit, self.misses, self.hits, self.rounds = limit, 0, 0, 1
