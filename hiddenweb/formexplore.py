@@ -123,7 +123,6 @@ class FormExplorer:
         # values suggested by the pages this form found (hiddenweb.harvest), served first
         self.offers: list[tuple[tuple, int]] = []
         self.offered: set[tuple] = set()
-        self.suggested = 0
 
     @property
     def fillable(self) -> bool:
@@ -265,7 +264,6 @@ class FormExplorer:
             return 0
         self.offers.append((combo, i))
         self.offered.add(combo)
-        self.suggested += 1
         return 1
 
     def is_suggested(self, data: Assignment) -> bool:

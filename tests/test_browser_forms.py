@@ -6,14 +6,11 @@ Chromium (Debian's /usr/bin/chromium) against sites served on 127.0.0.1.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from parsel import Selector
 from scrapy.settings import Settings
 
@@ -25,7 +22,6 @@ from hiddenweb.lvs import LVS, LVSLabel
 from hiddenweb.provingground.server import serve_in_thread
 from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
 
-ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
 
@@ -192,18 +188,11 @@ def test_result_words():
 
 # --- end to end, real Chromium -------------------------------------------------------------------
 def crawl(tmp_path: Path, seed_url: str, **settings: str) -> tuple[list[dict], dict, str]:
-    out = tmp_path / "items.jsonl"
-    stats = tmp_path / "stats.json"
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={seed_url}/",
-           "-O", f"{out}:jsonlines", "-s", "LOG_LEVEL=INFO", "-s", "HIDDENWEB_STORE_ENABLED=0",
-           "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16", "-s", f"HIDDENWEB_STATS_FILE={stats}"]
-    for key, value in settings.items():
-        cmd += ["-s", f"{key}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    items = [json.loads(line) for line in out.read_text().splitlines()]
-    return items, json.loads(stats.read_text()), proc.stderr
+    run = run_crawl(tmp_path, "-a", f"seed={seed_url}/",
+                    settings={"LOG_LEVEL": "INFO", "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+                              **settings})
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.items, run.stats, run.stderr
 
 
 def keys_found(site: SiteModel, items: list[dict]) -> set[str]:

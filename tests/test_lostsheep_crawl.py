@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
@@ -22,7 +19,6 @@ from hiddenweb.lostsheep.text import query_stems
 from hiddenweb.lostsheep.tsetlin import score_label
 from hiddenweb.spiders.hwdla import HwdlaSpider
 
-ROOT = Path(__file__).resolve().parent.parent
 N = 150
 
 
@@ -37,18 +33,10 @@ def site():
 
 
 def crawl(tmp_path: Path, url: str, query: str, **settings) -> tuple[list[dict], dict]:
-    out, stats = tmp_path / "items.jsonl", tmp_path / "stats.json"
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={url}/",
-           "-a", f"query={query}", "-O", f"{out}:jsonlines", "-s", "HIDDENWEB_STORE_ENABLED=0",
-           "-s", "HIDDENWEB_BROWSER=never", "-s", "ROBOTSTXT_OBEY=0",
-           "-s", f"HIDDENWEB_STATS_FILE={stats}"]
-    for key, value in settings.items():
-        cmd += ["-s", f"{key}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    items = [json.loads(line) for line in out.read_text().splitlines()]
-    return items, json.loads(stats.read_text())
+    run = run_crawl(tmp_path, "-a", f"seed={url}/", "-a", f"query={query}", timeout=300,
+                    settings={"HIDDENWEB_BROWSER": "never", "ROBOTSTXT_OBEY": 0, **settings})
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.items, run.stats
 
 
 def quitting_pages(graph, words, states=3, twofold=False) -> set[int]:

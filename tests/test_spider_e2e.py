@@ -3,32 +3,22 @@ site (a real HTTP server on 127.0.0.1), scored against the site's ground truth."
 
 from __future__ import annotations
 
-import json
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 
-ROOT = Path(__file__).resolve().parent.parent
 ITEM_KEYS = {"url", "final_url", "method", "status", "error", "depth", "referrer", "reached_by",
              "form_only", "title", "fingerprint", "fetch_seconds", "fetched_at", "content_type",
              "cache_control", "expires", "downloads"}
 
 
 def crawl(tmp_path: Path, *args: str, settings: dict | None = None) -> tuple[list[dict], str, int]:
-    out = tmp_path / "items.jsonl"
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", *args, "-O", f"{out}:jsonlines",
-           "-s", "LOG_LEVEL=INFO", "-s", "HIDDENWEB_STORE_ENABLED=0",
-           "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16"]
-    for key, value in (settings or {}).items():
-        cmd += ["-s", f"{key}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    items = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
-    return items, proc.stderr, proc.returncode
+    run = run_crawl(tmp_path, *args, settings={"LOG_LEVEL": "INFO",
+                                               "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+                                               **(settings or {})})
+    return run.items, run.stderr, run.returncode
 
 
 @pytest.fixture(scope="module")

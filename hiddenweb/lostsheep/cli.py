@@ -20,14 +20,12 @@ from hiddenweb.lostsheep.herder import DEFAULT_MAXDEPTH
 
 logger = logging.getLogger(__name__)
 
+#: the algorithms without states, in the paper's table order
+BASELINE_ROWS: list[tuple[str, int]] = [
+    (name, 0) for name in ("optimal", "random", "sim", "deg", "simdeg", "astar", "focused")]
+
 TABLE_ROWS: list[tuple[str, int]] = [
-    ("optimal", 0),
-    ("random", 0),
-    ("sim", 0),
-    ("deg", 0),
-    ("simdeg", 0),
-    ("astar", 0),
-    ("focused", 0),
+    *BASELINE_ROWS,
     ("hmm", 3),
     ("hmm", 100),
     ("hmm", 200),
@@ -111,13 +109,7 @@ def _rows(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 ISSUE4_ROWS: list[tuple[str, int]] = [
-    ("optimal", 0),
-    ("random", 0),
-    ("sim", 0),
-    ("deg", 0),
-    ("simdeg", 0),
-    ("astar", 0),
-    ("focused", 0),
+    *BASELINE_ROWS,
     ("hmm", 100),
     ("ls", 3),
     ("ls2f", 3),

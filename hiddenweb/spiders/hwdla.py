@@ -109,13 +109,18 @@ def parse_seed(seed: str | None) -> str:
 MAX_RECORDS_PER_ENDPOINT = 2000  # records kept per form endpoint for forms found later
 
 
-def explorer_endpoint(explorer: FormExplorer) -> str:
-    """The endpoint (method, action path) an explorer's submissions go to."""
-    ctx = explorer.context
-    button = ctx.get("button")
-    form = ctx["form"]
+def form_endpoint(form: FormInfo, button: ButtonInfo | None) -> str:
+    """The endpoint (method, action path) a form's submissions go to, through ``button``."""
     return endpoint(button.method if button else form.method,
                     button.action if button else form.action)
+
+
+def explorer_endpoint(explorer: FormExplorer) -> str:
+    """The endpoint of an explorer's submissions (computed once, kept in its context)."""
+    ctx = explorer.context
+    if "endpoint" not in ctx:
+        ctx["endpoint"] = form_endpoint(ctx["form"], ctx.get("button"))
+    return ctx["endpoint"]
 
 
 class HwdlaSpider(scrapy.Spider):
@@ -511,8 +516,7 @@ class HwdlaSpider(scrapy.Spider):
 
     def blind_budget(self, form: FormInfo, button: ButtonInfo | None) -> BlindBudget:
         """The :class:`BlindBudget` shared by the forms of one endpoint."""
-        key = endpoint(button.method if button else form.method,
-                       button.action if button else form.action)
+        key = form_endpoint(form, button)
         budget = self.blind_budgets.get(key)
         if budget is None:
             budget = self.blind_budgets[key] = BlindBudget(self.form_blind_budget)
@@ -611,7 +615,7 @@ class HwdlaSpider(scrapy.Spider):
                                     else {})},
             "hiddenweb_explore": form.signature,
             "hiddenweb_explore_data": dict(data),
-            "hiddenweb_origin": endpoint(form_meta["method"], form_meta["action"]),
+            "hiddenweb_origin": explorer_endpoint(explorer),
         })
         self.crawler.stats.inc_value("hiddenweb/forms/submissions")
         yield request
