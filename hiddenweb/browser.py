@@ -325,13 +325,30 @@ def needs_browser(page: Selector) -> bool:
     return bool(page.xpath("//form[@onsubmit] | //a[@onclick] | //*[@onclick][ancestor::form]"))
 
 
+_BY_ID = re.compile(r"""getElementById\(\s*["']([^"']+)["']|querySelector\(\s*["']#([\w-]+)""")
+_ANY_FORM = re.compile(r"""document\.forms|querySelectorAll\(|getElementsByTagName\(\s*["']form""")
+
+
 def submitted_by_script(page: Selector, form: Selector | None) -> bool:
     """True when a script (not the browser's navigation) submits ``form``: an ``onsubmit``
-    handler, or a page script that intercepts submissions and sends them by fetch / XHR."""
+    handler, or a page script that intercepts submissions and sends them by fetch / XHR.
+
+    A page script that names the forms it hooks by id (``getElementById("form-2")``) is taken
+    to hook only those: the page's other forms are submitted by the browser's navigation, and
+    plain HTTP does for them. A script that reaches forms in general (``document.forms``,
+    ``querySelectorAll``), or names none, is taken to hook every form of the page."""
     if form is not None and (form.attrib.get("onsubmit") or form.attrib.get("data-xhr")):
         return True
-    code = " ".join(page.xpath("//script[not(@src)]/text()").getall())
-    return "submit" in code and bool(_SUBMITS.search(code))
+    hooks = [code for code in page.xpath("//script[not(@src)]/text()").getall()
+             if "submit" in code and _SUBMITS.search(code)]
+    if not hooks:
+        return False
+    form_id = form.attrib.get("id") if form is not None else None
+    for code in hooks:
+        named = {a or b for a, b in _BY_ID.findall(code)}
+        if form_id is None or not named or _ANY_FORM.search(code) or form_id in named:
+            return True
+    return False
 
 
 class BrowserPolicy:

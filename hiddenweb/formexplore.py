@@ -17,8 +17,10 @@ only when nothing else is left to download (:meth:`resume`; a form whose hits ar
 gets its ``limit``, last).
 Values the form's own answers show (:mod:`hiddenweb.harvest`) are queued by :meth:`suggest` and
 sent before any blind one, and they reopen a paused form. Words of result pages' link texts
-become new candidate values of the form's LVS fields (HiWE's "update action values"), tried with
-a good prior (they come from the site).
+become new candidate values of the form's *open* LVS fields (a search box, LVS ``open = true``;
+HiWE's "update action values"), tried with a good prior (they come from the site). A wizard
+step whose fixed state the LVS ``within`` tables know (``region=MA``) tries that state's values
+first and never those the LVS places only under other states.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class FormExplorer:
         # al. 2005). The sort is stable, so ties keep the random order.
         # ... and values the LVS lists for the form's fixed state (a wizard's region=MA: that
         # region's cities, ``[city.within.region]``) come before all others
+        self.excluded: dict[int, set[str]] = {}  # field -> values the LVS places elsewhere
         state = form_state(self.signature)
         for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
             named = lvs.match([key])
@@ -104,6 +107,13 @@ class FormExplorer:
                 first = set(label.values_within(state)) if label is not None else set()
                 if first:
                     self.values[i].sort(key=lambda v: v not in first)
+                    # ... and values the LVS places only elsewhere (Houston for region=MA) go
+                    elsewhere = label.values_elsewhere(state) if label is not None else set()
+                    kept = [v for v in self.values[i] if v not in elsewhere]
+                    if kept:
+                        self.values[i] = kept
+                        self.stats[i] = {v: self.stats[i][v] for v in kept}
+                        self.excluded[i] = {v.casefold() for v in elsewhere}
         # first, one field at a time: each value with the other fields at their first value
         # (the form's default); an answer then speaks of that one value
         self.sweep: list[tuple[tuple, int]] = []
@@ -120,6 +130,13 @@ class FormExplorer:
                         self.sweep.append((combo, i))
             self.sweep.reverse()  # popped from the end
         self.varied: dict[tuple, int] = {}
+        # a field whose default is "no filter" (an unchecked box, an "any" option): setting it
+        # only narrows an answer; a value whose one-field probe answered "no results" (``dead``)
+        # then gives nothing with any narrowing either, and such combinations are skipped
+        self.base: tuple = tuple(v[0] for v in self.values)
+        self.wild: list[bool] = [_is_wildcard(v[0]) and len(v) > 1 for v in self.values]
+        self.dead: list[set[str | None]] = [set() for _ in self.values]
+        self.pruned = 0
         # values suggested by the pages this form found (hiddenweb.harvest), served first
         self.offers: list[tuple[tuple, int]] = []
         self.offered: set[tuple] = set()
@@ -179,12 +196,16 @@ class FormExplorer:
     def first(self) -> list[Assignment]:
         return self._take(min(self.wave, self.limit))
 
-    def feedback(self, data: Assignment, new: bool, found_words: list[str] | None = None
-                 ) -> list[Assignment]:
-        """Record the answer to ``data``; return the submissions it releases."""
+    def feedback(self, data: Assignment, new: bool, found_words: list[str] | None = None,
+                 empty: bool = False) -> list[Assignment]:
+        """Record the answer to ``data`` (``new``: it showed a new result page; ``empty``: it
+        said "no results"); return the submissions it releases."""
         self.answers += 1
         combo = tuple(data.get(name) for name in self.names)
         varied = self.varied.pop(combo, None)
+        if empty and varied is not None:  # a one-field probe found nothing: that value is dead
+            for i in (range(len(combo)) if varied == -1 else (varied,)):
+                self.dead[i].add(combo[i])
         for i, name in enumerate(self.names):
             counts = self.stats[i].get(data.get(name))
             if counts is not None and (varied is None or varied in (i, -1)):
@@ -201,9 +222,13 @@ class FormExplorer:
         return self._take(2 if new else 1)
 
     def _learn(self, words: list[str]) -> None:
+        """New values for the form's *open* LVS fields (a search box), not for typed ones."""
         for i, name in enumerate(self.names):
             label = self.lvs_labels.get(name)
             if label is None or self.learnt >= self.learn:
+                continue
+            table = self.lvs.get(label)
+            if table is None or not table.open:
                 continue
             known = {v.lower() for v in self.values[i] if v}
             for w in words:
@@ -225,7 +250,7 @@ class FormExplorer:
                     varied = None
             while self.sweep and varied is None:
                 combo, varied = self.sweep.pop()
-                if combo in self.tried:
+                if combo in self.tried or self._narrows_dead(combo):
                     varied = None
             if varied is None:
                 combo = self._best()
@@ -256,6 +281,8 @@ class FormExplorer:
         if known is None:
             if name not in self.lvs_labels:
                 return 0  # not an option of a finite field
+            if folded in self.excluded.get(i, ()):
+                return 0  # the LVS places it under another state (Syracuse, NY: not for MA)
             known = value.strip()
             vals.append(known)
             self.stats[i][known] = [0, 1]  # a prior success: the form's own answer shows it
@@ -293,10 +320,23 @@ class FormExplorer:
         for combo in candidates:
             if combo in self.tried:
                 continue
+            if self._narrows_dead(combo):
+                self.tried.add(combo)  # never worth sending: counts as tried, not submitted
+                self.pruned += 1
+                continue
             score = self._score(combo)
             if score > best_score:  # ties: the earlier combination (defaults, LVS order)
                 best, best_score = combo, score
         return best
+
+    def _narrows_dead(self, combo: tuple) -> bool:
+        """Whether ``combo`` holds a dead value and differs from that value's probe only in
+        fields whose default is "no filter" (so its answer can only be a part of "nothing")."""
+        for i, v in enumerate(combo):
+            if v in self.dead[i] and combo != self.base and all(
+                    j == i or w == self.base[j] or self.wild[j] for j, w in enumerate(combo)):
+                return True
+        return False
 
     def _combo(self, k: int, sizes: list[int]) -> tuple:
         out = []
@@ -304,6 +344,15 @@ class FormExplorer:
             k, digit = divmod(k, size)
             out.append(vals[digit])
         return tuple(out)
+
+
+#: option values that mean "no filter" when they are a field's default
+WILDCARDS = frozenset({"", "any", "all", "*", "-", "none"})
+
+
+def _is_wildcard(value: str | None) -> bool:
+    """An unchecked box (``None``) or an "any"-like default option value."""
+    return value is None or value.strip().casefold() in WILDCARDS
 
 
 def result_words(texts: list[str], limit: int = 40) -> list[str]:

@@ -11,8 +11,20 @@ to fill free-text fields. The files are TOML, one table per label, in a director
     [city.within.region]                     # optional: values known to go with a value of a
     MA = ["Springfield", "Boston"]           # related field (a gazetteer's city -> state)
 
+    [keyword]
+    open = true                              # optional, default false: see below
+    labels = ["keyword", "search", "q"]
+    values = ["garden", "piano"]
+
 A form whose fixed state names that field (a wizard's hidden ``region=MA``) tries the values
-listed for it first (:class:`hiddenweb.formexplore.FormExplorer`); the others keep their turn.
+listed for it first and never the values listed *only* for other keys (Boston is not typed into
+the TX form) (:class:`hiddenweb.formexplore.FormExplorer`); values the table does not place keep
+their turn after them.
+
+An *open* label takes any word: words of a form's result pages (link texts) may become its
+values (HiWE's "update action values", ``HIDDENWEB_LVS_LEARN``). A closed label (the default:
+cities, authors) names a type that a bare word from the site is not, so it learns values only
+from ``label: value`` records (:mod:`hiddenweb.harvest`), which name their type.
 
 A bad file raises :class:`LVSError` whose message names the file and the line.
 Matching a field to a label scores the overlap of the field's descriptive words (its ``<label>``,
@@ -43,21 +55,37 @@ class LVSLabel:
     values: list[str]
     source: str = ""
     within: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    open: bool = False
     keywords: frozenset[str] = field(default=frozenset(), init=False)
 
     def values_within(self, state: dict[str, str]) -> list[str]:
         """The values listed for a form's fixed ``state`` (``{"region": "MA"}``): a qualifier
         matches a state field sharing a word with it, its keys compare without case."""
-        out: list[str] = []
+        return self._placed(state)[0]
+
+    def values_elsewhere(self, state: dict[str, str]) -> set[str]:
+        """The values listed only for other keys than the ``state``'s, under a qualifier that
+        the state names (``{"region": "MA"}``: Houston, listed for TX and not for MA). Empty
+        when the state names no qualifier or a key the table does not list (nothing known)."""
+        return self._placed(state)[1]
+
+    def _placed(self, state: dict[str, str]) -> tuple[list[str], set[str]]:
+        inside: list[str] = []
+        others: set[str] = set()
         for qualifier, groups in self.within.items():
             words = set(words_of(qualifier))
             for name, value in state.items():
                 if not words & set(words_of(name)):
                     continue
+                mine = [k for k in groups if k.casefold() == value.strip().casefold()]
+                if not mine:
+                    continue
                 for key, values in groups.items():
-                    if key.casefold() == value.strip().casefold():
-                        out += [v for v in values if v not in out]
-        return out
+                    if key in mine:
+                        inside += [v for v in values if v not in inside]
+                    else:
+                        others.update(values)
+        return inside, others - set(inside)
 
     def __post_init__(self) -> None:
         words: set[str] = set()
@@ -94,7 +122,7 @@ def load_file(path: Path) -> list[LVSLabel]:
         where = f"{path}, line {line}, table [{name}]"
         if not isinstance(table, dict):
             raise LVSError(f"{where}: expected a table with 'labels' and 'values'")
-        unknown = set(table) - {"labels", "values", "description", "within"}
+        unknown = set(table) - {"labels", "values", "description", "within", "open"}
         if unknown:
             raise LVSError(f"{where}: unknown key(s) {sorted(unknown)}")
         for key in ("labels", "values"):
@@ -104,6 +132,8 @@ def load_file(path: Path) -> list[LVSLabel]:
             bad = [v for v in value if not isinstance(v, str) or not v.strip()]
             if bad:
                 raise LVSError(f"{where}: '{key}' holds a non-string or empty entry: {bad[0]!r}")
+        if not isinstance(table.get("open", False), bool):
+            raise LVSError(f"{where}: 'open' must be true or false, got {table['open']!r}")
         within = table.get("within", {})
         if not isinstance(within, dict) or not all(isinstance(g, dict) for g in within.values()):
             raise LVSError(f"{where}: 'within' must hold tables: [{name}.within.<field>]")
@@ -115,7 +145,7 @@ def load_file(path: Path) -> list[LVSLabel]:
                         or not all(isinstance(v, str) and v.strip() for v in values)):
                     raise LVSError(f"{at}: '{key}' must be a non-empty list of strings")
         labels.append(LVSLabel(name, table["labels"], table["values"], source=str(path),
-                               within=within))
+                               within=within, open=table.get("open", False)))
     return labels
 
 

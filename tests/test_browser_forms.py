@@ -15,7 +15,13 @@ from parsel import Selector
 from scrapy.settings import Settings
 
 from hiddenweb.bench.forms import run as forms_bench
-from hiddenweb.browser import BrowserAddon, BrowserConfig, BrowserPolicy, needs_browser
+from hiddenweb.browser import (
+    BrowserAddon,
+    BrowserConfig,
+    BrowserPolicy,
+    needs_browser,
+    submitted_by_script,
+)
 from hiddenweb.formexplore import FormExplorer, result_words
 from hiddenweb.forms import classify, dependent_fields, extract_forms, pin, submit_button
 from hiddenweb.lvs import LVS, LVSLabel
@@ -131,6 +137,25 @@ def test_browser_settings_are_checked_and_never_configures_nothing():
     assert auto.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == "/usr/bin/chromium"
 
 
+def test_a_script_that_hooks_one_form_by_id_leaves_the_others_to_plain_http():
+    """A page with an xhr form (hooked by id) and a plain form: only the first needs the
+    browser. A script that hooks forms in general, or names none, hooks them all."""
+    hook = ('<script>var f=document.getElementById("form-a");f.addEventListener("submit",'
+            'function(e){e.preventDefault();fetch("/x");});</script>')
+    page = ('<form id="form-a" action="/noscript"><input name="q"></form>'
+            '<form id="form-b" action="/s"><input name="q"></form>')
+    sel = Selector(text=page + hook)
+    a, b = sel.xpath("//form")
+    assert submitted_by_script(sel, a) and not submitted_by_script(sel, b)
+    general = hook.replace('document.getElementById("form-a")', "document.forms[0]")
+    sel = Selector(text=page + general)
+    assert all(submitted_by_script(sel, f) for f in sel.xpath("//form"))
+    anonymous = hook.replace('document.getElementById("form-a")', "this")
+    sel = Selector(text=page + anonymous)
+    assert all(submitted_by_script(sel, f) for f in sel.xpath("//form"))
+    assert not submitted_by_script(Selector(text=page), Selector(text=page).xpath("//form")[0])
+
+
 def test_policy_sends_a_template_straight_to_the_browser_once_it_mostly_needs_it():
     policy = BrowserPolicy("auto", min_seen=4)
     for i in range(4):
@@ -141,16 +166,19 @@ def test_policy_sends_a_template_straight_to_the_browser_once_it_mostly_needs_it
 
 
 # --- the explorer ------------------------------------------------------------------------------
-def archive_form():
-    html = """<form action="/a" method="post"><label for="au">Author</label>
+def archive_form_html() -> str:
+    return """<form action="/a" method="post"><label for="au">Author</label>
       <input id="au" name="author"><select name="year"><option value="any">Any</option>
       <option>2001</option><option>2002</option><option>2003</option></select></form>"""
-    return extract_forms(Selector(text=html), "http://h/")[0]
+
+
+def archive_form():
+    return extract_forms(Selector(text=archive_form_html()), "http://h/")[0]
 
 
 def test_explorer_is_bounded_adaptive_and_learns_values():
     authors = [f"author{i}" for i in range(60)]
-    lvs = LVS([LVSLabel("author", ["author"], list(authors))])
+    lvs = LVS([LVSLabel("author", ["author"], list(authors), open=True)])
     winners = {"author3", "author17", "author42"}
 
     def answer(d):
@@ -169,6 +197,51 @@ def test_explorer_is_bounded_adaptive_and_learns_values():
     # the sweep tries every author with the default year before any combination
     assert all(d["year"] == "any" for d in asked[:60])
     assert "discovered" in lvs.labels[0].values and "discovered" in {d["author"] for d in asked}
+
+
+def test_explorer_does_not_narrow_an_answer_that_was_empty():
+    """year=any is "no filter": an author whose probe said "no results" is not tried with a
+    year (a narrower query); an author that gave results is. A year default that is not a
+    wildcard (a category) prunes nothing."""
+    lvs = LVS([LVSLabel("author", ["author"], [f"a{i}" for i in range(10)])])
+    winners = {"a3", "a7"}
+    explorer = FormExplorer(archive_form(), lvs, limit=200, wave=2, patience=1000, learn=0)
+    queue, asked = explorer.first(), []
+    while queue:
+        d = queue.pop(0)
+        asked.append((d["author"], d["year"]))
+        hit = d["author"] in winners
+        queue += explorer.feedback(d, hit, empty=not hit)
+    assert {a for a, y in asked if y != "any"} <= winners | {asked[0][0]}
+    assert {(a, y) for a, y in asked if a in winners} == {
+        (a, y) for a in winners for y in ("any", "2001", "2002", "2003")}
+    assert explorer.pruned > 0 and len(asked) < explorer.space
+    html = archive_form_html().replace('<option value="any">Any</option>', "")
+    strict = FormExplorer(extract_forms(Selector(text=html), "http://h/")[0], lvs, limit=200,
+                          wave=2, patience=1000, learn=0)
+    queue, n = strict.first(), 0
+    while queue:
+        d = queue.pop(0)
+        n += 1
+        queue += strict.feedback(d, False, empty=True)
+    assert strict.pruned == 0 and n == strict.space
+
+
+def test_explorer_learns_site_words_only_into_open_labels():
+    """A link text's word may be a search term, not an author: a closed (typed) label learns
+    nothing from result pages (LVS ``open``), an open one does."""
+    for is_open in (False, True):
+        lvs = LVS([LVSLabel("author", ["author"], ["a0", "a1", "a2"], open=is_open)])
+        explorer = FormExplorer(archive_form(), lvs, limit=50, wave=1, patience=50, learn=5)
+        queue, asked = explorer.first(), []
+        while queue:
+            d = queue.pop(0)
+            asked.append(d["author"])
+            hit = d["author"] == "a0"
+            queue += explorer.feedback(d, hit, ["garden", "fern"] if hit else [])
+        learnt = {"garden", "fern"} & set(asked)
+        assert learnt == ({"garden", "fern"} if is_open else set())
+        assert ("garden" in lvs.labels[0].values) is is_open
 
 
 def test_explorer_stops_after_patience_once_it_found_something():

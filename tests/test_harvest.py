@@ -157,14 +157,29 @@ def test_harvest_finds_hidden_pages_sooner_on_a_served_site(served_site, tmp_pat
 
 def test_lvs_within_orders_a_wizard_forms_values(tmp_path) -> None:
     (tmp_path / "geo.toml").write_text(
-        '[city]\nlabels = ["city"]\nvalues = ["Boston", "Houston", "Worcester", "Austin"]\n\n'
-        '[city.within.region]\nMA = ["Worcester", "Boston"]\nTX = ["Houston", "Austin"]\n')
+        '[city]\nlabels = ["city"]\nvalues = ["Boston", "Houston", "Worcester", "Austin", '
+        '"Springfield", "Riverton"]\n\n'
+        '[city.within.region]\nMA = ["Worcester", "Boston", "Springfield"]\n'
+        'TX = ["Houston", "Austin"]\nIL = ["Springfield"]\n')
     lvs = LVS.from_dir(tmp_path)
-    assert lvs.get("city").values_within({"Region": "ma"}) == ["Worcester", "Boston"]
-    assert lvs.get("city").values_within({"colour": "MA"}) == []
+    city = lvs.get("city")
+    assert city.values_within({"Region": "ma"}) == ["Worcester", "Boston", "Springfield"]
+    assert city.values_within({"colour": "MA"}) == []
+    # placed only under another region: Springfield is in MA too, Riverton is not placed
+    assert city.values_elsewhere({"Region": "ma"}) == {"Houston", "Austin"}
+    assert city.values_elsewhere({"region": "WA"}) == set()  # a key the table does not know
+    assert city.values_elsewhere({"colour": "MA"}) == set()
     form = extract_forms(Selector(text=LOCATE), "http://h/s")[0]  # region=MA, fixed
     explorer = FormExplorer(form, lvs, limit=10, wave=4, patience=5, learn=0)
-    assert {d["city"] for d in explorer.first()[:2]} == {"Boston", "Worcester"}
+    queue, asked = explorer.first(), []
+    while queue:
+        d = queue.pop(0)
+        asked.append(d["city"])
+        queue += explorer.feedback(d, False)
+    assert set(asked[:3]) == {"Boston", "Worcester", "Springfield"}
+    assert sorted(asked) == ["Boston", "Riverton", "Springfield", "Worcester"]  # no TX city
+    # nor when the form's answers show one (a record from the TX form of the same endpoint)
+    assert explorer.suggest("city", "houston") == 0 and explorer.suggest("city", "Waco") == 1
 
 
 def test_lvs_within_errors_name_the_file_and_line(tmp_path) -> None:

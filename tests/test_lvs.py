@@ -46,6 +46,14 @@ def test_bad_entries_and_unknown_keys_are_refused(tmp_path):
         load_file(write(tmp_path, '[a]\nlabels=["a"]\nvalues=["x"]\nvalus=["y"]\n'))
 
 
+def test_open_is_a_boolean_and_defaults_to_closed(tmp_path):
+    labels = load_file(write(tmp_path, '[a]\nlabels=["a"]\nvalues=["x"]\n\n'
+                                       '[b]\nopen = true\nlabels=["b"]\nvalues=["y"]\n'))
+    assert [label.open for label in labels] == [False, True]
+    with pytest.raises(LVSError, match=r"line 1, table \[a\]: 'open' must be true or false"):
+        load_file(write(tmp_path, '[a]\nopen = "yes"\nlabels=["a"]\nvalues=["x"]\n'))
+
+
 def test_empty_or_missing_directory(tmp_path):
     with pytest.raises(LVSError, match="no \\*.toml"):
         LVS.from_dir(tmp_path)

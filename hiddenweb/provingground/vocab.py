@@ -325,6 +325,10 @@ LVS_WITHIN: dict[str, dict[str, dict[str, list[str]]]] = {
 }
 
 
+#: Labels whose values are any word (LVS ``open``): a search box; cities and authors are typed
+LVS_OPEN = ("keyword",)
+
+
 def lvs_toml() -> str:
     """The text of ``lvs_data/default.toml``, from the lists above."""
     out = [
@@ -337,6 +341,8 @@ def lvs_toml() -> str:
     ]
     for name, (labels, values) in LVS_TABLES.items():
         out.append(f"[{name}]")
+        if name in LVS_OPEN:
+            out.append("open = true")
         out.append("labels = " + _toml_list(labels))
         out.append("values = " + _toml_list(values))
         out.append("")

@@ -405,6 +405,12 @@ class HwdlaSpider(scrapy.Spider):
             stats.inc_value(f"hiddenweb/forms/found/{form_class}")
             if form.signature in self.forms_seen:
                 continue
+            by_script = submitted_by_script(response.selector, form.selector)
+            if by_script and not rendered:
+                # this copy needs a browser (its rendered copy, if any, comes back here); a
+                # copy of the form on another page may not: the form is not marked seen
+                stats.inc_value("hiddenweb/forms/skipped/needs_browser")
+                continue
             self.forms_seen.add(form.signature)
             if form_class not in self.submit_classes:
                 stats.inc_value(f"hiddenweb/forms/skipped/{form_class}")
@@ -435,10 +441,6 @@ class HwdlaSpider(scrapy.Spider):
                                  form.signature, response.url,
                                  f"; required: {explorer.unfillable}"
                                  if explorer.unfillable else "")
-                continue
-            by_script = submitted_by_script(response.selector, form.selector)
-            if by_script and not rendered:
-                stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
             explorer.context = {"form": form, "form_class": form_class, "button": button,
                                 "page": response.url, "browser": by_script,
@@ -568,20 +570,25 @@ class HwdlaSpider(scrapy.Spider):
         if explorer is None:
             return
         data = meta.get("hiddenweb_explore_data") or {}
-        success = False
+        success = empty = False
         words: list[str] = []
-        if response is not None and new and response.status == 200 \
+        if response is not None and response.status == 200 \
                 and isinstance(response, TextResponse):
             try:
                 text = " ".join(response.xpath("//body//text()").getall())
-                success = not looks_like_no_results(text)
+                empty = looks_like_no_results(text)
+                success = new and not empty
                 if success and explorer.learn:
                     words = result_words(response.xpath("//body//a//text()").getall())
             except (ValueError, AttributeError):
                 success = False
         stats = self.crawler.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
-        for next_data in explorer.feedback(data, success, words):
+        pruned = explorer.pruned
+        released = explorer.feedback(data, success, words, empty=empty)
+        if explorer.pruned > pruned:
+            stats.inc_value("hiddenweb/forms/pruned", explorer.pruned - pruned)
+        for next_data in released:
             yield from self.submission(explorer, next_data)
 
     def submission(self, explorer: FormExplorer, data: dict[str, str | None]
