@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from parsel import Selector
 
@@ -48,14 +48,21 @@ def page_fingerprint(text: str, page: Selector | None) -> str:
 
 
 def shape_fingerprint(page: Selector, url: str = "") -> str:
-    """Fingerprint of the *set* of words outside links, without digits and without the words that
-    only echo the request's query ("Catalog (colour=red)", "Results for 'x'"). Equal for pages
-    that differ only in numbers, navigation, order or echoed parameters: calendar months, facet
-    toggles and sort orders of the same products."""
+    """Fingerprint of the *set* of words outside links and of the texts of links that leave the
+    page's URL template, without digits and without the words that only echo the request's
+    query ("Catalog (colour=red)", "Results for 'x'"). Equal for pages that differ only in
+    numbers, navigation within the template, order or echoed parameters: calendar months, facet
+    toggles and sort orders of the same products. Different for the pages of a paginated result
+    list, whose records are links to other pages (``/c/1/filter?page=2`` -> ``/c/1/item/33``)."""
     echoed: set[str] = set()
     for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
         echoed.update(_WORD.findall(f"{key} {value}".lower()))
-    words = set(_WORD.findall(" ".join(page.xpath(NON_ANCHOR).getall()).lower())) - echoed
+    texts = page.xpath(NON_ANCHOR).getall()
+    own = template_key(url) if url else None
+    for link in page.xpath("//a[@href]"):
+        if own is None or template_key(urljoin(url, link.attrib["href"])) != own:
+            texts += link.xpath(".//text()").getall()
+    words = set(_WORD.findall(" ".join(texts).lower())) - echoed
     return fingerprint(" ".join(sorted(words)))
 
 

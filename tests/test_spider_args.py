@@ -40,3 +40,27 @@ def test_shape_ignores_numbers_order_navigation_and_echoed_query():
     c = shape_fingerprint(page("Catalog (colour=blue)", ["widget"], "y"),
                           "http://h/catalog?colour=blue")
     assert a == b != c
+
+
+def test_shape_tells_result_pages_apart_but_not_calendar_months():
+    """Links that leave the template carry the records of a result list (the trap guard must
+    not take its pages for a trap); links within it are navigation (a calendar's months)."""
+    from parsel import Selector
+
+    from hiddenweb.pagetext import shape_fingerprint
+
+    def results(page, titles):
+        links = "".join(f'<li><a href="/c/1/item/{i}">{t}</a></li>' for i, t in enumerate(titles))
+        nav = f'<a href="/c/1/filter?cat=b&page={page + 1}">{page + 1}</a><a href="/">Home</a>'
+        html = f"<html><body><h1>Results for b</h1><ul>{links}</ul>{nav}</body></html>"
+        return shape_fingerprint(Selector(text=html), f"http://h/c/1/filter?cat=b&page={page}")
+
+    assert results(1, ["Crystal Telescope"]) != results(2, ["Physics Satellite"])
+
+    def month(m):
+        nav = (f'<a href="/calendar?month=2024-{m - 1:02d}">Previous month</a>'
+               f'<a href="/calendar?month=2024-{m + 1:02d}">Next month</a><a href="/">Home</a>')
+        html = f"<html><body><h1>Events in 2024-{m:02d}</h1><p>No events.</p>{nav}</body></html>"
+        return shape_fingerprint(Selector(text=html), f"http://h/calendar?month=2024-{m:02d}")
+
+    assert month(3) == month(4) == month(5)
