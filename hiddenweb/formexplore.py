@@ -246,8 +246,8 @@ class FormExplorer:
             varied = None
             while self.offers and varied is None:
                 combo, varied = self.offers.pop(0)
-                if combo in self.tried:
-                    varied = None
+                if combo in self.tried or self._narrows_dead(combo):
+                    varied = None  # a shown year with an author that answered nothing: no
             while self.sweep and varied is None:
                 combo, varied = self.sweep.pop()
                 if combo in self.tried or self._narrows_dead(combo):

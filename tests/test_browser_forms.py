@@ -216,6 +216,14 @@ def test_explorer_does_not_narrow_an_answer_that_was_empty():
     assert {(a, y) for a, y in asked if a in winners} == {
         (a, y) for a in winners for y in ("any", "2001", "2002", "2003")}
     assert explorer.pruned > 0 and len(asked) < explorer.space
+    # a suggestion (a year the answers showed) goes with the default author: not sent when
+    # that author answered "no results"
+    fresh = FormExplorer(archive_form(), lvs, limit=200, wave=1, patience=1000, learn=0)
+    (base,) = fresh.first()
+    assert base["year"] == "any" and base["author"] not in winners
+    fresh.feedback(base, False, empty=True)
+    assert fresh.suggest("year", "2002") == 1
+    assert all(d["author"] != base["author"] for d in fresh.release())
     html = archive_form_html().replace('<option value="any">Any</option>', "")
     strict = FormExplorer(extract_forms(Selector(text=html), "http://h/")[0], lvs, limit=200,
                           wave=2, patience=1000, learn=0)
