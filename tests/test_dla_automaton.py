@@ -146,6 +146,9 @@ def test_kinds() -> None:
     assert label_words("Next page » Next") == ["next", "page"]
     link = {"kind": "link", "page": "p", "label": "Item 7", "form": None}
     assert kinds(link, "http://ex.org/item/7") == ["url:ex.org/item/{n}", "word:item"]
+    # the same label on a page reached through a form: its words are kinds of their own
+    assert kinds({**link, "hidden": True}, "http://ex.org/item/7") == [
+        "url:ex.org/item/{n}", "hword:item"]
     form = {"kind": "form", "page": "p", "label": "Go",
             "form": {"signature": "ex.org/s|q", "fields": {"q": "smith"}}}
     assert kinds(form, "http://ex.org/s?q=smith") == ["form:ex.org/s|q", "fv:q=smith", "word:go"]

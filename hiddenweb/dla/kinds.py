@@ -9,7 +9,12 @@ described by its *kinds*, strings shared by actions of the same sort on any page
 * ``fv:<field>=<value>``: one field and the value submitted in it (an LVS value that worked);
 * ``url:<template>``: host and path with digit runs replaced by ``{n}``, plus sorted query keys
   (``example.org/item/{n}?id&page``);
-* ``word:<w>``: a lower-cased word (2+ letters or digits) of the link label;
+* ``word:<w>``: a lower-cased word (2+ letters or digits) of the link label; ``hword:<w>`` for
+  a link on a page reached through a form (``"hidden": True`` in the action). A word's worth
+  depends on where the link is: in a form's answers "fern" labels a record (a hidden page), on
+  the public pages it labels an article about ferns, and what one taught must not pull the
+  other (measured at 10^4 pages, seed 1: 5905 downloads to 90 % of the hidden pages with the
+  split, 7716 without it; issue 3);
 * ``src:harvest``: a submission whose values the form's own answers showed
   (:mod:`hiddenweb.harvest`), as opposed to values taken blind from the LVS.
 
@@ -29,6 +34,7 @@ Meta read (set by the spider; :func:`action_of` infers it when missing)::
         "page": "<URL of the page the action is on>",
         "label": "<anchor text or submit label>",
         "form": {"signature": str, "fields": {name: value}} | None,
+        "hidden": True,  # optional: the page is a form's answer (its label words: hword:)
         "source": "harvest",  # optional: values shown by the form's own answers
     }
 """
@@ -132,5 +138,6 @@ def kinds(action: dict[str, Any], url: str) -> list[str]:
         parent = parent_kind(out[0])
         if parent:
             out.append(parent)
-    out += [f"word:{w}" for w in label_words(action.get("label"))]
+    prefix = "hword" if action.get("hidden") else "word"
+    out += [f"{prefix}:{w}" for w in label_words(action.get("label"))]
     return out

@@ -239,7 +239,7 @@ class DLAScheduler:
         page = str(action.get("page") or "")
         ks = kinds(action, request.url)
         if not self.config.label_words:
-            ks = [k for k in ks if not k.startswith("word:")]
+            ks = [k for k in ks if not k.startswith(("word:", "hword:"))]
         request.meta[KINDS_META] = ks  # read back by learn(): no second parse of the URL
         la = self.pages.get(page)
         if la is None:

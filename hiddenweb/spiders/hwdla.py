@@ -391,7 +391,8 @@ class HwdlaSpider(scrapy.Spider):
                     **({"hiddenweb_origin": response.meta["hiddenweb_origin"]}
                        if form_only and response.meta.get("hiddenweb_origin") else {}),
                     "hiddenweb_action": {"kind": "link", "page": response.url,
-                                         "label": link.text.strip()[:200], "form": None},
+                                         "label": link.text.strip()[:200], "form": None,
+                                         **({"hidden": True} if form_only else {})},
                     **({} if contexts is None else
                        {"hiddenweb_label_context": context_for(contexts, link.url)}),
                 }),
