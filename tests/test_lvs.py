@@ -15,6 +15,13 @@ def test_bundled_lvs_loads_and_matches_labels():
     lvs = LVS.from_dir()
     assert lvs.labels, "the bundled lvs_data/ must hold labels"
     assert all(label.values for label in lvs.labels)
+    # the bundled gazetteer places every city it lists (Denver too, in CO, which no site
+    # offers): a region form never gets a city the LVS knows to be elsewhere
+    city = lvs.get("city")
+    placed = {c for group in city.within["region"].values() for c in group}
+    assert set(city.values) == placed
+    assert "Denver" in city.values_elsewhere({"region": "MA"})
+    assert [label.name for label in lvs.labels if label.open] == ["keyword"]
 
 
 def test_match_prefers_visible_label_over_nearby_text(tmp_path):

@@ -319,9 +319,22 @@ def _toml_list(values: tuple[str, ...], indent: str = "    ") -> str:
     return "[\n" + "\n".join(lines) + "\n]"
 
 
+#: Where the distractor cities are (LVS only: no site offers these states). A gazetteer knows
+#: every city's state, not only those of the states a site happens to offer.
+DISTRACTOR_REGIONS: dict[str, str] = {
+    "Denver": "CO", "Phoenix": "AZ", "Atlanta": "GA", "Detroit": "MI", "Nashville": "TN",
+    "Memphis": "TN", "Baltimore": "MD", "Omaha": "NE", "Boise": "ID", "Reno": "NV",
+    "Tulsa": "OK", "Anchorage": "AK", "Honolulu": "HI", "Richmond": "VA", "Madison": "WI",
+    "Raleigh": "NC",
+}
+
 #: What a gazetteer knows and a crawler may be given: the cities of each region (LVS ``within``)
 LVS_WITHIN: dict[str, dict[str, dict[str, list[str]]]] = {
-    "city": {"region": {code: [c for c, r in CITIES if r == code] for code in REGIONS}},
+    "city": {"region": {
+        **{code: [c for c, r in CITIES if r == code] for code in REGIONS},
+        **{code: [c for c in DISTRACTOR_CITIES if DISTRACTOR_REGIONS.get(c) == code]
+           for code in dict.fromkeys(DISTRACTOR_REGIONS.values())},
+    }},
 }
 
 
