@@ -4,9 +4,11 @@ A :class:`FormExplorer` holds one form's candidate values per field (:func:`fiel
 LVS for free-text fields, the form's own domain for finite ones) and, per (field, value), how
 often it was submitted and how often it gave a *new* result page. It hands out a first wave of
 ``HIDDENWEB_FORM_WAVE`` submissions; every answer (``feedback``) updates the counts and releases
-the next submission — two after a success. First comes a one-field-at-a-time sweep: each value
-with the other fields at their first value (the form's default; LVS values in a seeded random
-order), so an answer speaks of one value. Then the untried combination whose values have the
+the next submission — two after a success, but never more than the wave outstanding (a
+submission handed to the scheduler is not recalled, so a backlog would outlive a pause).
+First comes a one-field-at-a-time sweep: each value with the other fields at their first
+value (the form's default; LVS values in a seeded random order), so an answer speaks of one
+value. Then the untried combination whose values have the
 best smoothed success rates ((wins + 1/2) / (tries + 1)): values that gave results are combined
 with the other fields' values first; values that gave "no results" sink. No full cross product:
 at most ``limit`` submissions per form, and a form that gave results *pauses* after ``patience``
@@ -219,7 +221,9 @@ class FormExplorer:
                 self._learn(found_words)
         else:
             self.since_new += 1
-        return self._take(2 if new else 1)
+        # at most ``wave`` submissions outstanding (queued or downloading): released ones are
+        # not recalled, so a pause must not find a backlog of blind guesses still to go out
+        return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
 
     def _learn(self, words: list[str]) -> None:
         """New values for the form's *open* LVS fields (a search box), not for typed ones."""
