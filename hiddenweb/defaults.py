@@ -20,7 +20,7 @@ HIDDENWEB_DLA_A: float | str = "entropy"  # reward step: "entropy" (eqs. 6-7) or
 HIDDENWEB_DLA_B = 0.05  # penalty step b of eq. 2, 0 <= b << a (see docs/settings.md)
 HIDDENWEB_DLA_TRANSFER = True  # share learning across pages through action kinds
 HIDDENWEB_DLA_MAX_STEPS = 0  # k_threshold: stop after this many dequeued requests; 0 = no limit
-HIDDENWEB_DLA_LABEL_WORDS = True  # a link label's words are kinds too (transfer by label)
+HIDDENWEB_DLA_LABEL_WORDS = "answers"  # label words as kinds: answers (not public links), all, none
 HIDDENWEB_DLA_CONVERGE_P = 0.99  # a page automaton stops learning once some p exceeds this
 
 # --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------

@@ -193,9 +193,19 @@ def test_lvs_within_errors_name_the_file_and_line(tmp_path) -> None:
 
 
 def test_label_word_kinds_can_be_switched_off() -> None:
-    s = make({"HIDDENWEB_DLA_LABEL_WORDS": False})
-    s.enqueue_request(link("/", "/a", label="Garden tools"))
-    assert s.next_request().meta["hiddenweb_dla_kinds"] == ["url:ex.org/a"]
-    s = make()
-    s.enqueue_request(link("/", "/a", label="Garden tools"))
-    assert s.next_request().meta["hiddenweb_dla_kinds"][1:] == ["word:garden", "word:tools"]
+    def kinds_of(settings: dict, hidden: bool = False) -> list[str]:
+        s = make(settings)
+        request = link("/", "/a", label="Garden tools")
+        if hidden:
+            request.meta["hiddenweb_action"]["hidden"] = True
+        s.enqueue_request(request)
+        return s.next_request().meta["hiddenweb_dla_kinds"][1:]
+
+    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": False}) == []
+    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": "none"}, hidden=True) == []
+    assert kinds_of({}) == []  # default "answers": a public link's label is not a kind
+    assert kinds_of({}, hidden=True) == ["hword:garden", "hword:tools"]
+    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": "all"}) == ["word:garden", "word:tools"]
+    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": "1"}) == ["word:garden", "word:tools"]
+    with pytest.raises(ValueError, match="HIDDENWEB_DLA_LABEL_WORDS must be one of"):
+        make({"HIDDENWEB_DLA_LABEL_WORDS": "some"})

@@ -14,7 +14,9 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   depends on where the link is: in a form's answers "fern" labels a record (a hidden page), on
   the public pages it labels an article about ferns, and what one taught must not pull the
   other (measured at 10^4 pages, seed 1: 5905 downloads to 90 % of the hidden pages with the
-  split, 7716 without it; issue 3);
+  split, 7716 without it; issue 3). The scheduler leaves out the ``word:`` kinds of public
+  links unless ``HIDDENWEB_DLA_LABEL_WORDS=all`` (docs/settings.md: on the proving ground,
+  whose public links are labelled with page titles, they only pulled links depth-first);
 * ``src:harvest``: a submission whose values the form's own answers showed
   (:mod:`hiddenweb.harvest`), as opposed to values taken blind from the LVS.
 

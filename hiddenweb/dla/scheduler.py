@@ -109,6 +109,10 @@ STATE_VERSION = 1
 KINDS_META = "hiddenweb_dla_kinds"
 SCORE_META = "hiddenweb_dla_score"
 _PURSUE, _SKIP = "+", "-"
+#: ``HIDDENWEB_DLA_LABEL_WORDS``: which label words are kinds (see :mod:`hiddenweb.dla.kinds`).
+#: ``answers``: words of links on a form's answers and of submit labels; ``all``: also the words
+#: of links on public pages; ``none``.
+LABEL_WORD_SCOPES = ("answers", "all", "none")
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,7 @@ class DLAConfig:
     transfer: bool
     max_steps: int
     converge_p: float
-    label_words: bool = True
+    label_words: str = "answers"
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -135,13 +139,18 @@ class DLAConfig:
                                        defaults.HIDDENWEB_DLA_CONVERGE_P)
         if not 0.0 < converge_p <= 1.0:
             raise ValueError(f"HIDDENWEB_DLA_CONVERGE_P must be in (0, 1], got {converge_p}")
+        raw_words = settings.get("HIDDENWEB_DLA_LABEL_WORDS", defaults.HIDDENWEB_DLA_LABEL_WORDS)
+        words = str(raw_words).strip().lower()
+        words = {"true": "all", "1": "all", "false": "none", "0": "none"}.get(words, words)
+        if words not in LABEL_WORD_SCOPES:
+            raise ValueError(f"HIDDENWEB_DLA_LABEL_WORDS must be one of "
+                             f"{', '.join(LABEL_WORD_SCOPES)}, got {raw_words!r}")
         return cls(
             a=a, b=b,
             transfer=settings.getbool("HIDDENWEB_DLA_TRANSFER", defaults.HIDDENWEB_DLA_TRANSFER),
             max_steps=settings.getint("HIDDENWEB_DLA_MAX_STEPS", defaults.HIDDENWEB_DLA_MAX_STEPS),
             converge_p=converge_p,
-            label_words=settings.getbool("HIDDENWEB_DLA_LABEL_WORDS",
-                                         defaults.HIDDENWEB_DLA_LABEL_WORDS),
+            label_words=words,
         )
 
 
@@ -238,8 +247,11 @@ class DLAScheduler:
         action = action_of(request)
         page = str(action.get("page") or "")
         ks = kinds(action, request.url)
-        if not self.config.label_words:
+        if self.config.label_words == "none":
             ks = [k for k in ks if not k.startswith(("word:", "hword:"))]
+        elif (self.config.label_words == "answers" and action.get("kind") == "link"
+              and not action.get("hidden")):
+            ks = [k for k in ks if not k.startswith("word:")]
         request.meta[KINDS_META] = ks  # read back by learn(): no second parse of the URL
         la = self.pages.get(page)
         if la is None:
