@@ -109,7 +109,7 @@ class FormExplorer:
                 first = set(label.values_within(state)) if label is not None else set()
                 if first:
                     self.values[i].sort(key=lambda v: v not in first)
-                    # ... and values the LVS places only elsewhere (Houston for region=MA) go
+                    # ... and the values the LVS places only elsewhere (Houston for MA) are dropped
                     elsewhere = label.values_elsewhere(state) if label is not None else set()
                     kept = [v for v in self.values[i] if v not in elsewhere]
                     if kept:
@@ -251,7 +251,7 @@ class FormExplorer:
             while self.offers and varied is None:
                 combo, varied = self.offers.pop(0)
                 if combo in self.tried or self._narrows_dead(combo):
-                    varied = None  # a shown year with an author that answered nothing: no
+                    varied = None  # e.g. a shown year with a default author that answered nothing
             while self.sweep and varied is None:
                 combo, varied = self.sweep.pop()
                 if combo in self.tried or self._narrows_dead(combo):
