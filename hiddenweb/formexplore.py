@@ -95,6 +95,8 @@ class FormExplorer:
         # ... and values the LVS lists for the form's fixed state (a wizard's region=MA: that
         # region's cities, ``[city.within.region]``) come before all others
         self.excluded: dict[int, set[str]] = {}  # field -> values the LVS places elsewhere
+        self.prior_score: list[dict[str, float]] = [{} for _ in self.values]
+        self.pinned: list[set[str | None]] = [set() for _ in self.values]  # the state's values
         state = form_state(self.signature)
         for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
             named = lvs.match([key])
@@ -104,9 +106,11 @@ class FormExplorer:
             if name in self.lvs_labels:
                 self.rng.shuffle(self.values[i])
                 if prior is not None:
-                    self.values[i].sort(key=lambda v: -prior(v) if v else 0.0)
+                    self.prior_score[i] = {v: prior(v) for v in self.values[i] if v}
+                    self.values[i].sort(key=lambda v: -self.prior_score[i].get(v, 0.0))
                 label = lvs.get(self.lvs_labels[name]) if state else None
                 first = set(label.values_within(state)) if label is not None else set()
+                self.pinned[i] = set(first)
                 if first:
                     self.values[i].sort(key=lambda v: v not in first)
                     # ... and the values the LVS places only elsewhere (Houston for MA) are dropped
@@ -142,6 +146,28 @@ class FormExplorer:
         # values suggested by the pages this form found (hiddenweb.harvest), served first
         self.offers: list[tuple[tuple, int]] = []
         self.offered: set[tuple] = set()
+
+    def add_prior(self, prior: Callable[[str], float]) -> None:
+        """Another page shows this form (a copy): its ``prior`` adds to the first page's, and
+        the values not yet swept are ordered again by the sum (a search box copied onto a page
+        about sport, whose own page is about health, now tries both topics' words early)."""
+        fields = [i for i, name in enumerate(self.names) if name in self.lvs_labels]
+        for i in fields:
+            scores = self.prior_score[i]
+            for v in self.values[i]:
+                if v:
+                    scores[v] = scores.get(v, 0.0) + prior(v)
+        pending = self.sweep[::-1]  # in sending order
+        for i in fields:
+            slots = [k for k, (_, varied) in enumerate(pending) if varied == i]
+            # ties (the two pages' words) are mixed at random, as the first order was
+            entries = sorted((pending[k] for k in slots),
+                             key=lambda e: (e[0][i] not in self.pinned[i],
+                                            -self.prior_score[i].get(e[0][i], 0.0),
+                                            self.rng.random()))
+            for k, entry in zip(slots, entries, strict=True):
+                pending[k] = entry
+        self.sweep = pending[::-1]
 
     @property
     def fillable(self) -> bool:

@@ -235,6 +235,30 @@ def test_explorer_does_not_narrow_an_answer_that_was_empty():
     assert strict.pruned == 0 and n == strict.space
 
 
+def test_a_copy_of_the_form_on_another_page_adds_its_words_to_the_prior():
+    """First seen on a sport page, the search box indexes health words; its copy on a health
+    page brings health words forward among the values not yet sent."""
+    sport = [f"sport{i}" for i in range(20)]
+    health = [f"health{i}" for i in range(20)]
+    lvs = LVS([LVSLabel("keyword", ["keyword"], health + sport, open=True)])
+    html = '<form action="/s"><label for="q">Keyword</label><input id="q" name="q"></form>'
+    form = extract_forms(Selector(text=html), "http://h/")[0]
+    explorer = FormExplorer(form, lvs, limit=100, wave=2, patience=1000, learn=0,
+                            prior=lambda v: 3.0 * v.startswith("sport"))
+    first = explorer.first()
+    assert all(d["q"].startswith("sport") for d in first)
+    explorer.add_prior(lambda v: 3.0 * v.startswith("health"))
+    queue, asked = list(first), []
+    while queue:
+        d = queue.pop(0)
+        asked.append(d["q"])
+        queue += explorer.feedback(d, False)
+    # sport and health now tie: the remaining values of both come before nothing else, and
+    # health words are no longer all behind the twenty sport words
+    assert any(q.startswith("health") for q in asked[:6])
+    assert sorted(asked) == sorted(health + sport)
+
+
 def test_explorer_learns_site_words_only_into_open_labels():
     """A link text's word may be a search term, not an author: a closed (typed) label learns
     nothing from result pages (LVS ``open``), an open one does."""

@@ -405,6 +405,9 @@ class HwdlaSpider(scrapy.Spider):
             form_class = classify(form)
             stats.inc_value(f"hiddenweb/forms/found/{form_class}")
             if form.signature in self.forms_seen:
+                seen = self.explorers.get(form.signature)
+                if seen is not None and seen.context.get("page") != response.url:
+                    seen.add_prior(self.value_prior(response))  # a copy of the form
                 continue
             by_script = submitted_by_script(response.selector, form.selector)
             if by_script and not rendered:
