@@ -109,12 +109,12 @@ class FormExplorer:
                     self.prior_score[i] = {v: prior(v) for v in self.values[i] if v}
                     self.values[i].sort(key=lambda v: -self.prior_score[i].get(v, 0.0))
                 label = lvs.get(self.lvs_labels[name]) if state else None
-                first = set(label.values_within(state)) if label is not None else set()
-                self.pinned[i] = set(first)
+                inside, elsewhere = label.placed(state) if label is not None else ([], set())
+                first = set(inside)
+                self.pinned[i] = first
                 if first:
                     self.values[i].sort(key=lambda v: v not in first)
                     # ... and the values the LVS places only elsewhere (Houston for MA) are dropped
-                    elsewhere = label.values_elsewhere(state) if label is not None else set()
                     kept = [v for v in self.values[i] if v not in elsewhere]
                     if kept:
                         self.values[i] = kept

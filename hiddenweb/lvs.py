@@ -61,15 +61,16 @@ class LVSLabel:
     def values_within(self, state: dict[str, str]) -> list[str]:
         """The values listed for a form's fixed ``state`` (``{"region": "MA"}``): a qualifier
         matches a state field sharing a word with it, its keys compare without case."""
-        return self._placed(state)[0]
+        return self.placed(state)[0]
 
     def values_elsewhere(self, state: dict[str, str]) -> set[str]:
         """The values listed only for other keys than the ``state``'s, under a qualifier that
         the state names (``{"region": "MA"}``: Houston, listed for TX and not for MA). Empty
         when the state names no qualifier or a key the table does not list (nothing known)."""
-        return self._placed(state)[1]
+        return self.placed(state)[1]
 
-    def _placed(self, state: dict[str, str]) -> tuple[list[str], set[str]]:
+    def placed(self, state: dict[str, str]) -> tuple[list[str], set[str]]:
+        """Both at once: (:meth:`values_within`, :meth:`values_elsewhere`)."""
         inside: list[str] = []
         others: set[str] = set()
         for qualifier, groups in self.within.items():

@@ -14,9 +14,10 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   depends on where the link is: in a form's answers "fern" labels a record (a hidden page), on
   the public pages it labels an article about ferns, and what one taught must not pull the
   other (measured at 10^4 pages, seed 1: 5905 downloads to 90 % of the hidden pages with the
-  split, 7716 without it; issue 3). The scheduler leaves out the ``word:`` kinds of public
-  links unless ``HIDDENWEB_DLA_LABEL_WORDS=all`` (docs/settings.md: on the proving ground,
-  whose public links are labelled with page titles, they only pulled links depth-first);
+  split, 7716 without it; issue 3). With ``words="answers"`` (the scheduler's default,
+  ``HIDDENWEB_DLA_LABEL_WORDS``) :func:`kinds` leaves out the ``word:`` kinds of public links
+  (docs/settings.md: on the proving ground, whose public links are labelled with page titles,
+  they only pulled links depth-first);
 * ``src:harvest``: a submission whose values the form's own answers showed
   (:mod:`hiddenweb.harvest`), as opposed to values taken blind from the LVS.
 
@@ -120,8 +121,10 @@ def infer_action(request: Request, *, page: str) -> dict[str, Any]:
             "form": {"signature": signature, "fields": fields}}
 
 
-def kinds(action: dict[str, Any], url: str) -> list[str]:
-    """Kinds of an action whose request goes to ``url``; the first one is the primary kind."""
+def kinds(action: dict[str, Any], url: str, words: str = "all") -> list[str]:
+    """Kinds of an action whose request goes to ``url``; the first one is the primary kind.
+    ``words`` says which label words are kinds (``HIDDENWEB_DLA_LABEL_WORDS``): ``all``;
+    ``answers``, not those of a link on a public page; ``none``."""
     form = action.get("form")
     out: list[str]
     if action.get("kind") == "form" and isinstance(form, dict):
@@ -140,6 +143,8 @@ def kinds(action: dict[str, Any], url: str) -> list[str]:
         parent = parent_kind(out[0])
         if parent:
             out.append(parent)
-    prefix = "hword" if action.get("hidden") else "word"
-    out += [f"{prefix}:{w}" for w in label_words(action.get("label"))]
+    public_link = action.get("kind") != "form" and not action.get("hidden")
+    if words == "all" or (words == "answers" and not public_link):
+        prefix = "hword" if action.get("hidden") else "word"
+        out += [f"{prefix}:{w}" for w in label_words(action.get("label"))]
     return out

@@ -246,12 +246,7 @@ class DLAScheduler:
             return False
         action = action_of(request)
         page = str(action.get("page") or "")
-        ks = kinds(action, request.url)
-        if self.config.label_words == "none":
-            ks = [k for k in ks if not k.startswith(("word:", "hword:"))]
-        elif (self.config.label_words == "answers" and action.get("kind") == "link"
-              and not action.get("hidden")):
-            ks = [k for k in ks if not k.startswith("word:")]
+        ks = kinds(action, request.url, self.config.label_words)
         request.meta[KINDS_META] = ks  # read back by learn(): no second parse of the URL
         la = self.pages.get(page)
         if la is None:
@@ -300,7 +295,7 @@ class DLAScheduler:
             return
         action = request_meta.get("hiddenweb_action") or {}
         page = str(action.get("page") or "")
-        ks = request_meta.get(KINDS_META) or kinds(action, url)
+        ks = request_meta.get(KINDS_META) or kinds(action, url, self.config.label_words)
         self.stats.inc_value("hiddenweb/dla/rewards" if outcome == "reward"
                              else "hiddenweb/dla/penalties")
         la = self.pages.get(page)

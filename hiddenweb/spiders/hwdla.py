@@ -401,13 +401,15 @@ class HwdlaSpider(scrapy.Spider):
     def form_requests(self, response: TextResponse) -> Iterator[scrapy.Request]:
         stats = self.crawler.stats
         rendered = "playwright" in (response.flags or [])
+        prior: Callable[[str], float] | None = None  # the page's words: read once, if needed
         for form in extract_forms(response.selector, response.url):
             form_class = classify(form)
             stats.inc_value(f"hiddenweb/forms/found/{form_class}")
             if form.signature in self.forms_seen:
                 seen = self.explorers.get(form.signature)
                 if seen is not None and seen.context.get("page") != response.url:
-                    seen.add_prior(self.value_prior(response))  # a copy of the form
+                    prior = prior or self.value_prior(response)
+                    seen.add_prior(prior)  # a copy of the form
                 continue
             by_script = submitted_by_script(response.selector, form.selector)
             if by_script and not rendered:
@@ -435,10 +437,10 @@ class HwdlaSpider(scrapy.Spider):
             if dependent is not None:  # the child's options come only once a parent is chosen
                 yield self.dependent_probe(response, form, form_class, button, dependent)
                 continue
+            prior = prior or self.value_prior(response)
             explorer = FormExplorer(form, self.lvs, self.max_submissions, self.form_wave,
                                     self.form_patience, self.lvs_learn,
-                                    blind=self.blind_budget(form, button),
-                                    prior=self.value_prior(response))
+                                    blind=self.blind_budget(form, button), prior=prior)
             if not explorer.fillable:
                 stats.inc_value("hiddenweb/forms/unfillable")
                 self.logger.info("Form %s on %s: nothing to fill (no field matches the LVS%s)",
