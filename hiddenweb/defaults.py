@@ -48,7 +48,7 @@ HIDDENWEB_BROWSER_REUSE_BODY = True  # a rerender gets the body fetched over pla
 HIDDENWEB_BROWSER_SAME_DOCUMENT = True  # ... written into a page already on the site
 
 # --- form exploration (issue 5) ----------------------------------------------------------------
-HIDDENWEB_FORM_WAVE = 8  # submissions of one form in flight; each answer releases the next
+HIDDENWEB_FORM_WAVE = 4  # submissions of one form in flight; each answer releases the next
 HIDDENWEB_FORM_PATIENCE = 10  # pause a form after this many answers in a row gave nothing new
 # submit the values a form's own result pages show (label: value pairs), before blind ones
 HIDDENWEB_FORM_HARVEST = True

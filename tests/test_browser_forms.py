@@ -156,6 +156,33 @@ def test_a_script_that_hooks_one_form_by_id_leaves_the_others_to_plain_http():
     assert not submitted_by_script(Selector(text=page), Selector(text=page).xpath("//form")[0])
 
 
+def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
+    """HIDDENWEB_FORM_WAVE bounds a plain form's submissions in flight; a form that only the
+    browser can submit keeps at least HIDDENWEB_BROWSER_MAX_PAGES of them (its answers take
+    seconds each, and a smaller wave leaves browser pages idle)."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+    hook = ('<script>var f=document.getElementById("form-a");f.addEventListener("submit",'
+            'function(e){e.preventDefault();fetch("/x");});</script>')
+    body = ('<html><body><form id="form-a" action="/xhr"><input name="q"></form>'
+            '<form id="form-b" action="/s"><input name="q"></form>' + hook + '</body></html>')
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_FORM_WAVE": 3,
+                                        "HIDDENWEB_BROWSER_MAX_PAGES": 5})
+    spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
+    url = "http://127.0.0.1:1/p/1"
+    response = HtmlResponse(url, body=body.encode(), encoding="utf-8", flags=["playwright"],
+                            request=Request(url, meta={"hiddenweb_form_only": False}))
+    sent = list(spider.form_requests(response))
+    waves = {e.context["browser"]: e.wave for e in spider.explorers.values()}
+    assert waves == {True: 5, False: 3}
+    assert len(sent) == 5 + 3  # each form's first wave
+    spider.form_wave = 8  # a plain wave above the browser's pages is kept for both
+    assert spider.wave_for(True) == spider.wave_for(False) == 8
+
+
 def test_policy_sends_a_template_straight_to_the_browser_once_it_mostly_needs_it():
     policy = BrowserPolicy("auto", min_seen=4)
     for i in range(4):

@@ -438,7 +438,8 @@ class HwdlaSpider(scrapy.Spider):
                 yield self.dependent_probe(response, form, form_class, button, dependent)
                 continue
             prior = prior or self.value_prior(response)
-            explorer = FormExplorer(form, self.lvs, self.max_submissions, self.form_wave,
+            explorer = FormExplorer(form, self.lvs, self.max_submissions,
+                                    self.wave_for(by_script),
                                     self.form_patience, self.lvs_learn,
                                     blind=self.blind_budget(form, button), prior=prior)
             if not explorer.fillable:
@@ -461,6 +462,12 @@ class HwdlaSpider(scrapy.Spider):
                 stats.inc_value("hiddenweb/forms/browser_forms")
             for data in explorer.first():
                 yield from self.submission(explorer, data)
+
+    def wave_for(self, by_browser: bool) -> int:
+        """Submissions of one form outstanding: ``HIDDENWEB_FORM_WAVE``; a form submitted in
+        the browser keeps at least ``HIDDENWEB_BROWSER_MAX_PAGES`` (one per page it may use:
+        a browser submission takes seconds, and a smaller wave leaves the browser idle)."""
+        return max(self.form_wave, self.browser.max_pages) if by_browser else self.form_wave
 
     def dependent_probe(self, response: TextResponse, form: FormInfo, form_class: str,
                         button: ButtonInfo | None, dependent: tuple[str, str]
@@ -511,7 +518,8 @@ class HwdlaSpider(scrapy.Spider):
             if form.signature in self.forms_seen:
                 continue
             self.forms_seen.add(form.signature)
-            explorer = FormExplorer(form, self.lvs, share, self.form_wave, self.form_patience,
+            explorer = FormExplorer(form, self.lvs, share, self.wave_for(ctx["browser"]),
+                                    self.form_patience,
                                     self.lvs_learn)
             if not explorer.fillable:
                 continue
