@@ -145,7 +145,10 @@ def test_kinds() -> None:
     assert form_signature("https://ex.org/search?x=1", ["q", "cat", "q"]) == "ex.org/search|cat,q"
     assert label_words("Next page » Next") == ["next", "page"]
     link = {"kind": "link", "page": "p", "label": "Item 7", "form": None}
-    assert kinds(link, "http://ex.org/item/7") == ["url:ex.org/item/{n}", "word:item"]
+    assert kinds(link, "http://ex.org/item/7") == [
+        "url:ex.org/item/{n}", "word:item", "links:public"]
+    assert kinds(link, "http://ex.org/item/7", words="answers") == [
+        "url:ex.org/item/{n}", "links:public"]
     # the same label on a page reached through a form: its words are kinds of their own
     assert kinds({**link, "hidden": True}, "http://ex.org/item/7") == [
         "url:ex.org/item/{n}", "hword:item"]

@@ -79,12 +79,19 @@ def test_rewarded_kind_before_penalised() -> None:
     s.learn(first[2].meta, first[2].url, "penalty")
     s.learn(first[1].meta, first[1].url, "reward")
     s.learn(first[0].meta, first[0].url, "penalty")
+    answer = link("/s?q=a", "/record/1")
+    answer.meta["hiddenweb_action"]["hidden"] = True  # a link on the form's answer
     for r in [link("/x", "/list/2"), link("/x", "/about/2"), link("/x", "/fresh"),
-              form("/x", "ex.org/s|q", "b")]:
+              form("/x", "ex.org/s|q", "b"), answer]:
         s.enqueue_request(r)
-    # rewarded form kind, then the unseen kind (0.5), then the penalised ones (oldest first)
-    assert drain(s) == ["/s?q=b", "/fresh", "/list/2", "/about/2"]
+    # rewarded form kind; the unseen template of a link on an answer (1/2); the penalised
+    # public templates; last the unseen public template, which starts where the public links
+    # are (links:public, two penalties). A kind's automaton starts from links:public when its
+    # first feedback comes: /about's came first (1/2 -> 0.475), /list's second (0.475 -> 0.45)
+    assert drain(s) == ["/s?q=b", "/record/1", "/about/2", "/list/2", "/fresh"]
     assert s.kind_score("form:ex.org/s|q") > 0.5 > s.kind_score("url:ex.org/list/{n}")
+    assert s.kind_score("url:ex.org/fresh") == pytest.approx(0.5 * 0.95 ** 2)
+    assert s.kind_score("url:ex.org/record/{n}") == 0.5
     stats = s.stats.get_stats()
     assert (stats["hiddenweb/dla/rewards"], stats["hiddenweb/dla/penalties"]) == (1, 2)
 
@@ -205,6 +212,34 @@ def test_reopen_keeps_requests_and_learning(tmp_path: Path, transfer: bool) -> N
     s3 = make(settings)
     assert len(s3) == 0 and s3.next_request() is None
     s3.close("finished")
+
+
+def test_reopen_keeps_where_unseen_public_templates_start(tmp_path: Path) -> None:
+    """A queued link whose URL template has no automaton yet scores as links:public (its
+    root) before and after a restart, and follows it when public links are penalised."""
+    settings = {"JOBDIR": str(tmp_path)}
+    s = make(settings)
+    seen = [link("/", f"/p/{i}") for i in range(3)]
+    for r in seen:
+        s.enqueue_request(r)
+    s.enqueue_request(link("/", "/calendar?month=1"))
+    for r in seen:
+        assert s.next_request().url == r.url
+        s.learn(r.meta, r.url, "penalty")
+    root = s.kind_score("links:public")
+    assert root == pytest.approx(0.5 * 0.95 ** 3)
+    assert s.kind_score("url:ex.org/calendar?month") == pytest.approx(root)
+    s.close("shutdown")
+    assert json.loads((tmp_path / STATE_FILE).read_text())["roots"][
+        "url:ex.org/calendar?month"] == "links:public"
+
+    s2 = make(settings)
+    assert s2.kind_score("url:ex.org/calendar?month") == pytest.approx(root)
+    later = link("/p/0", "/p/9")
+    s2.enqueue_request(later)
+    s2.learn(later.meta, later.url, "penalty")  # the root sinks; the waiting template follows
+    assert s2.kind_score("url:ex.org/calendar?month") == pytest.approx(root * 0.95)
+    s2.close("finished")
 
 
 def test_reopen_refuses_other_transfer_mode(tmp_path: Path) -> None:

@@ -109,15 +109,17 @@ def test_parent_kinds() -> None:
 
 def test_new_kind_starts_from_its_parent_and_follows_it() -> None:
     s = make()
-    for path in ("/catalog", "/catalog?brand=a", "/catalog?size=1", "/p/1"):
+    for path in ("/start", "/catalog", "/catalog?brand=a", "/catalog?size=1", "/p/1"):
         s.enqueue_request(link("/", path))
-    first = s.next_request()
+    start, first = s.next_request(), s.next_request()
     assert first.url == SITE + "/catalog"
     for _ in range(5):  # the facets' parent keeps failing
         s.learn(first.meta, first.url, "penalty")
+    s.learn(start.meta, start.url, "reward")  # ... while a public link found a form
     parent = s.kind_score("url:ex.org/catalog")
-    assert parent < 0.5
-    # facet templates never fetched score as their parent, and were re-ordered when it fell
+    assert parent < 0.5 < s.kind_score("links:public")
+    # facet templates never fetched score as their parent (below links:public, where the
+    # unseen /p/{n} starts), and were re-ordered when it fell
     assert s.kind_score("url:ex.org/catalog?brand") == parent
     assert drain(s) == ["/p/1", "/catalog?brand=a", "/catalog?size=1"]
     # a harvested submission is a better bet than an unknown kind before any feedback
@@ -199,7 +201,9 @@ def test_label_word_kinds_can_be_switched_off() -> None:
         if hidden:
             request.meta["hiddenweb_action"]["hidden"] = True
         s.enqueue_request(request)
-        return s.next_request().meta["hiddenweb_dla_kinds"][1:]
+        ks = s.next_request().meta["hiddenweb_dla_kinds"]
+        assert (ks[-1] == "links:public") is not hidden  # the public links' root, always
+        return [k for k in ks[1:] if k != "links:public"]
 
     assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": False}) == []
     assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": "none"}, hidden=True) == []

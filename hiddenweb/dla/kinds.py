@@ -20,6 +20,10 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   they only pulled links depth-first);
 * ``src:harvest``: a submission whose values the form's own answers showed
   (:mod:`hiddenweb.harvest`), as opposed to values taken blind from the LVS.
+* ``links:public``: every link on a public page (the last of its kinds). Its automaton learns
+  what the site's public links are worth; a URL template seen for the first time starts there
+  (its *root*, see the scheduler) rather than at 1/2. Links on a form's answers have no root:
+  their templates (a record's detail page) start at 1/2.
 
 The first kind of an action is its *primary* kind (``form:`` for forms, ``url:`` for links);
 the scheduler queues requests by kind (:mod:`hiddenweb.dla.scheduler`). A primary kind may have
@@ -75,6 +79,10 @@ def form_signature(action_url: str, field_names: list[str] | tuple[str, ...]) ->
 #: known, before any feedback, to be a better bet than a blind one (the HiWE / adaptive query
 #: selection premise, :mod:`hiddenweb.harvest`). Every other kind starts at 1/2 or its parent's.
 PRIOR_REWARDS = {"src:harvest": 1}
+#: the kind every link on a public page also has (the last of its kinds): what the site's
+#: public links taught, where a URL template seen for the first time starts
+PUBLIC_LINKS = "links:public"
+ROOT_KINDS = frozenset({PUBLIC_LINKS})
 
 
 def parent_kind(kind: str) -> str | None:
@@ -147,4 +155,6 @@ def kinds(action: dict[str, Any], url: str, words: str = "all") -> list[str]:
     if words == "all" or (words == "answers" and not public_link):
         prefix = "hword" if action.get("hidden") else "word"
         out += [f"{prefix}:{w}" for w in label_words(action.get("label"))]
+    if public_link:
+        out.append(PUBLIC_LINKS)
     return out

@@ -28,8 +28,13 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
 
 Ties go to the oldest group (breadth first). A kind with no automaton yet scores as its parent
 (:func:`~hiddenweb.dla.kinds.parent_kind`) and is re-keyed when the parent learns, so the fiftieth
-facet template of a catalogue that kept failing does not start over at 1/2; ``src:harvest`` starts
-after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
+facet template of a catalogue that kept failing does not start over at 1/2; the URL template of
+a link on a public page scores as the lower of its parent and ``links:public`` (the kind of every
+public link: what the site's public links taught), so a template seen for the first time (a
+calendar, a shop's facets) waits behind the links of known worth instead of jumping them at 1/2
+(measured in issue 3: 10^3 pages, seeds 1-5, 4.3 % fewer downloads to 90 % of the hidden
+pages, the facet pages gone from before that mark). ``src:harvest`` starts after one reward
+(:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
 
 Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
 carries the action in the request's meta, so it updates the right automata whenever it arrives;
@@ -53,7 +58,7 @@ JOBDIR. The scheduler writes, inside the job directory:
       {"format": "hiddenweb-dla", "version": 1, "transfer": bool, "a": float|null, "b": float,
        "steps": int, "next_seq": int,
        "pages": {page_url: {"keys": [...], "p": [...], "steps": int, "converged": bool}},
-       "kinds": {kind: p_pursue},
+       "kinds": {kind: p_pursue}, "roots": {kind: root kind},
        "buckets": [{"key": str, "group": str, "page": str, "action": str, "seq": int,
                     "dir": str}]}
 
@@ -91,7 +96,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from hiddenweb import defaults
 from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.feedback import Outcome, feedback_signal
-from hiddenweb.dla.kinds import PRIOR_REWARDS, action_of, kinds, parent_kind
+from hiddenweb.dla.kinds import PRIOR_REWARDS, ROOT_KINDS, action_of, kinds, parent_kind
 
 if TYPE_CHECKING:
     from typing import Self
@@ -199,6 +204,8 @@ class DLAScheduler:
         self.kind_la: dict[str, Automaton] = {}
         # parent kind -> groups of child kinds with no automaton yet (they score as the parent)
         self.heirs: dict[str, set[str]] = {}
+        # link kind -> its root (``links:public``): where a kind with no parent starts
+        self.roots: dict[str, str] = {}
         self.groups: dict[str, _Group] = {}
         self.heap: list[tuple[float, int, int, str]] = []
         self.pending = 0
@@ -256,6 +263,10 @@ class DLAScheduler:
         if la.add_action(ks[0]):
             self.stats.inc_value("hiddenweb/dla/actions")
         if self.config.transfer:
+            if ks[-1] in ROOT_KINDS:
+                for kind in ks[:-1]:
+                    if not kind.startswith(("word:", "hword:")):
+                        self.roots.setdefault(kind, ks[-1])
             key = group = self._bucket_kind(ks)
         else:
             group, key = page, f"{page}\n{ks[0]}"
@@ -340,9 +351,11 @@ class DLAScheduler:
         return kla.prob(_PURSUE)
 
     def _start_score(self, kind: str) -> float:
-        parent = parent_kind(kind)
-        pla = self.kind_la.get(parent) if parent else None
-        return pla.prob(_PURSUE) if pla is not None else 0.5
+        """Where a kind with no automaton starts: the lower of its parent's and its root's
+        ``p(pursue)`` (those that exist), else 1/2."""
+        known = [self.kind_la[k].prob(_PURSUE) for k in (parent_kind(kind), self.roots.get(kind))
+                 if k and k in self.kind_la]
+        return min(known) if known else 0.5
 
     # -- internals: buckets and heaps ------------------------------------------------------
     def _budget_exhausted(self) -> bool:
@@ -366,6 +379,8 @@ class DLAScheduler:
         """The primary kind, unless another kind of the action was rewarded and scores higher."""
         best, best_score = ks[0], max(self.kind_score(ks[0]), 0.5)
         for kind in ks[1:]:
+            if kind in ROOT_KINDS:
+                continue
             score = self.kind_score(kind)
             if score > best_score:
                 best, best_score = kind, score
@@ -398,9 +413,10 @@ class DLAScheduler:
             self.next_seq += 1
             if page in self.pages:
                 group.epoch = self.pages[page].epoch
-            parent = parent_kind(gkey) if self.config.transfer else None
-            if parent and gkey not in self.kind_la:
-                self.heirs.setdefault(parent, set()).add(gkey)
+            if self.config.transfer and gkey not in self.kind_la:
+                for ancestor in (parent_kind(gkey), self.roots.get(gkey)):
+                    if ancestor:
+                        self.heirs.setdefault(ancestor, set()).add(gkey)
         bucket = _Bucket(key, gkey, page, action, self.next_seq)
         self.next_seq += 1
         group.buckets[key] = bucket
@@ -484,6 +500,7 @@ class DLAScheduler:
             "steps": self.steps, "next_seq": self.next_seq,
             "pages": {page: la.to_state() for page, la in self.pages.items()},
             "kinds": {k: la.prob(_PURSUE) for k, la in self.kind_la.items()},
+            "roots": self.roots,
             "buckets": buckets,
         }
         jobdir.mkdir(parents=True, exist_ok=True)
@@ -533,8 +550,13 @@ class DLAScheduler:
             order = la.order_key(bucket.action) if la and bucket.action in la else 0.0
             heapq.heappush(group.heap, (-order, bucket.seq, 0, bucket.key))
             self.pending += len(bucket)
+        self.roots.update(state.get("roots") or {})
         for group in list(self.groups.values()):
-            if group.buckets:
-                self._rekey(group)
-            else:
+            if not group.buckets:
                 del self.groups[group.key]
+                continue
+            if self.config.transfer and group.key not in self.kind_la:
+                for ancestor in (parent_kind(group.key), self.roots.get(group.key)):
+                    if ancestor:  # it follows them again, as before the stop
+                        self.heirs.setdefault(ancestor, set()).add(group.key)
+            self._rekey(group)
