@@ -275,20 +275,26 @@ class Plan:
     assignments: list[dict[str, str | None]]
     lvs_labels: dict[str, str]  # field name → LVS label used
     space: int  # size of the full cross product
-    unfillable: list[str]  # required free-text fields with no LVS label
+    unfillable: list[str]  # required fields with no value to give (see field_domains)
 
 
 def field_domains(form: FormInfo, lvs: LVS
                   ) -> tuple[list[tuple[str, list[str | None]]], dict[str, str], list[str]]:
     """(field name, candidate values) per fillable field, the LVS label used per free-text field,
-    and the required free-text fields no LVS label matches. Finite fields take their own domain
-    (the selected/checked default first), free-text fields their LVS label's values."""
+    and the required fields with no value to give: a free-text field no LVS label matches, or a
+    select whose only option is an empty placeholder (a dependent select a script fills once its
+    parent is chosen: a browser's constraint validation refuses to submit the form without it,
+    and a plain-HTTP submission only gets the server's refusal). Finite fields take their own
+    domain (the selected/checked default first), free-text fields their LVS label's values."""
     domains: list[tuple[str, list[str | None]]] = []
     lvs_labels: dict[str, str] = {}
     unfillable: list[str] = []
     for f in form.fillable_fields():
         if f.kind in ("select",):
             values: list[str | None] = [v for v in f.options if v or not f.required]
+            if not values and f.required:
+                unfillable.append(f.name)
+                continue
             if f.default in values:
                 values.remove(f.default)
                 values.insert(0, f.default)

@@ -68,6 +68,22 @@ def test_required_text_field_without_lvs_label_is_unfillable():
     assert plan.assignments == [] and plan.unfillable == ["q"]
 
 
+def test_required_select_with_only_a_placeholder_is_unfillable():
+    # a dependent select before its script ran (issue 5): no city yet, so nothing to submit
+    page = ("<form action='/c/4/locate' method='post'><select name='region' required>"
+            "<option value='MA'>MA</option><option value='TX'>TX</option></select>"
+            "<select name='city'{}><option value=''>Choose a region first</option>"
+            "</select><button>Find</button></form>")
+    form = extract_forms(Selector(text=page.format(" required")), "http://127.0.0.1:8000/")[0]
+    plan = plan_submissions(form, LVS([]), limit=10)
+    assert plan.assignments == [] and plan.unfillable == ["city"]
+    # the same select, not required: it may be sent empty
+    form = extract_forms(Selector(text=page.format("")), "http://127.0.0.1:8000/")[0]
+    plan = plan_submissions(form, LVS([]), limit=10)
+    assert sorted(a["region"] for a in plan.assignments) == ["MA", "TX"]
+    assert {a["city"] for a in plan.assignments} == {""} and plan.unfillable == []
+
+
 def test_form_without_fields_plans_nothing():
     empty = extract_forms(Selector(text="<form action='/x'></form>"), "http://h/")[0]
     assert plan_submissions(empty, LVS([]), limit=5).assignments == []

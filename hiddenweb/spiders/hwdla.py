@@ -444,10 +444,10 @@ class HwdlaSpider(scrapy.Spider):
                                     blind=self.blind_budget(form, button), prior=prior)
             if not explorer.fillable:
                 stats.inc_value("hiddenweb/forms/unfillable")
-                self.logger.info("Form %s on %s: nothing to fill (no field matches the LVS%s)",
-                                 form.signature, response.url,
-                                 f"; required: {explorer.unfillable}"
-                                 if explorer.unfillable else "")
+                self.logger.info("Form %s on %s: nothing to fill (%s)", form.signature,
+                                 response.url,
+                                 f"required fields with no value: {explorer.unfillable}"
+                                 if explorer.unfillable else "no field matches the LVS")
                 continue
             explorer.context = {"form": form, "form_class": form_class, "button": button,
                                 "page": response.url, "browser": by_script,
