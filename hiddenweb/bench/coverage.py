@@ -17,6 +17,8 @@ Metrics (``--json`` keys): ``strategy``, ``pages``, ``seed``, ``pages_downloaded
 and failed downloads, robots.txt excluded), ``hidden_total`` (hidden truth pages a plain-HTTP
 crawler can reach: pages that need a browser are counted separately), ``hidden_found``,
 ``hidden_coverage``, ``downloads_to_50``, ``downloads_to_90`` (null when not reached),
+``blind_floor_to_90`` (the expected downloads to 90 % for a crawler that knows everything but
+where the forms are, :mod:`hiddenweb.bench.floor`: the same for every strategy),
 ``trap_submissions``, ``wall_seconds``, ``pages_per_second``, plus ``budget``,
 ``hidden_total_with_browser``, ``robots_violations``, ``offsite_requests``, ``browser``
 (the crawl's ``HIDDENWEB_BROWSER``), ``chromium_peak_rss_mb`` (peak summed RSS of the crawl's
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hiddenweb.bench.floor import blind_floor_to_90
 from hiddenweb.bench.procmem import ChromiumRSS
 from hiddenweb.provingground.site import SiteModel
 
@@ -235,6 +238,7 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     crawl_stats = json.loads(out.with_suffix(".stats.json").read_text())
     result = {"strategy": strategy, "pages": pages, "seed": seed, "budget": budget,
               **score(site, truth, items, crawl_stats.get("hiddenweb/downloads"))}
+    result["blind_floor_to_90"] = blind_floor_to_90(site, truth.hidden)["mean"]
     traps = stats.get("trap_submissions", {})
     result.update({
         "trap_submissions": sum(traps.values()),

@@ -64,6 +64,7 @@ class SiteModel:
         g = self.graph
         self.collections: list[Collection] = []
         self.host_forms: dict[int, list[int]] = {}
+        self.main_host_pages: list[int] = []  # where a main form page may be (see below)
         if forms:
             n_coll = max(5, round(pages / PAGES_PER_COLLECTION))
             budget = max(4, pages - n_public) / n_coll
@@ -75,6 +76,7 @@ class SiteModel:
             # (§4, fig. 6). Copies of the form go on pages anywhere in the site.
             depth = _link_depths(g)
             shallow = [u for u in candidates if depth.get(u, 99) <= 2] or candidates
+            self.main_host_pages = shallow
             for cid in range(n_coll):
                 main = shallow[rnd.randrange(len(shallow))]
                 copies = rnd.sample(candidates, min(len(candidates), rnd.randint(1, 3)))
