@@ -50,7 +50,7 @@ def test_floor_refuses_a_site_it_does_not_model():
         blind_floor_to_90(site, keys(0, 4))
 
 
-def test_floor_of_a_generated_site_lies_between_oracle_counts_and_reading_every_form_page():
+def test_floor_of_a_generated_site_lies_between_every_hit_and_reading_every_form_page():
     site = SiteModel(pages=1000, seed=1)
     truth = Truth.of(site)
     floor = blind_floor_to_90(site, truth.hidden, trials=300)
