@@ -20,6 +20,8 @@ crawler can reach: pages that need a browser are counted separately), ``hidden_f
 ``blind_floor_to_90`` (the expected downloads to 90 % for a crawler that knows everything but
 where the forms are, :mod:`hiddenweb.bench.floor`: the same for every strategy),
 ``trap_submissions``, ``wall_seconds``, ``pages_per_second``, plus ``budget``,
+``repeat`` and ``downloads_to_90_runs`` (``--repeat N``: the row is the median of N runs,
+:func:`median_run`),
 ``hidden_total_with_browser``, ``robots_violations``, ``offsite_requests``, ``browser``
 (the crawl's ``HIDDENWEB_BROWSER``), ``chromium_peak_rss_mb`` (peak summed RSS of the crawl's
 Chromium processes, sampled every 0.5 s; 0 when no browser ran).
@@ -255,6 +257,26 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         "log_path": str(log),
     })
     return result
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of repeated runs of one strategy, by ``downloads_to_90`` (a run that never
+    reached 90 % counts as the worst; with an even count, the lower median): that run's
+    figures, with ``repeat`` (how many runs) and ``downloads_to_90_runs`` (all of them, in
+    ascending order, ``None`` last). With 16 requests in flight the answers come back in a
+    different order each run, so one run of a 10^3-page site can be off by up to 10 %."""
+    if not runs:
+        raise ValueError("median_run needs at least one run")
+
+    def key(run: dict[str, Any]) -> float:
+        to_90 = run.get("downloads_to_90")
+        return float("inf") if to_90 is None else float(to_90)
+
+    ordered = sorted(runs, key=key)
+    median = dict(ordered[(len(ordered) - 1) // 2])
+    median["repeat"] = len(runs)
+    median["downloads_to_90_runs"] = [run.get("downloads_to_90") for run in ordered]
+    return median
 
 
 def _follow(proc: subprocess.Popen, out: Path, site: SiteModel, truth: Truth, progress: bool,

@@ -16,7 +16,7 @@ from pathlib import Path
 TABLE_KEYS = ("strategy", "browser", "pages", "seed", "pages_downloaded", "hidden_found",
               "hidden_total", "hidden_coverage", "hidden_found_browser_only",
               "hidden_total_with_browser", "downloads_to_50", "downloads_to_90",
-              "blind_floor_to_90",
+              "blind_floor_to_90", "downloads_to_90_runs",
               "trap_submissions", "wall_seconds", "pages_per_second", "chromium_peak_rss_mb")
 BROWSER_MODES = {"off": ["never"], "on": ["auto"], "both": ["never", "auto"],
                  "always": ["always"]}
@@ -39,6 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "(every download is then kept as an item)")
     cov.add_argument("--plot", type=Path, default=None,
                      help="write hidden vs PI pages discovered (HWDLA fig. 5) as PNG")
+    cov.add_argument("--repeat", type=int, default=1, metavar="N",
+                     help="crawl each strategy N times and report its median run by downloads "
+                     "to 90 %% (the crawls' answers come back in a different order each time); "
+                     "downloads_to_90_runs lists all N")
     cov.add_argument("--workdir", type=Path, default=None, help="keep items and logs here")
     cov.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
                      help="extra Scrapy setting for the crawl")
@@ -74,6 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def coverage(args: argparse.Namespace) -> int:
     from hiddenweb.bench import coverage as cov
 
+    if args.repeat < 1:
+        raise SystemExit("hiddenweb bench coverage: --repeat must be at least 1")
+
     extra = dict(s.split("=", 1) for s in args.set)
     if args.figures:  # fig. 4 needs the repeats (the actions that brought nothing new) too
         extra.setdefault("HIDDENWEB_EMIT_REPEATS", "1")
@@ -82,8 +89,10 @@ def coverage(args: argparse.Namespace) -> int:
     for strategy in args.strategy.split(","):
         for mode in modes:
             settings = {**extra, "HIDDENWEB_BROWSER": mode} if mode else extra
-            result = cov.run(args.pages, args.seed, strategy.strip(), args.budget, settings,
-                             progress=not args.json, workdir=args.workdir)
+            runs = [cov.run(args.pages, args.seed, strategy.strip(), args.budget, settings,
+                            progress=not args.json, workdir=args.workdir)
+                    for _ in range(args.repeat)]
+            result = cov.median_run(runs)
             results.append(result)
             if args.json:
                 print(json.dumps({k: v for k, v in result.items() if k != "curve"}), flush=True)
@@ -149,8 +158,16 @@ def print_table(rows: list[dict]) -> None:
     if not rows:
         return
     keys = list(rows[0])
-    cells = [[("—" if r[k] is None else str(r[k])) for k in keys] for r in rows]
+    cells = [[_cell(r[k]) for k in keys] for r in rows]
     widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
     print("  ".join(k.rjust(w) for k, w in zip(keys, widths, strict=True)))
     for c in cells:
         print("  ".join(v.rjust(w) for v, w in zip(c, widths, strict=True)))
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, list):
+        return "/".join(_cell(v) for v in value)
+    return str(value)

@@ -1,0 +1,46 @@
+"""The coverage benchmark's repeated runs (``--repeat N``: the median run)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hiddenweb.bench.coverage import PROJECT_DIR, median_run
+
+
+def test_median_run_is_the_middle_run_with_all_runs_listed():
+    runs = [{"downloads_to_90": 530, "wall_seconds": 3.0},
+            {"downloads_to_90": 480, "wall_seconds": 1.0},
+            {"downloads_to_90": 505, "wall_seconds": 2.0}]
+    median = median_run(runs)
+    assert median == {"downloads_to_90": 505, "wall_seconds": 2.0,  # one run's own figures
+                      "repeat": 3, "downloads_to_90_runs": [480, 505, 530]}
+    assert runs[2] == {"downloads_to_90": 505, "wall_seconds": 2.0}  # not changed
+
+
+def test_a_run_that_never_reached_90_counts_as_the_worst():
+    runs = [{"downloads_to_90": None}, {"downloads_to_90": 400}]
+    median = median_run(runs)  # an even count: the lower median
+    assert median["downloads_to_90"] == 400
+    assert median["downloads_to_90_runs"] == [400, None]
+    assert median_run([runs[0], dict(runs[0]), runs[1]])["downloads_to_90"] is None
+    with pytest.raises(ValueError):
+        median_run([])
+
+
+@pytest.mark.slow
+def test_cli_repeats_a_real_crawl_and_reports_the_median(tmp_path):
+    """Two oracle crawls of a small generated site, served on 127.0.0.1."""
+    out = subprocess.run(
+        [sys.executable, "-m", "hiddenweb.cli", "bench", "coverage", "--pages", "100",
+         "--seed", "3", "--strategy", "oracle", "--repeat", "2", "--json",
+         "--workdir", str(tmp_path), "-s", "HIDDENWEB_BROWSER=never"],
+        cwd=PROJECT_DIR, capture_output=True, text=True, timeout=300, check=True)
+    (row,) = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert row["repeat"] == 2 and len(row["downloads_to_90_runs"]) == 2
+    assert row["downloads_to_90"] == row["downloads_to_90_runs"][0] is not None
+    assert row["hidden_coverage"] == 1.0
+    bad = subprocess.run([sys.executable, "-m", "hiddenweb.cli", "bench", "coverage",
+                          "--repeat", "0"], cwd=PROJECT_DIR, capture_output=True, text=True)
+    assert bad.returncode != 0 and "--repeat must be at least 1" in bad.stderr
