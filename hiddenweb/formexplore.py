@@ -22,22 +22,30 @@ sent before any blind one, and they reopen a paused form. Words of result pages'
 become new candidate values of the form's *open* LVS fields (a search box, LVS ``open = true``;
 HiWE's "update action values"), tried with a good prior (they come from the site). A wizard
 step whose fixed state the LVS ``within`` tables know (``region=MA``) tries that state's values
-first and never those the LVS places only under other states.
+first and never those the LVS places only under other states. An open field's waiting values
+are ordered by a prior (the site's words: :meth:`hiddenweb.spiders.hwdla.HwdlaSpider.value_prior`)
+scaled by their company on the site's pages with the values already answered
+(:mod:`hiddenweb.cooccur`, ``HIDDENWEB_FORM_AFFINITY``; Ntoulas et al. 2005's adaptive queries).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections.abc import Callable
 from math import prod
 
+from hiddenweb.cooccur import WordPages
 from hiddenweb.forms import FormInfo, field_domains
 from hiddenweb.harvest import form_state
 from hiddenweb.lvs import LVS, words_of
 
 Assignment = dict[str, "str | None"]
 _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger ones sampled
+#: how far one answer moves a waiting value's log-odds per unit of similarity (cosine, 0..1) to
+#: the value answered: a miss with a value of similarity 0.5 scales its prior by e^-1.5 = 0.22
+AFFINITY_WEIGHT = 3.0
 
 
 class BlindBudget:
@@ -66,7 +74,8 @@ class FormExplorer:
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,
                  blind: BlindBudget | None = None,
-                 prior: Callable[[str], float] | None = None) -> None:
+                 prior: Callable[[str], float] | None = None,
+                 cooccur: WordPages | None = None) -> None:
         self.signature = form.signature
         domains, self.lvs_labels, self.unfillable = field_domains(form, lvs)
         self.names = [name for name, _ in domains]
@@ -96,6 +105,10 @@ class FormExplorer:
         # region's cities, ``[city.within.region]``) come before all others
         self.excluded: dict[int, set[str]] = {}  # field -> values the LVS places elsewhere
         self.prior_score: list[dict[str, float]] = [{} for _ in self.values]
+        # what the answers so far say of each waiting value (hiddenweb.cooccur): see _answered
+        self.cooccur = cooccur
+        self.affinity_score: list[dict[str, float]] = [{} for _ in self.values]
+        self.reorders = 0
         self.pinned: list[set[str | None]] = [set() for _ in self.values]  # the state's values
         state = form_state(self.signature)
         for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
@@ -157,17 +170,46 @@ class FormExplorer:
             for v in self.values[i]:
                 if v:
                     scores[v] = scores.get(v, 0.0) + prior(v)
+        self._reorder(fields)
+
+    def _reorder(self, fields: list[int]) -> None:
+        """Sort the sweep's waiting values of ``fields`` by prior × e^affinity (the state's
+        own values first); ties (the two pages' words) are mixed at random, as the first order
+        was. The affinity scales the prior rather than adding to it: a value the site never
+        showed (prior 0, no company) can not rise past the site's own words because their
+        company answered nothing."""
         pending = self.sweep[::-1]  # in sending order
         for i in fields:
             slots = [k for k, (_, varied) in enumerate(pending) if varied == i]
-            # ties (the two pages' words) are mixed at random, as the first order was
+            prior, affinity = self.prior_score[i], self.affinity_score[i]
             entries = sorted((pending[k] for k in slots),
                              key=lambda e: (e[0][i] not in self.pinned[i],
-                                            -self.prior_score[i].get(e[0][i], 0.0),
+                                            -prior.get(e[0][i], 0.0)
+                                            * math.exp(affinity.get(e[0][i], 0.0)),
                                             self.rng.random()))
             for k, entry in zip(slots, entries, strict=True):
                 pending[k] = entry
         self.sweep = pending[::-1]
+
+    def _answered(self, i: int, value: str | None, new: bool) -> None:
+        """A one-field probe of ``value`` in field ``i`` answered: its company on the site's
+        pages (:mod:`hiddenweb.cooccur`) moves up (``new``) or down ("no results") among the
+        values still to sweep: their log-affinity by ``AFFINITY_WEIGHT`` times their
+        similarity to it."""
+        if self.cooccur is None or not value or not self.cooccur.value_bits(value):
+            return
+        step = AFFINITY_WEIGHT if new else -AFFINITY_WEIGHT
+        scores = self.affinity_score[i]
+        waiting = {e[0][i] for e in self.sweep if e[1] == i}
+        moved = False
+        for v in waiting:
+            sim = self.cooccur.similarity(v, value) if v else 0.0
+            if sim:
+                scores[v] = scores.get(v, 0.0) + step * sim
+                moved = True
+        if moved:
+            self.reorders += 1
+            self._reorder([i])
 
     @property
     def fillable(self) -> bool:
@@ -234,6 +276,10 @@ class FormExplorer:
         if empty and varied is not None:  # a one-field probe found nothing: that value is dead
             for i in (range(len(combo)) if varied == -1 else (varied,)):
                 self.dead[i].add(combo[i])
+        if varied is not None and (new or empty):  # a probe: what it says of its value's kin
+            for i in (range(len(combo)) if varied == -1 else (varied,)):
+                if self.names[i] in self.lvs_labels:
+                    self._answered(i, combo[i], new)
         for i, name in enumerate(self.names):
             counts = self.stats[i].get(data.get(name))
             if counts is not None and (varied is None or varied in (i, -1)):

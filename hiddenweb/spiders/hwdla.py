@@ -68,6 +68,7 @@ from hiddenweb.browser import (
     needs_browser,
     submitted_by_script,
 )
+from hiddenweb.cooccur import WordPages
 from hiddenweb.formexplore import BlindBudget, FormExplorer, result_words
 from hiddenweb.forms import (
     _SUBMITS,
@@ -146,6 +147,7 @@ class HwdlaSpider(scrapy.Spider):
         self.dependents: dict[str, dict] = {}  # form signature → context of a dependent probe
         self.fingerprints: set[str] = set()
         self.site_words: Counter[str] = Counter()  # pages of this site showing each word
+        self.word_pages: WordPages | None = None  # LVS values' pages (from_crawler: cooccur)
         self.oracle_children: dict[str, list[dict]] = defaultdict(list)
         self.oracle_home: dict | None = None
 
@@ -172,6 +174,9 @@ class HwdlaSpider(scrapy.Spider):
         spider.form_patience = s.getint("HIDDENWEB_FORM_PATIENCE",
                                         defaults.HIDDENWEB_FORM_PATIENCE)
         spider.lvs_learn = s.getint("HIDDENWEB_LVS_LEARN", defaults.HIDDENWEB_LVS_LEARN)
+        spider.word_pages = (WordPages.for_lvs(spider.lvs)
+                             if s.getbool("HIDDENWEB_FORM_AFFINITY",
+                                          defaults.HIDDENWEB_FORM_AFFINITY) else None)
         spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
         spider.finder = None
         crawler.signals.connect(spider.resume_paused_forms, signal=signals.spider_idle)
@@ -222,7 +227,10 @@ class HwdlaSpider(scrapy.Spider):
         if fp is not None:
             self.fingerprints.add(fp)
         if new and text:
-            self.site_words.update(set(words_of(text)))
+            words = set(words_of(text))
+            self.site_words.update(words)
+            if self.word_pages is not None:
+                self.word_pages.add_page(words)
         meta["hiddenweb_new_content"] = new  # the DLA feedback reads it (repeats: not emitted)
         if meta.get("hiddenweb_explore"):
             yield from self.form_feedback(response, new)
@@ -441,7 +449,8 @@ class HwdlaSpider(scrapy.Spider):
             explorer = FormExplorer(form, self.lvs, self.max_submissions,
                                     self.wave_for(by_script),
                                     self.form_patience, self.lvs_learn,
-                                    blind=self.blind_budget(form, button), prior=prior)
+                                    blind=self.blind_budget(form, button), prior=prior,
+                                    cooccur=self.word_pages)
             if not explorer.fillable:
                 stats.inc_value("hiddenweb/forms/unfillable")
                 self.logger.info("Form %s on %s: nothing to fill (%s)", form.signature,
@@ -598,10 +607,12 @@ class HwdlaSpider(scrapy.Spider):
                 success = False
         stats = self.crawler.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
-        pruned = explorer.pruned
+        pruned, reorders = explorer.pruned, explorer.reorders
         released = explorer.feedback(data, success, words, empty=empty)
         if explorer.pruned > pruned:
             stats.inc_value("hiddenweb/forms/pruned", explorer.pruned - pruned)
+        if explorer.reorders > reorders:
+            stats.inc_value("hiddenweb/forms/affinity_reorders")
         for next_data in released:
             yield from self.submission(explorer, next_data)
 

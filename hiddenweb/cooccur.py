@@ -1,0 +1,76 @@
+"""Which pages of the site show each LVS value: co-occurrence, for choosing a search box's
+next blind value after the answers to the last ones.
+
+A search box indexes the words of *some* of the site's documents, and those words go together:
+they are the words of one subject, and the site's own pages show them side by side. So when a
+value answers "no results", the values that keep its company on the site's pages are less
+likely to answer either, and when one answers with results, its company is the next best guess
+(adaptive query selection from the site's own statistics: Ntoulas, Zerfos & Cho 2005, §3;
+Barbosa & Freire 2004 pick their queries from the words of the pages seen, as
+:meth:`hiddenweb.spiders.hwdla.HwdlaSpider.value_prior` does before any answer).
+
+:class:`WordPages` keeps, for each *tracked* word (the values of the LVS's open labels, where a
+search box takes its values: :class:`hiddenweb.lvs.LVSLabel` ``open``), the set of pages that
+show it, as a bitset (a Python ``int``) over the first ``max_pages`` pages with text. Memory is
+bounded by ``tracked words × max_pages / 8`` bytes (439 bundled keywords × 4096 pages: under
+230 kB). :meth:`similarity` is the cosine of two values' page sets, in [0, 1].
+
+:class:`hiddenweb.formexplore.FormExplorer` turns the similarities to the values already
+answered into an *affinity*, a log-odds that scales each waiting value's prior (``+`` for
+company of a value that gave results, ``-`` for company of one that answered "no results"), and
+reorders its sweep. Scaling, not adding: a value the site never shows has no prior and no
+company, and the misses of the site's own words must not lift it past them (where the box
+indexes words of every subject, as on the proving ground's 10^4-page sites, an additive affinity
+did exactly that and cost 250 downloads).
+``HIDDENWEB_FORM_AFFINITY`` (docs/settings.md) switches it off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from math import sqrt
+
+from hiddenweb.lvs import LVS, words_of
+
+MAX_PAGES = 4096
+
+
+class WordPages:
+    """Bitsets of the pages that show each tracked word (see the module docstring)."""
+
+    def __init__(self, words: Iterable[str], max_pages: int = MAX_PAGES) -> None:
+        self.bits: dict[str, int] = {w: 0 for w in words}
+        self.max_pages = max_pages
+        self.pages = 0
+
+    @classmethod
+    def for_lvs(cls, lvs: LVS, max_pages: int = MAX_PAGES) -> WordPages:
+        """Track the words of every value of the LVS's open labels."""
+        words = {w for label in lvs.labels if label.open for value in label.values
+                 for w in words_of(value)}
+        return cls(words, max_pages)
+
+    def add_page(self, words: Iterable[str]) -> None:
+        """Record one page's (distinct) words; pages past ``max_pages`` are not recorded."""
+        if self.pages >= self.max_pages:
+            return
+        bit = 1 << self.pages
+        self.pages += 1
+        bits = self.bits
+        for w in words:
+            if w in bits:
+                bits[w] |= bit
+
+    def value_bits(self, value: str | None) -> int:
+        """The pages that show any word of ``value``."""
+        out = 0
+        for w in words_of(value or ""):
+            out |= self.bits.get(w, 0)
+        return out
+
+    def similarity(self, a: str | None, b: str | None) -> float:
+        """Cosine of the page sets of two values (0 when either is on no page)."""
+        x, y = self.value_bits(a), self.value_bits(b)
+        if not x or not y:
+            return 0.0
+        return (x & y).bit_count() / sqrt(x.bit_count() * y.bit_count())
