@@ -41,6 +41,12 @@ def test_cli_repeats_a_real_crawl_and_reports_the_median(tmp_path):
     assert row["repeat"] == 2 and len(row["downloads_to_90_runs"]) == 2
     assert row["downloads_to_90"] == row["downloads_to_90_runs"][0] is not None
     assert row["hidden_coverage"] == 1.0
+    # its own floor: the public pages it had read when the forms among them held 90 % (no more
+    # than it read by its 90 % mark), plus one download per hidden page needed: the run can not
+    # have done better
+    need = -(-9 * row["hidden_total"] // 10)
+    assert need < row["order_floor_to_90"] <= row["public_read_to_90"] + need
+    assert row["order_floor_to_90"] <= row["downloads_to_90"]
     bad = subprocess.run([sys.executable, "-m", "hiddenweb.cli", "bench", "coverage",
                           "--repeat", "0"], cwd=PROJECT_DIR, capture_output=True, text=True)
     assert bad.returncode != 0 and "--repeat must be at least 1" in bad.stderr

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from hiddenweb.bench.coverage import Truth
-from hiddenweb.bench.floor import blind_floor_to_90, hidden_by_collection
+from hiddenweb.bench.floor import blind_floor_to_90, hidden_by_collection, order_floor_to_90
 from hiddenweb.provingground.site import SiteModel
 
 
@@ -59,3 +59,16 @@ def test_floor_of_a_generated_site_lies_between_every_hit_and_reading_every_form
     assert 1 + need < floor["p10"] <= floor["mean"] <= floor["p90"]
     assert floor["p90"] <= 1 + need + len(site.main_host_pages)
     assert floor == blind_floor_to_90(site, truth.hidden, trials=300)  # seeded
+
+
+def test_a_runs_own_floor_follows_its_reading_order():
+    # H = 10, need 9: c0 (5) on page 30 with a copy on 99, c1 (5) on page 20; home is 0
+    site = hand_site([10, 20, 30], {0: [30, 99], 1: [20]})
+    hidden = keys(0, 5) | keys(1, 5)
+    # c1 found at the 3rd read, c0 at the 4th (its copy): 4 public reads + 9 hits
+    assert order_floor_to_90(site, hidden, [0, 10, 20, 99, 30]) == {
+        "floor": 13, "public_reads": 4, "hidden_needed": 9}
+    # found by the last page read: it counts
+    assert order_floor_to_90(site, hidden, [0, 30, 20])["floor"] == 3 + 9
+    # c0's pages never read: 90 % was out of its reach
+    assert order_floor_to_90(site, hidden, [0, 10, 20]) is None

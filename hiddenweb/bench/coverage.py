@@ -19,6 +19,10 @@ crawler can reach: pages that need a browser are counted separately), ``hidden_f
 ``hidden_coverage``, ``downloads_to_50``, ``downloads_to_90`` (null when not reached),
 ``blind_floor_to_90`` (the expected downloads to 90 % for a crawler that knows everything but
 where the forms are, :mod:`hiddenweb.bench.floor`: the same for every strategy),
+``order_floor_to_90`` (this run's own floor: what it would have needed reading the public pages
+in the order it did, had every other download been a new hidden page;
+:func:`~hiddenweb.bench.floor.order_floor_to_90`), ``public_read_to_90`` (public pages read
+by the 90 % mark),
 ``trap_submissions``, ``wall_seconds``, ``pages_per_second``, plus ``budget``,
 ``repeat`` and ``downloads_to_90_runs`` (``--repeat N``: the row is the median of N runs,
 :func:`median_run`),
@@ -43,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hiddenweb.bench.floor import blind_floor_to_90
+from hiddenweb.bench.floor import blind_floor_to_90, order_floor_to_90
 from hiddenweb.bench.procmem import ChromiumRSS
 from hiddenweb.provingground.site import SiteModel
 
@@ -175,6 +179,8 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
     found_browser: set[str] = set()
     curve: list[tuple[int, int, int]] = []  # (downloads, public found, hidden found)
     public_found: set[str] = set()
+    public_order: list[int] = []  # public page ids, first reads, in download order
+    public_to_90 = 0
     to_50 = to_90 = None
     total = len(truth.hidden)
     n = 0
@@ -185,12 +191,16 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
             found.add(key)
         elif key in truth.hidden_browser:
             found_browser.add(key)
-        elif key is not None and key in truth.pages:
+        elif key is not None and key in truth.pages and key not in public_found:
             public_found.add(key)
+            head, _, page = key.partition("/")
+            if head == "p" and page.isdigit():
+                public_order.append(int(page))
         if total and to_50 is None and len(found) >= 0.5 * total:
             to_50 = n
         if total and to_90 is None and len(found) >= 0.9 * total:
             to_90 = n
+            public_to_90 = len(public_found)
         curve.append((n, len(public_found), len(found)))
     return {
         "pages_downloaded": max(downloads or 0, n),
@@ -201,6 +211,8 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
         "hidden_found_browser_only": len(found_browser),
         "downloads_to_50": to_50,
         "downloads_to_90": to_90,
+        "public_read_to_90": public_to_90 if to_90 is not None else None,
+        "public_order": public_order,
         "curve": curve,
     }
 
@@ -241,6 +253,8 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     result = {"strategy": strategy, "pages": pages, "seed": seed, "budget": budget,
               **score(site, truth, items, crawl_stats.get("hiddenweb/downloads"))}
     result["blind_floor_to_90"] = blind_floor_to_90(site, truth.hidden)["mean"]
+    own = order_floor_to_90(site, truth.hidden, result.pop("public_order"))
+    result["order_floor_to_90"] = own["floor"] if own else None
     traps = stats.get("trap_submissions", {})
     result.update({
         "trap_submissions": sum(traps.values()),

@@ -28,6 +28,11 @@ expectation over placements, not a bound for one site: a crawler may beat it on 
 forms happen to sit on the first pages it reads. What a crawler needs beyond it is its own waste
 (blind misses, public pages read after the forms it needed were found, traps); what it needs
 below ``bfs`` is bounded by it (on a small site, half of ``bfs`` can be close to the floor).
+
+:func:`order_floor_to_90` splits one run's cost the other way: the same count for the order in
+which *that run* read the public pages. ``downloads_to_90 - order_floor_to_90`` is the run's
+waste; ``order_floor_to_90 - blind_floor_to_90`` is the luck of its reading order, which no
+crawler controls on a site where nothing tells a form page from another before it is read.
 """
 
 from __future__ import annotations
@@ -84,3 +89,35 @@ def blind_floor_to_90(site: SiteModel, hidden: set[str], trials: int = 2000,
     return {"mean": round(fmean(floor), 1), "p10": floor[len(floor) // 10],
             "p90": floor[(9 * len(floor)) // 10], "public_reads_mean": round(fmean(reads), 1),
             "hidden_needed": need, "trials": trials}
+
+
+def order_floor_to_90(site: SiteModel, hidden: set[str], public_order: list[int]
+                      ) -> dict[str, int] | None:
+    """One run's own floor: the downloads to 90 % it would have needed, reading the public
+    pages in the order it did (``public_order``: page ids in first-read order, home first),
+    had every other download been a new hidden page. That is ``P + ceil(0.9 H)``, with ``P``
+    the public pages read until the collections whose form pages (any copy) were among them
+    held ``ceil(0.9 H)`` hidden pages. What a run needs beyond it is its waste (blind misses,
+    public pages read after the forms it needed, step pages, repeats); what separates it from
+    :func:`blind_floor_to_90` is the luck of its reading order. ``{"floor", "public_reads",
+    "hidden_needed"}``, or ``None`` when the pages it read never held enough."""
+    need = math.ceil(0.9 * len(hidden))
+    sizes = hidden_by_collection(hidden)
+    host_cols: dict[int, list[int]] = {}
+    for c in site.collections:
+        if sizes.get(c.cid):
+            for h in c.hosts:
+                host_cols.setdefault(h, []).append(c.cid)
+    found: set[int] = set()
+    total = 0
+    for reads, u in enumerate(public_order, start=1):
+        if total >= need:
+            return {"floor": reads - 1 + need, "public_reads": reads - 1, "hidden_needed": need}
+        for cid in host_cols.get(u, ()):
+            if cid not in found:
+                found.add(cid)
+                total += sizes[cid]
+    if total >= need:
+        n = len(public_order)
+        return {"floor": n + need, "public_reads": n, "hidden_needed": need}
+    return None

@@ -16,7 +16,7 @@ from pathlib import Path
 TABLE_KEYS = ("strategy", "browser", "pages", "seed", "pages_downloaded", "hidden_found",
               "hidden_total", "hidden_coverage", "hidden_found_browser_only",
               "hidden_total_with_browser", "downloads_to_50", "downloads_to_90",
-              "blind_floor_to_90", "downloads_to_90_runs",
+              "blind_floor_to_90", "order_floor_to_90", "downloads_to_90_runs",
               "trap_submissions", "wall_seconds", "pages_per_second", "chromium_peak_rss_mb")
 BROWSER_MODES = {"off": ["never"], "on": ["auto"], "both": ["never", "auto"],
                  "always": ["always"]}
