@@ -1,6 +1,7 @@
 """Co-occurrence of LVS values on the site's pages, and how a form's answers reorder its values
 (hiddenweb.cooccur, FormExplorer affinity)."""
 
+import json
 from math import sqrt
 
 from parsel import Selector
@@ -119,3 +120,28 @@ def test_misses_never_bring_forward_a_value_the_site_does_not_show():
                             cooccur=pages)
     asked = _ask(explorer, lambda q: False, 12)
     assert asked[0] in GARDEN and set(asked) == set(GARDEN + FINANCE)
+
+
+def test_a_crawl_reorders_by_company_only_when_asked(served_site, tmp_path):
+    """The demo site crawled with HIDDENWEB_FORM_AFFINITY on and off: on, the spider feeds the
+    site's pages to the explorers and their probes reorder the search boxes' values (the stat);
+    off, nothing is reordered. Reordering changes when a value is sent, not which hidden pages
+    the crawl ends with."""
+    from test_spider_e2e import crawl, resolve, truth_of  # tests/ is on sys.path (rootdir)
+
+    truth = truth_of(served_site.site)
+    runs = {}
+    for affinity in (True, False):
+        stats_file = tmp_path / f"stats-{affinity}.json"
+        items, log, code = crawl(tmp_path / str(affinity), "-a", f"seed={served_site.url}/",
+                                 settings={"HIDDENWEB_FORM_AFFINITY": affinity,
+                                           "HIDDENWEB_BROWSER": "never",
+                                           "HIDDENWEB_STATS_FILE": stats_file})
+        assert code == 0, log[-3000:]
+        hidden = {key for item in items if item["status"] == 200
+                  and (key := resolve(served_site.site, item)) in truth and truth[key]["hidden"]}
+        runs[affinity] = (hidden, json.loads(stats_file.read_text()))
+    (on, on_stats), (off, off_stats) = runs[True], runs[False]
+    assert on_stats.get("hiddenweb/forms/affinity_reorders", 0) > 0
+    assert "hiddenweb/forms/affinity_reorders" not in off_stats
+    assert len(off) > 50 and on == off
