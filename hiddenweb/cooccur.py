@@ -27,7 +27,7 @@ did exactly that and cost 250 downloads).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from math import sqrt
 
 from hiddenweb.lvs import LVS, words_of
@@ -70,7 +70,19 @@ class WordPages:
 
     def similarity(self, a: str | None, b: str | None) -> float:
         """Cosine of the page sets of two values (0 when either is on no page)."""
-        x, y = self.value_bits(a), self.value_bits(b)
-        if not x or not y:
-            return 0.0
-        return (x & y).bit_count() / sqrt(x.bit_count() * y.bit_count())
+        return _cosine(self.value_bits(a), self.value_bits(b))
+
+    def kin(self, value: str | None, others: Iterable[str | None]) -> Iterator[tuple[str, float]]:
+        """``(other, similarity)`` for each of ``others`` that shares a page with ``value``."""
+        x = self.value_bits(value)
+        if not x:
+            return
+        for other in others:
+            if other and (sim := _cosine(x, self.value_bits(other))):
+                yield other, sim
+
+
+def _cosine(x: int, y: int) -> float:
+    if not x or not y:
+        return 0.0
+    return (x & y).bit_count() / sqrt(x.bit_count() * y.bit_count())

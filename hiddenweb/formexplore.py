@@ -196,17 +196,14 @@ class FormExplorer:
         pages (:mod:`hiddenweb.cooccur`) moves up (``new``) or down ("no results") among the
         values still to sweep: their log-affinity by ``AFFINITY_WEIGHT`` times their
         similarity to it."""
-        if self.cooccur is None or not value or not self.cooccur.value_bits(value):
+        if self.cooccur is None or not value:
             return
         step = AFFINITY_WEIGHT if new else -AFFINITY_WEIGHT
         scores = self.affinity_score[i]
-        waiting = {e[0][i] for e in self.sweep if e[1] == i}
         moved = False
-        for v in waiting:
-            sim = self.cooccur.similarity(v, value) if v else 0.0
-            if sim:
-                scores[v] = scores.get(v, 0.0) + step * sim
-                moved = True
+        for v, sim in self.cooccur.kin(value, {e[0][i] for e in self.sweep if e[1] == i}):
+            scores[v] = scores.get(v, 0.0) + step * sim
+            moved = True
         if moved:
             self.reorders += 1
             self._reorder([i])
@@ -273,12 +270,11 @@ class FormExplorer:
         self.answers += 1
         combo = tuple(data.get(name) for name in self.names)
         varied = self.varied.pop(combo, None)
-        if empty and varied is not None:  # a one-field probe found nothing: that value is dead
-            for i in (range(len(combo)) if varied == -1 else (varied,)):
-                self.dead[i].add(combo[i])
-        if varied is not None and (new or empty):  # a probe: what it says of its value's kin
-            for i in (range(len(combo)) if varied == -1 else (varied,)):
-                if self.names[i] in self.lvs_labels:
+        if varied is not None:  # a one-field probe (-1: the base, every field probed at once)
+            for i in range(len(combo)) if varied == -1 else (varied,):
+                if empty:  # it found nothing: that value is dead
+                    self.dead[i].add(combo[i])
+                if (new or empty) and self.names[i] in self.lvs_labels:  # what it says of its kin
                     self._answered(i, combo[i], new)
         for i, name in enumerate(self.names):
             counts = self.stats[i].get(data.get(name))

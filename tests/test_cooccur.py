@@ -1,7 +1,6 @@
 """Co-occurrence of LVS values on the site's pages, and how a form's answers reorder its values
 (hiddenweb.cooccur, FormExplorer affinity)."""
 
-import json
 from math import sqrt
 
 from parsel import Selector
@@ -25,6 +24,10 @@ def test_similarity_is_the_cosine_of_the_page_sets():
     assert pages.similarity("garden", "fern") == 0.0  # on no page
     assert pages.similarity("Tulip", "tulip") == 1.0  # words, case-folded
     assert pages.value_bits("stock fern") == 0b111  # a value's pages: any of its words
+    # the kin of one value among many: its pages read once, only those sharing a page
+    assert dict(pages.kin("fern", ["tulip", "stock", "garden", None])) == {
+        "tulip": 2 / sqrt(3 * 2), "stock": 1 / sqrt(3 * 1)}
+    assert list(pages.kin("garden", ["fern"])) == []
 
 
 def test_pages_past_the_cap_are_not_recorded():
@@ -127,21 +130,12 @@ def test_a_crawl_reorders_by_company_only_when_asked(served_site, tmp_path):
     site's pages to the explorers and their probes reorder the search boxes' values (the stat);
     off, nothing is reordered. Reordering changes when a value is sent, not which hidden pages
     the crawl ends with."""
-    from test_spider_e2e import crawl, resolve, truth_of  # tests/ is on sys.path (rootdir)
+    from test_spider_e2e import hidden_found  # tests/ is on sys.path (rootdir)
 
-    truth = truth_of(served_site.site)
-    runs = {}
-    for affinity in (True, False):
-        stats_file = tmp_path / f"stats-{affinity}.json"
-        items, log, code = crawl(tmp_path / str(affinity), "-a", f"seed={served_site.url}/",
-                                 settings={"HIDDENWEB_FORM_AFFINITY": affinity,
-                                           "HIDDENWEB_BROWSER": "never",
-                                           "HIDDENWEB_STATS_FILE": stats_file})
-        assert code == 0, log[-3000:]
-        hidden = {key for item in items if item["status"] == 200
-                  and (key := resolve(served_site.site, item)) in truth and truth[key]["hidden"]}
-        runs[affinity] = (hidden, json.loads(stats_file.read_text()))
-    (on, on_stats), (off, off_stats) = runs[True], runs[False]
+    on, on_stats = hidden_found(served_site, tmp_path / "on", {"HIDDENWEB_FORM_AFFINITY": True,
+                                                                "HIDDENWEB_BROWSER": "never"})
+    off, off_stats = hidden_found(served_site, tmp_path / "off", {"HIDDENWEB_FORM_AFFINITY": False,
+                                                                   "HIDDENWEB_BROWSER": "never"})
     assert on_stats.get("hiddenweb/forms/affinity_reorders", 0) > 0
     assert "hiddenweb/forms/affinity_reorders" not in off_stats
-    assert len(off) > 50 and on == off
+    assert len(off) > 50 and set(on) == set(off)

@@ -3,12 +3,10 @@ the effect of both on a crawl of a served proving-ground site."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from parsel import Selector
 from test_dla_scheduler import SITE, drain, link, make  # tests/ is on sys.path (rootdir)
-from test_spider_e2e import crawl, resolve, truth_of
+from test_spider_e2e import hidden_found
 
 from hiddenweb.dla.kinds import kinds, parent_kind
 from hiddenweb.formexplore import BlindBudget, FormExplorer
@@ -130,22 +128,10 @@ def test_harvest_finds_hidden_pages_sooner_on_a_served_site(served_site, tmp_pat
     """Same site, same crawl, harvesting on and off: at least the same hidden pages in the end
     (every form still gets its submissions), all of them reached with fewer downloads, and
     harvested values are really sent."""
-    truth = truth_of(served_site.site)
-    runs = {}
-    for harvest in (True, False):
-        stats_file = tmp_path / f"stats-{harvest}.json"
-        items, log, code = crawl(tmp_path / str(harvest), "-a", f"seed={served_site.url}/",
-                                 settings={"HIDDENWEB_FORM_HARVEST": harvest,
-                                           "HIDDENWEB_BROWSER": "never",
-                                           "HIDDENWEB_STATS_FILE": stats_file})
-        assert code == 0, log[-3000:]
-        found = {}  # hidden key -> downloads when first seen
-        for item in items:
-            key = resolve(served_site.site, item)
-            if key in truth and truth[key]["hidden"] and item["status"] == 200:
-                found.setdefault(key, item["downloads"])
-        runs[harvest] = (found, json.loads(stats_file.read_text()))
-    (on, on_stats), (off, off_stats) = runs[True], runs[False]
+    on, on_stats = hidden_found(served_site, tmp_path / "on", {"HIDDENWEB_FORM_HARVEST": True,
+                                                                "HIDDENWEB_BROWSER": "never"})
+    off, off_stats = hidden_found(served_site, tmp_path / "off", {"HIDDENWEB_FORM_HARVEST": False,
+                                                                   "HIDDENWEB_BROWSER": "never"})
     assert on_stats.get("hiddenweb/forms/harvested_values", 0) > 0
     assert "hiddenweb/forms/harvested_values" not in off_stats
     assert set(on) >= set(off) and len(off) > 50

@@ -7,18 +7,37 @@ import socket
 from pathlib import Path
 
 import pytest
-from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+from crawlrun import CrawlRun, run_crawl  # tests/ is on sys.path (rootdir)
 
 ITEM_KEYS = {"url", "final_url", "method", "status", "error", "depth", "referrer", "reached_by",
              "form_only", "title", "fingerprint", "fetch_seconds", "fetched_at", "content_type",
              "cache_control", "expires", "downloads"}
 
 
+def _run(tmp_path: Path, *args: str, settings: dict | None = None) -> CrawlRun:
+    return run_crawl(tmp_path, *args, settings={"LOG_LEVEL": "INFO",
+                                                "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+                                                **(settings or {})})
+
+
 def crawl(tmp_path: Path, *args: str, settings: dict | None = None) -> tuple[list[dict], str, int]:
-    run = run_crawl(tmp_path, *args, settings={"LOG_LEVEL": "INFO",
-                                               "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
-                                               **(settings or {})})
+    run = _run(tmp_path, *args, settings=settings)
     return run.items, run.stderr, run.returncode
+
+
+def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str, int], dict]:
+    """Crawl the served site from its home page with ``settings``: the hidden truth pages
+    found (key → the download count when first seen) and the crawl's final stats."""
+    run = _run(tmp_path, "-a", f"seed={served_site.url}/", settings=settings)
+    assert run.returncode == 0, run.stderr[-3000:]
+    truth = truth_of(served_site.site)
+    found: dict[str, int] = {}
+    for item in run.items:
+        if item["status"] == 200:
+            key = resolve(served_site.site, item)
+            if key in truth and truth[key]["hidden"]:
+                found.setdefault(key, item["downloads"])
+    return found, run.stats or {}
 
 
 @pytest.fixture(scope="module")

@@ -180,7 +180,7 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
     curve: list[tuple[int, int, int]] = []  # (downloads, public found, hidden found)
     public_found: set[str] = set()
     public_order: list[int] = []  # public page ids, first reads, in download order
-    public_to_90 = 0
+    public_to_90: int | None = None
     to_50 = to_90 = None
     total = len(truth.hidden)
     n = 0
@@ -202,6 +202,7 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
             to_90 = n
             public_to_90 = len(public_found)
         curve.append((n, len(public_found), len(found)))
+    own = order_floor_to_90(site, truth.hidden, public_order)
     return {
         "pages_downloaded": max(downloads or 0, n),
         "hidden_total": total,
@@ -211,8 +212,8 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
         "hidden_found_browser_only": len(found_browser),
         "downloads_to_50": to_50,
         "downloads_to_90": to_90,
-        "public_read_to_90": public_to_90 if to_90 is not None else None,
-        "public_order": public_order,
+        "public_read_to_90": public_to_90,
+        "order_floor_to_90": (own or {}).get("floor"),
         "curve": curve,
     }
 
@@ -253,8 +254,6 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     result = {"strategy": strategy, "pages": pages, "seed": seed, "budget": budget,
               **score(site, truth, items, crawl_stats.get("hiddenweb/downloads"))}
     result["blind_floor_to_90"] = blind_floor_to_90(site, truth.hidden)["mean"]
-    own = order_floor_to_90(site, truth.hidden, result.pop("public_order"))
-    result["order_floor_to_90"] = own["floor"] if own else None
     traps = stats.get("trap_submissions", {})
     result.update({
         "trap_submissions": sum(traps.values()),

@@ -108,16 +108,15 @@ def order_floor_to_90(site: SiteModel, hidden: set[str], public_order: list[int]
         if sizes.get(c.cid):
             for h in c.hosts:
                 host_cols.setdefault(h, []).append(c.cid)
+    if need == 0:
+        return {"floor": 0, "public_reads": 0, "hidden_needed": 0}
     found: set[int] = set()
     total = 0
     for reads, u in enumerate(public_order, start=1):
-        if total >= need:
-            return {"floor": reads - 1 + need, "public_reads": reads - 1, "hidden_needed": need}
         for cid in host_cols.get(u, ()):
             if cid not in found:
                 found.add(cid)
                 total += sizes[cid]
-    if total >= need:
-        n = len(public_order)
-        return {"floor": n + need, "public_reads": n, "hidden_needed": need}
+        if total >= need:
+            return {"floor": reads + need, "public_reads": reads, "hidden_needed": need}
     return None
