@@ -56,5 +56,6 @@ HIDDENWEB_FORM_HARVEST = True
 HIDDENWEB_FORM_BLIND_BUDGET = 150
 # reorder a form's waiting LVS values by their company on the site's pages (hiddenweb.cooccur)
 HIDDENWEB_FORM_AFFINITY = True
+HIDDENWEB_FORM_ANSWERS_FIRST = True
 HIDDENWEB_LVS_LEARN = 30  # values learnt from result pages per form (0: off)
 HIDDENWEB_EMIT_REPEATS = False  # emit items for pages whose content was already seen

@@ -26,6 +26,10 @@ first and never those the LVS places only under other states. An open field's wa
 are ordered by a prior (the site's words: :meth:`hiddenweb.spiders.hwdla.HwdlaSpider.value_prior`)
 scaled by their company on the site's pages with the values already answered
 (:mod:`hiddenweb.cooccur`, ``HIDDENWEB_FORM_AFFINITY``; Ntoulas et al. 2005's adaptive queries).
+After the endpoint's first result, blind guesses wait (:attr:`FormExplorer.holding`,
+``HIDDENWEB_FORM_ANSWERS_FIRST``) while its answers are being read and while the records they
+show leave nothing to guess (:class:`hiddenweb.harvest.ShownValues`, Chao1); reading an answer
+costs a download that is a hidden page, a guess risks a "no results" page.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from math import prod
 
 from hiddenweb.cooccur import WordPages
 from hiddenweb.forms import FormInfo, field_domains
-from hiddenweb.harvest import form_state
+from hiddenweb.harvest import ShownValues, form_state
 from hiddenweb.lvs import LVS, words_of
 
 Assignment = dict[str, "str | None"]
@@ -58,6 +62,11 @@ class BlindBudget:
 
     def __init__(self, limit: int) -> None:
         self.limit, self.misses, self.hits, self.rounds = limit, 0, 0, 1
+        #: answers of the endpoint still to be read (links on its result pages, harvested
+        #: submissions queued or downloading), kept by the spider: see FormExplorer.holding
+        self.reading = 0
+        #: the values its answers showed beyond their queries (see FormExplorer.holding)
+        self.shown = ShownValues()
 
     @property
     def spent(self) -> bool:
@@ -109,6 +118,7 @@ class FormExplorer:
         self.cooccur = cooccur
         self.affinity_score: list[dict[str, float]] = [{} for _ in self.values]
         self.reorders = 0
+        self.holds = 0
         self.pinned: list[set[str | None]] = [set() for _ in self.values]  # the state's values
         state = form_state(self.signature)
         for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
@@ -240,6 +250,17 @@ class FormExplorer:
         return self.blind.spent
 
     @property
+    def holding(self) -> bool:
+        """Blind values wait: the endpoint gave results and some of its answers are still to
+        be read (``BlindBudget.reading``). A result page's records link to other records and
+        show the values that found them, so reading the answers finds hidden pages at no
+        risk and turns up good values (suggestions, sent at once); a blind guess risks a
+        "no results" page. The spider releases the held values when the reading is done."""
+        b = self.blind
+        return (b is not None and b.hits > 0 and self.rounds == 1
+                and (b.reading > 0 or b.shown.complete))
+
+    @property
     def done(self) -> bool:
         return self.exhausted or self.paused
 
@@ -248,7 +269,7 @@ class FormExplorer:
         nothing else is left to download): ``patience`` more, or one more blind budget."""
         if self.exhausted or self.in_flight:
             return []
-        if self.paused:
+        if self.paused or self.holding:  # idle: nothing else is left, so no more holding
             self.since_new = 0
             self.rounds += 1
             if self.blind is not None and self.blind.spent:
@@ -313,20 +334,30 @@ class FormExplorer:
                 self.lvs.add_values(label, [w])
 
     def _take(self, n: int) -> list[Assignment]:
-        out = []
+        out: list[Assignment] = []
+        held = False
         while len(out) < n and not self.done:
             varied = None
             while self.offers and varied is None:
                 combo, varied = self.offers.pop(0)
                 if combo in self.tried or self._narrows_dead(combo):
                     varied = None  # e.g. a shown year with a default author that answered nothing
-            while self.sweep and varied is None:
-                combo, varied = self.sweep.pop()
+            hold = self.holding
+            k = len(self.sweep) - 1
+            while k >= 0 and varied is None:
+                combo, varied = self.sweep[k]
                 if combo in self.tried or self._narrows_dead(combo):
+                    del self.sweep[k]
                     varied = None
+                elif hold and self._guess(combo):
+                    varied, held = None, True  # waits (holding): it stays in the sweep
+                else:
+                    del self.sweep[k]
+                k -= 1
             if varied is None:
-                combo = self._best()
+                combo = self._best(hold)
                 if combo is None:
+                    held = held or hold
                     break
             else:
                 self.varied[combo] = varied
@@ -336,6 +367,8 @@ class FormExplorer:
                 if varied is None or varied in (i, -1):
                     self.stats[i][v][0] += 1
             out.append(dict(zip(self.names, combo, strict=True)))
+        if held and len(out) < n:
+            self.holds += 1  # a slot left empty: the guesses wait
         return out
 
     def suggest(self, name: str, value: str) -> int:
@@ -381,7 +414,17 @@ class FormExplorer:
             s *= (wins + 0.5) / (tries + 1)
         return s
 
-    def _best(self) -> tuple | None:
+    def _guess(self, combo: tuple) -> bool:
+        """Whether ``combo`` holds a value of an LVS field that no answer of the endpoint
+        showed (``BlindBudget.shown``) and that never gave a result: a blind guess."""
+        shown = self.blind.shown.counts if self.blind is not None else {}
+        for i, v in enumerate(combo):
+            if (v and self.names[i] in self.lvs_labels and not self.stats[i][v][1]
+                    and v.strip().casefold() not in shown.get(self.names[i], ())):
+                return True
+        return False
+
+    def _best(self, hold: bool = False) -> tuple | None:
         sizes = [len(v) for v in self.values]
         space = prod(sizes)
         if space <= _ENUMERATE_MAX:
@@ -395,6 +438,8 @@ class FormExplorer:
             if self._narrows_dead(combo):
                 self.tried.add(combo)  # never worth sending: counts as tried, not submitted
                 self.pruned += 1
+                continue
+            if hold and self._guess(combo):
                 continue
             score = self._score(combo)
             if score > best_score:  # ties: the earlier combination (defaults, LVS order)

@@ -111,25 +111,80 @@ def _label_matches(label: str, words: set[str], lvs_label: str | None, lvs: LVS)
     return found is not None and found.name == lvs_label
 
 
+def matched_fields(explorer: FormExplorer, record: dict[str, list[str]], lvs: LVS
+                   ) -> dict[str, str]:
+    """``record label -> field name`` for the explorer's fields the record's labels match (a
+    label sharing a word with the field's label, name or id, or naming the field's LVS label)."""
+    form = explorer.context.get("form")
+    fields = {f.name: f for f in form.fields} if form is not None else {}
+    out: dict[str, str] = {}
+    for name in explorer.names:
+        info = fields.get(name)
+        descriptors = info.descriptors[:3] if info is not None else [name]
+        words = {w for d in descriptors for w in words_of(d)} | set(words_of(name))
+        for label in record:
+            if label not in out and _label_matches(label, words,
+                                                   explorer.lvs_labels.get(name), lvs):
+                out[label] = name
+    return out
+
+
 def offer_record(explorer: FormExplorer, record: dict[str, list[str]], lvs: LVS) -> int:
     """Suggest a record's values to the explorer's matching fields; new submissions queued."""
     if not record:
         return 0
-    form = explorer.context.get("form")
-    fields = {f.name: f for f in form.fields} if form is not None else {}
     for name, value in form_state(explorer.signature).items():
         words = set(words_of(name))
         for label, values in record.items():
             if set(label.split()) & words and not any(_same(v, value) for v in values):
                 return 0  # the record answers another choice of the wizard
     queued = 0
-    for name in explorer.names:
-        info = fields.get(name)
-        descriptors = info.descriptors[:3] if info is not None else [name]
-        words = {w for d in descriptors for w in words_of(d)} | set(words_of(name))
-        for label, values in record.items():
-            if not _label_matches(label, words, explorer.lvs_labels.get(name), lvs):
-                continue
-            for value in values:
-                queued += explorer.suggest(name, value)
+    for label, name in matched_fields(explorer, record, lvs).items():
+        for value in record[label]:
+            queued += explorer.suggest(name, value)
     return queued
+
+
+class ShownValues:
+    """The values an endpoint's answers showed *outside the query that found them*: a sample
+    of the values its records take. A record listed for the query ``author=Orwell`` shows
+    Orwell because it was asked for; a record reached from it by a link between records
+    ("related") shows whatever author it has. Chao1 (Chao 1984, "Nonparametric estimation of
+    the number of classes in a population") estimates, per label, how many values the sample
+    has not shown yet: ``f1^2 / (2 f2)``, or ``f1 (f1 - 1) / 2`` with no value seen twice
+    (``f1``, ``f2``: values seen once, twice). :attr:`complete`: some label was sampled and
+    every sampled label's estimate is below one value: a blind guess is not expected to find
+    a value the records take that they have not shown (``FormExplorer.holding``)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, dict[str, int]] = {}
+
+    def add(self, record: dict[str, list[str]], labels: dict[str, str],
+            query: dict[str, str | None]) -> int:
+        """Count the record's values of ``labels`` (label -> field name) that differ from the
+        query's value of that field; returns how many were counted."""
+        added = 0
+        for label, name in labels.items():
+            asked = str(query.get(name) or "").strip().casefold()
+            for value in record.get(label, ()):
+                folded = value.strip().casefold()
+                if folded and folded != asked:
+                    counts = self.counts.setdefault(label, {})
+                    counts[folded] = counts.get(folded, 0) + 1
+                    added += 1
+        return added
+
+    def unseen(self) -> float | None:
+        """The largest Chao1 estimate over the sampled labels (None: nothing sampled)."""
+        worst: float | None = None
+        for counts in self.counts.values():
+            f1 = sum(1 for c in counts.values() if c == 1)
+            f2 = sum(1 for c in counts.values() if c == 2)
+            estimate = f1 * f1 / (2 * f2) if f2 else f1 * (f1 - 1) / 2
+            worst = estimate if worst is None else max(worst, estimate)
+        return worst
+
+    @property
+    def complete(self) -> bool:
+        unseen = self.unseen()
+        return unseen is not None and unseen < 1

@@ -31,6 +31,10 @@ the form's signature, for the feedback loop of :mod:`hiddenweb.formexplore`),
 ``hiddenweb_browser_form`` (a submission made by page actions in Chromium),
 ``hiddenweb_origin`` (the form endpoint, ``"POST /c/2/locate"``, whose submission led to a hidden
 page, directly or through links between hidden pages: :mod:`hiddenweb.harvest`),
+``hiddenweb_query`` (the values of that submission, carried along those links: a record whose
+value differs from them is evidence of the values the endpoint's records take,
+:class:`~hiddenweb.harvest.ShownValues`), ``hiddenweb_reading`` (a token: an answer of the
+endpoint still to be read while scheduled, ``HIDDENWEB_FORM_ANSWERS_FIRST``),
 ``hiddenweb_dependent`` (a probe of a form whose select is filled by a script once another is
 chosen: the form's signature; :meth:`HwdlaSpider.dependent_probe`).
 
@@ -83,7 +87,7 @@ from hiddenweb.forms import (
     pin,
     submit_button,
 )
-from hiddenweb.harvest import endpoint, offer_record, record_fields
+from hiddenweb.harvest import endpoint, matched_fields, offer_record, record_fields
 from hiddenweb.items import PageItem
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.lvs import LVS, words_of
@@ -116,6 +120,12 @@ def form_endpoint(form: FormInfo, button: ButtonInfo | None) -> str:
                     button.action if button else form.action)
 
 
+def query_of(meta: dict) -> dict[str, str | None]:
+    """The submission whose answers a hidden page belongs to (meta ``hiddenweb_query``, or the
+    page's own ``hiddenweb_explore_data`` for a form's answer)."""
+    return meta.get("hiddenweb_query") or meta.get("hiddenweb_explore_data") or {}
+
+
 def explorer_endpoint(explorer: FormExplorer) -> str:
     """The endpoint of an explorer's submissions (computed once, kept in its context)."""
     ctx = explorer.context
@@ -144,6 +154,10 @@ class HwdlaSpider(scrapy.Spider):
         self.explorers: dict[str, FormExplorer] = {}
         self.records: dict[str, list[dict]] = defaultdict(list)  # endpoint → records shown
         self.blind_budgets: dict[str, BlindBudget] = {}  # endpoint → misses before any result
+        # endpoint → its answers scheduled and not yet read (tokens: meta hiddenweb_reading)
+        self.reading: dict[str, set[int]] = defaultdict(set)
+        self.read_done: set[str] = set()  # endpoints whose reading ended: release their forms
+        self.reading_seq = 0
         self.dependents: dict[str, dict] = {}  # form signature → context of a dependent probe
         self.fingerprints: set[str] = set()
         self.site_words: Counter[str] = Counter()  # pages of this site showing each word
@@ -178,6 +192,11 @@ class HwdlaSpider(scrapy.Spider):
                              if s.getbool("HIDDENWEB_FORM_AFFINITY",
                                           defaults.HIDDENWEB_FORM_AFFINITY) else None)
         spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
+        spider.answers_first = s.getbool("HIDDENWEB_FORM_ANSWERS_FIRST",
+                                         defaults.HIDDENWEB_FORM_ANSWERS_FIRST)
+        if spider.answers_first:
+            crawler.signals.connect(spider.answer_scheduled, signal=signals.request_scheduled)
+            crawler.signals.connect(spider.answer_dropped, signal=signals.request_dropped)
         spider.finder = None
         crawler.signals.connect(spider.resume_paused_forms, signal=signals.spider_idle)
         if spider.find:
@@ -214,6 +233,16 @@ class HwdlaSpider(scrapy.Spider):
 
     # -- pages -----------------------------------------------------------------------------
     def parse(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
+        """A page: its item, links and forms (:meth:`read_page`); then, for a form's answer,
+        the explorer's feedback (after the answer's own links are scheduled, so that a form
+        whose answers are still to be read holds its blind values: ``holding``)."""
+        self.answer_read(response.meta)
+        yield from self.read_page(response)
+        if response.meta.get("hiddenweb_explore"):
+            yield from self.form_feedback(response, response.meta["hiddenweb_new_content"])
+        yield from self.release_read()
+
+    def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
         stats = self.crawler.stats
         stats.inc_value("hiddenweb/downloads")
         meta = response.meta
@@ -232,8 +261,6 @@ class HwdlaSpider(scrapy.Spider):
             if self.word_pages is not None:
                 self.word_pages.add_page(words)
         meta["hiddenweb_new_content"] = new  # the DLA feedback reads it (repeats: not emitted)
-        if meta.get("hiddenweb_explore"):
-            yield from self.form_feedback(response, new)
         if (new and self.harvest and meta.get("hiddenweb_origin")
                 and isinstance(response, TextResponse)):
             yield from self.harvest_requests(response)
@@ -334,6 +361,11 @@ class HwdlaSpider(scrapy.Spider):
         )
 
     def on_error(self, failure: Failure) -> Iterator[PageItem | scrapy.Request]:
+        self.answer_read(failure.request.meta)
+        yield from self.failed(failure)
+        yield from self.release_read()
+
+    def failed(self, failure: Failure) -> Iterator[PageItem | scrapy.Request]:
         request = failure.request
         meta = request.meta
         if meta.get("hiddenweb_explore"):
@@ -396,7 +428,9 @@ class HwdlaSpider(scrapy.Spider):
                 meta=self.browser_meta(link.url, {
                     "hiddenweb_reached_by": {"kind": "link", "form": None},
                     "hiddenweb_form_only": form_only,
-                    **({"hiddenweb_origin": response.meta["hiddenweb_origin"]}
+                    **({"hiddenweb_origin": response.meta["hiddenweb_origin"],
+                        "hiddenweb_query": query_of(response.meta),
+                        **self.reading_token()}
                        if form_only and response.meta.get("hiddenweb_origin") else {}),
                     "hiddenweb_action": {"kind": "link", "page": response.url,
                                          "label": link.text.strip()[:200], "form": None,
@@ -547,11 +581,70 @@ class HwdlaSpider(scrapy.Spider):
             budget = self.blind_budgets[key] = BlindBudget(self.form_blind_budget)
         return budget
 
+    # -- answers first (HIDDENWEB_FORM_ANSWERS_FIRST) ----------------------------------------
+    def reading_token(self) -> dict[str, int]:
+        """Meta marking a request as an answer of its endpoint still to be read: a link on a
+        form's answer, or a harvested submission. Empty when the setting is off."""
+        if not self.answers_first:
+            return {}
+        self.reading_seq += 1
+        return {"hiddenweb_reading": self.reading_seq}
+
+    def _reading_changed(self, origin: str) -> None:
+        budget = self.blind_budgets.get(origin)
+        pending = self.reading.get(origin, ())
+        if budget is not None:
+            budget.reading = len(pending)
+        if not pending:
+            self.read_done.add(origin)
+
+    def answer_scheduled(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        """``request_scheduled``: an answer of an endpoint is now to be read."""
+        token = request.meta.get("hiddenweb_reading")
+        if token is not None and request.meta.get("hiddenweb_origin"):
+            origin = request.meta["hiddenweb_origin"]
+            self.reading[origin].add(token)
+            self._reading_changed(origin)
+
+    def answer_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        """``request_dropped`` (a duplicate): it will not be read."""
+        self.answer_read(request.meta)
+
+    def answer_read(self, meta: dict) -> None:
+        """An answer was read (or failed, or was dropped)."""
+        token = meta.get("hiddenweb_reading")
+        origin = meta.get("hiddenweb_origin")
+        if token is not None and origin in self.reading and token in self.reading[origin]:
+            self.reading[origin].discard(token)
+            self._reading_changed(origin)
+
+    def release_read(self) -> Iterator[scrapy.Request]:
+        """The blind values held by the forms of endpoints whose answers are all read."""
+        if not self.read_done:
+            return
+        done, self.read_done = self.read_done, set()
+        for explorer in list(self.explorers.values()):
+            if explorer_endpoint(explorer) in done:
+                yield from self.release(explorer)
+
+    def release(self, explorer: FormExplorer) -> Iterator[scrapy.Request]:
+        """The submissions ``explorer`` releases now (:meth:`FormExplorer.release`)."""
+        holds = explorer.holds
+        released = explorer.release()
+        if explorer.holds > holds:
+            self.crawler.stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
+        for data in released:
+            yield from self.submission(explorer, data)
+
     def resume_paused_forms(self) -> None:
         """``spider_idle``: nothing is left to download, so the paused forms (patience run out,
         :meth:`FormExplorer.resume`) get another round of blind submissions."""
         if self.crawler.stats.get_value("hiddenweb/dla/budget_exhausted"):
             return
+        for origin, pending in self.reading.items():  # idle: nothing is left to read
+            if pending:
+                pending.clear()
+                self._reading_changed(origin)
         requests = [request for explorer in list(self.explorers.values())
                     for data in explorer.resume() for request in self.submission(explorer, data)]
         if not requests:
@@ -576,14 +669,21 @@ class HwdlaSpider(scrapy.Spider):
         if len(records) < MAX_RECORDS_PER_ENDPOINT:
             records.append(record)
         stats = self.crawler.stats
-        for explorer in list(self.explorers.values()):
-            if explorer_endpoint(explorer) != origin:
-                continue
+        mine = [e for e in self.explorers.values() if explorer_endpoint(e) == origin]
+        budget = self.blind_budgets.get(origin)
+        if budget is not None and self.answers_first:
+            labels: dict[str, str] = {}
+            for explorer in mine:  # the free-text fields: a finite one lists its values
+                labels.update({label: name for label, name
+                               in matched_fields(explorer, record, self.lvs).items()
+                               if name in explorer.lvs_labels})
+            if budget.shown.add(record, labels, query_of(response.meta)):
+                self.read_done.add(origin)  # the evidence changed: a hold may end
+        for explorer in mine:
             queued = offer_record(explorer, record, self.lvs)
             if queued:
                 stats.inc_value("hiddenweb/forms/harvested_values", queued)
-                for data in explorer.release():
-                    yield from self.submission(explorer, data)
+                yield from self.release(explorer)
 
     def form_feedback(self, response: Response | None, new: bool,
                       request: scrapy.Request | None = None) -> Iterator[scrapy.Request]:
@@ -607,8 +707,10 @@ class HwdlaSpider(scrapy.Spider):
                 success = False
         stats = self.crawler.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
-        pruned, reorders = explorer.pruned, explorer.reorders
+        pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
         released = explorer.feedback(data, success, words, empty=empty)
+        if explorer.holds > holds:
+            stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
         if explorer.pruned > pruned:
             stats.inc_value("hiddenweb/forms/pruned", explorer.pruned - pruned)
         if explorer.reorders > reorders:
@@ -648,6 +750,7 @@ class HwdlaSpider(scrapy.Spider):
             "hiddenweb_explore": form.signature,
             "hiddenweb_explore_data": dict(data),
             "hiddenweb_origin": explorer_endpoint(explorer),
+            **(self.reading_token() if explorer.is_suggested(data) else {}),
         })
         self.crawler.stats.inc_value("hiddenweb/forms/submissions")
         yield request

@@ -1,0 +1,90 @@
+"""Answers first (``HIDDENWEB_FORM_ANSWERS_FIRST``): after an endpoint's first result, its forms'
+blind guesses wait while its answers are read and while what they show leaves nothing to guess
+(:class:`hiddenweb.harvest.ShownValues`, :attr:`hiddenweb.formexplore.FormExplorer.holding`)."""
+
+from __future__ import annotations
+
+from test_harvest import locate_explorer  # tests/ is on sys.path (rootdir)
+from test_spider_e2e import hidden_found
+
+from hiddenweb.formexplore import BlindBudget
+from hiddenweb.harvest import ShownValues
+
+AUTHOR = {"author": "name"}  # record label -> form field
+
+
+def test_chao1_counts_only_values_beyond_the_query() -> None:
+    shown = ShownValues()
+    # a record listed for the query shows the query's own value: no evidence of others
+    assert shown.add({"author": ["Orwell"]}, AUTHOR, {"name": "orwell "}) == 0
+    assert shown.unseen() is None and not shown.complete
+    # a label the form has no field for is not counted
+    assert shown.add({"year": ["1949"]}, AUTHOR, {"name": "Orwell"}) == 0
+    for author in ("Woolf", "Kafka", "Camus"):
+        shown.add({"author": [author]}, AUTHOR, {"name": "Orwell"})
+    # f1 = 3, f2 = 0: f1 (f1 - 1) / 2 = 3 values not shown yet
+    assert shown.unseen() == 3.0 and not shown.complete
+    shown.add({"author": ["woolf"]}, AUTHOR, {"name": "Orwell"})  # case does not matter
+    # f1 = 2 (Kafka, Camus), f2 = 1 (Woolf): f1^2 / (2 f2) = 2
+    assert shown.counts["author"] == {"woolf": 2, "kafka": 1, "camus": 1}
+    assert shown.unseen() == 2.0 and not shown.complete
+    shown.add({"author": ["Kafka", "Camus"]}, AUTHOR, {"name": "Orwell"})
+    # every value seen twice: f1 = 0, nothing left to guess
+    assert shown.unseen() == 0.0 and shown.complete
+    # the worst label decides: a second label still showing new values
+    for kw in ("fern", "tulip"):
+        shown.add({"keywords": [kw]}, {"keywords": "q"}, {"q": "rose"})
+    assert shown.unseen() == 1.0 and not shown.complete
+
+
+def test_guesses_wait_while_answers_are_read_and_while_nothing_is_left_to_guess() -> None:
+    budget = BlindBudget(0)
+    explorer = locate_explorer(budget=budget, cities=20)
+    first = explorer.first()
+    assert len(first) == 4  # no result yet: nothing is held
+    # the first result; its answers are not read yet, and nothing was sampled: go on guessing
+    released = explorer.feedback(first[0], True)
+    assert budget.hits == 1 and len(released) == 1 and not explorer.holding  # wave 4
+    # the answer's links are now to be read (the spider keeps the count): guesses wait
+    budget.reading = 3
+    assert explorer.holding and explorer.feedback(first[1], False) == []
+    assert explorer.holds == 1  # a slot was free, and left empty
+    # ... but a value an answer showed goes at once
+    assert explorer.suggest("city", "Springfield") == 1
+    assert [d["city"] for d in explorer.release()] == ["Springfield"]
+    # read; the records beyond the queries show one LVS city twice and nothing else: no value
+    # is left that they have not shown, so only that city may leave, no guess
+    budget.reading = 0
+    city = next(v for v in explorer.values[0] if (v,) not in explorer.tried)
+    for _ in range(2):
+        budget.shown.add({"city": [city]}, {"city": "city"}, {"city": "elsewhere"})
+    assert budget.shown.complete and explorer.holding
+    assert [d["city"] for d in explorer.feedback(first[2], False)] == [city]  # a slot frees
+    assert explorer.feedback(first[3], False) == [] and explorer.holds == 2
+    # a record shows a city seen once: something may be left to find, guesses go again
+    budget.shown.add({"city": ["c9"]}, {"city": "city"}, {"city": "c1"})
+    budget.shown.add({"city": ["c11"]}, {"city": "city"}, {"city": "c1"})
+    assert not budget.shown.complete and not explorer.holding
+    assert explorer.release()
+    # the spider is idle: nothing else is left to download, so a hold ends for good
+    budget.shown.add({"city": ["c9"]}, {"city": "city"}, {"city": "c1"})
+    budget.shown.add({"city": ["c11"]}, {"city": "city"}, {"city": "c1"})
+    assert budget.shown.complete and explorer.holding
+    while explorer.in_flight:
+        explorer.feedback({"city": None}, False)
+    assert explorer.resume() and not explorer.holding
+
+
+def test_a_crawl_holds_guesses_only_with_the_setting_and_finds_the_same_pages(
+        served_site, tmp_path) -> None:
+    """The demo site, crawled with the setting on and off: on, guesses are held (the stat);
+    off, never, and nothing is read for it; both end with the same hidden pages (a hold only
+    moves guesses later: the last ones go when nothing else is left)."""
+    base = {"HIDDENWEB_BROWSER": "never"}
+    on, on_stats = hidden_found(served_site, tmp_path / "on",
+                                {**base, "HIDDENWEB_FORM_ANSWERS_FIRST": True})
+    off, off_stats = hidden_found(served_site, tmp_path / "off",
+                                  {**base, "HIDDENWEB_FORM_ANSWERS_FIRST": False})
+    assert on_stats.get("hiddenweb/forms/guesses_held", 0) > 0
+    assert "hiddenweb/forms/guesses_held" not in off_stats
+    assert set(on) == set(off) and len(on) > 50
