@@ -5,7 +5,9 @@ LVS for free-text fields, the form's own domain for finite ones) and, per (field
 often it was submitted and how often it gave a *new* result page. It hands out a first wave of
 ``HIDDENWEB_FORM_WAVE`` submissions; every answer (``feedback``) updates the counts and releases
 the next submission — two after a success, but never more than the wave outstanding (a
-submission handed to the scheduler is not recalled, so a backlog would outlive a pause).
+submission handed to the scheduler is not recalled, so a backlog would outlive a pause). The
+forms of one endpoint (a wizard's step-2 form for every region) share one wave of blind
+submissions (``BlindBudget.flying``): they query one collection.
 First comes a one-field-at-a-time sweep: each value with the other fields at their first
 value (the form's default; LVS values in a seeded random order), so an answer speaks of one
 value. Then the untried combination whose values have the
@@ -65,6 +67,10 @@ class BlindBudget:
         #: answers of the endpoint still to be read (links on its result pages, harvested
         #: submissions queued or downloading), kept by the spider: see FormExplorer.holding
         self.reading = 0
+        #: submissions of the endpoint's forms queued or downloading, not counting suggested
+        #: ones: at most a form's ``wave`` (the forms of one endpoint query one collection;
+        #: a wizard's ten region forms do not send ten waves of guesses before any answer)
+        self.flying = 0
         #: the values its answers showed beyond their queries (see FormExplorer.holding)
         self.shown = ShownValues()
 
@@ -119,6 +125,7 @@ class FormExplorer:
         self.affinity_score: list[dict[str, float]] = [{} for _ in self.values]
         self.reorders = 0
         self.holds = 0
+        self.flying: set[tuple] = set()  # this form's share of BlindBudget.flying
         self.pinned: list[set[str | None]] = [set() for _ in self.values]  # the state's values
         state = form_state(self.signature)
         for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
@@ -290,6 +297,9 @@ class FormExplorer:
         said "no results"); return the submissions it releases."""
         self.answers += 1
         combo = tuple(data.get(name) for name in self.names)
+        if combo in self.flying and self.blind is not None:
+            self.flying.discard(combo)
+            self.blind.flying -= 1
         varied = self.varied.pop(combo, None)
         if varied is not None:  # a one-field probe (-1: the base, every field probed at once)
             for i in range(len(combo)) if varied == -1 else (varied,):
@@ -342,6 +352,9 @@ class FormExplorer:
                 combo, varied = self.offers.pop(0)
                 if combo in self.tried or self._narrows_dead(combo):
                     varied = None  # e.g. a shown year with a default author that answered nothing
+            blind = varied is None
+            if blind and self.blind is not None and self.blind.flying >= self.wave:
+                break  # the endpoint's wave is out (its other forms' submissions count)
             hold = self.holding
             k = len(self.sweep) - 1
             while k >= 0 and varied is None:
@@ -363,6 +376,9 @@ class FormExplorer:
                 self.varied[combo] = varied
             self.tried.add(combo)
             self.submitted += 1
+            if blind and self.blind is not None:
+                self.blind.flying += 1
+                self.flying.add(combo)
             for i, v in enumerate(combo):
                 if varied is None or varied in (i, -1):
                     self.stats[i][v][0] += 1

@@ -65,13 +65,18 @@ def test_guesses_wait_while_answers_are_read_and_while_nothing_is_left_to_guess(
     budget.shown.add({"city": ["c9"]}, {"city": "city"}, {"city": "c1"})
     budget.shown.add({"city": ["c11"]}, {"city": "city"}, {"city": "c1"})
     assert not budget.shown.complete and not explorer.holding
-    assert explorer.release()
+    out = explorer.release()
+    assert out
     # the spider is idle: nothing else is left to download, so a hold ends for good
     budget.shown.add({"city": ["c9"]}, {"city": "city"}, {"city": "c1"})
     budget.shown.add({"city": ["c11"]}, {"city": "city"}, {"city": "c1"})
     assert budget.shown.complete and explorer.holding
-    while explorer.in_flight:
-        explorer.feedback({"city": None}, False)
+    pending = [released[0], {"city": city}, {"city": "Springfield"}, *out]
+    while pending:  # every answer comes back; only values the records showed leave
+        more = explorer.feedback(pending.pop(0), False)
+        assert all(d["city"] in ("c9", "c11") for d in more)
+        pending += more
+    assert budget.flying == 0 and explorer.in_flight == 0 and explorer.holding
     assert explorer.resume() and not explorer.holding
 
 
@@ -88,3 +93,22 @@ def test_a_crawl_holds_guesses_only_with_the_setting_and_finds_the_same_pages(
     assert on_stats.get("hiddenweb/forms/guesses_held", 0) > 0
     assert "hiddenweb/forms/guesses_held" not in off_stats
     assert set(on) == set(off) and len(on) > 50
+
+
+def test_the_forms_of_an_endpoint_share_one_wave_of_guesses() -> None:
+    """A wizard's region forms query one collection: before any answer, their guesses together
+    stay within one wave; an answer frees a slot for any of them; suggestions go beyond it."""
+    budget = BlindBudget(0)
+    ma, tx = (locate_explorer(region, budget, cities=10) for region in ("MA", "TX"))
+    sent = ma.first()
+    assert len(sent) == 4 and budget.flying == 4
+    assert tx.first() == []  # the endpoint's wave is out
+    assert tx.suggest("city", "Houston") == 1
+    assert [d["city"] for d in tx.release()] == ["Houston"] and budget.flying == 4
+    assert ma.feedback(sent[0], False) and budget.flying == 4  # MA's answer, MA's next guess
+    ma.feedback(sent[1], False)
+    ma.feedback(sent[2], False)  # ... each answer releases one: still a wave
+    assert budget.flying == 4 and tx.release() == []
+    ma.limit = ma.submitted  # MA has nothing more to send: its answers free slots for TX
+    ma.feedback(sent[3], False)
+    assert budget.flying == 3 and len(tx.release()) == 1 and budget.flying == 4

@@ -156,7 +156,9 @@ class HwdlaSpider(scrapy.Spider):
         self.blind_budgets: dict[str, BlindBudget] = {}  # endpoint → misses before any result
         # endpoint → its answers scheduled and not yet read (tokens: meta hiddenweb_reading)
         self.reading: dict[str, set[int]] = defaultdict(set)
-        self.read_done: set[str] = set()  # endpoints whose reading ended: release their forms
+        # endpoints whose forms may send more: reading ended, evidence changed, a slot freed
+        self.to_release: set[str] = set()
+        self.by_endpoint: dict[str, list[FormExplorer]] = defaultdict(list)
         self.reading_seq = 0
         self.dependents: dict[str, dict] = {}  # form signature → context of a dependent probe
         self.fingerprints: set[str] = set()
@@ -496,6 +498,7 @@ class HwdlaSpider(scrapy.Spider):
                                 "page": response.url, "browser": by_script,
                                 "form_only": bool(response.meta.get("hiddenweb_form_only"))}
             self.explorers[form.signature] = explorer
+            self.by_endpoint[explorer_endpoint(explorer)].append(explorer)
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
             for record in self.records.get(explorer_endpoint(explorer), ()):
@@ -568,6 +571,7 @@ class HwdlaSpider(scrapy.Spider):
                 continue
             explorer.context = {**ctx, "form": form}
             self.explorers[form.signature] = explorer
+            self.by_endpoint[explorer_endpoint(explorer)].append(explorer)
             stats.inc_value("hiddenweb/forms/submitted_forms")
             stats.inc_value("hiddenweb/forms/dependent_values")
             for data in explorer.first():
@@ -596,7 +600,7 @@ class HwdlaSpider(scrapy.Spider):
         if budget is not None:
             budget.reading = len(pending)
         if not pending:
-            self.read_done.add(origin)
+            self.to_release.add(origin)
 
     def answer_scheduled(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
         """``request_scheduled``: an answer of an endpoint is now to be read."""
@@ -619,12 +623,13 @@ class HwdlaSpider(scrapy.Spider):
             self._reading_changed(origin)
 
     def release_read(self) -> Iterator[scrapy.Request]:
-        """The blind values held by the forms of endpoints whose answers are all read."""
-        if not self.read_done:
+        """What the forms of the endpoints in ``to_release`` may send now: their answers are
+        all read, what the answers show changed, or an answer left room in their wave."""
+        if not self.to_release:
             return
-        done, self.read_done = self.read_done, set()
-        for explorer in list(self.explorers.values()):
-            if explorer_endpoint(explorer) in done:
+        done, self.to_release = self.to_release, set()
+        for origin in done:
+            for explorer in list(self.by_endpoint.get(origin, ())):
                 yield from self.release(explorer)
 
     def release(self, explorer: FormExplorer) -> Iterator[scrapy.Request]:
@@ -645,6 +650,10 @@ class HwdlaSpider(scrapy.Spider):
             if pending:
                 pending.clear()
                 self._reading_changed(origin)
+        for budget in self.blind_budgets.values():  # ... nor in flight (a lost answer)
+            budget.flying = 0
+        for explorer in self.explorers.values():
+            explorer.flying.clear()
         requests = [request for explorer in list(self.explorers.values())
                     for data in explorer.resume() for request in self.submission(explorer, data)]
         if not requests:
@@ -669,7 +678,7 @@ class HwdlaSpider(scrapy.Spider):
         if len(records) < MAX_RECORDS_PER_ENDPOINT:
             records.append(record)
         stats = self.crawler.stats
-        mine = [e for e in self.explorers.values() if explorer_endpoint(e) == origin]
+        mine = self.by_endpoint.get(origin, [])
         budget = self.blind_budgets.get(origin)
         if budget is not None and self.answers_first:
             labels: dict[str, str] = {}
@@ -678,7 +687,7 @@ class HwdlaSpider(scrapy.Spider):
                                in matched_fields(explorer, record, self.lvs).items()
                                if name in explorer.lvs_labels})
             if budget.shown.add(record, labels, query_of(response.meta)):
-                self.read_done.add(origin)  # the evidence changed: a hold may end
+                self.to_release.add(origin)  # the evidence changed: a hold may end
         for explorer in mine:
             queued = offer_record(explorer, record, self.lvs)
             if queued:
@@ -711,6 +720,8 @@ class HwdlaSpider(scrapy.Spider):
         released = explorer.feedback(data, success, words, empty=empty)
         if explorer.holds > holds:
             stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
+        if explorer.blind is not None and explorer.blind.flying < explorer.wave:
+            self.to_release.add(explorer_endpoint(explorer))  # the endpoint's wave has room
         if explorer.pruned > pruned:
             stats.inc_value("hiddenweb/forms/pruned", explorer.pruned - pruned)
         if explorer.reorders > reorders:
