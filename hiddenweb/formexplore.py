@@ -297,7 +297,7 @@ class FormExplorer:
         said "no results"); return the submissions it releases."""
         self.answers += 1
         combo = tuple(data.get(name) for name in self.names)
-        if combo in self.flying and self.blind is not None:
+        if combo in self.flying:  # only forms with a BlindBudget fly
             self.flying.discard(combo)
             self.blind.flying -= 1
         varied = self.varied.pop(combo, None)

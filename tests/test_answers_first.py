@@ -5,7 +5,7 @@ blind guesses wait while its answers are read and while what they show leaves no
 from __future__ import annotations
 
 from test_harvest import locate_explorer  # tests/ is on sys.path (rootdir)
-from test_spider_e2e import hidden_found
+from test_spider_e2e import hidden_found_on_off
 
 from hiddenweb.formexplore import BlindBudget
 from hiddenweb.harvest import ShownValues
@@ -85,11 +85,8 @@ def test_a_crawl_holds_guesses_only_with_the_setting_and_finds_the_same_pages(
     """The demo site, crawled with the setting on and off: on, guesses are held (the stat);
     off, never, and nothing is read for it; both end with the same hidden pages (a hold only
     moves guesses later: the last ones go when nothing else is left)."""
-    base = {"HIDDENWEB_BROWSER": "never"}
-    on, on_stats = hidden_found(served_site, tmp_path / "on",
-                                {**base, "HIDDENWEB_FORM_ANSWERS_FIRST": True})
-    off, off_stats = hidden_found(served_site, tmp_path / "off",
-                                  {**base, "HIDDENWEB_FORM_ANSWERS_FIRST": False})
+    on, on_stats, off, off_stats = hidden_found_on_off(served_site, tmp_path,
+                                                       "HIDDENWEB_FORM_ANSWERS_FIRST")
     assert on_stats.get("hiddenweb/forms/guesses_held", 0) > 0
     assert "hiddenweb/forms/guesses_held" not in off_stats
     assert set(on) == set(off) and len(on) > 50

@@ -130,12 +130,10 @@ def test_a_crawl_reorders_by_company_only_when_asked(served_site, tmp_path):
     site's pages to the explorers and their probes reorder the search boxes' values (the stat);
     off, nothing is reordered. Reordering changes when a value is sent, not which hidden pages
     the crawl ends with."""
-    from test_spider_e2e import hidden_found  # tests/ is on sys.path (rootdir)
+    from test_spider_e2e import hidden_found_on_off  # tests/ is on sys.path (rootdir)
 
-    on, on_stats = hidden_found(served_site, tmp_path / "on", {"HIDDENWEB_FORM_AFFINITY": True,
-                                                                "HIDDENWEB_BROWSER": "never"})
-    off, off_stats = hidden_found(served_site, tmp_path / "off", {"HIDDENWEB_FORM_AFFINITY": False,
-                                                                   "HIDDENWEB_BROWSER": "never"})
+    on, on_stats, off, off_stats = hidden_found_on_off(served_site, tmp_path,
+                                                       "HIDDENWEB_FORM_AFFINITY")
     assert on_stats.get("hiddenweb/forms/affinity_reorders", 0) > 0
     assert "hiddenweb/forms/affinity_reorders" not in off_stats
     assert len(off) > 50 and set(on) == set(off)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from parsel import Selector
 from test_dla_scheduler import SITE, drain, link, make  # tests/ is on sys.path (rootdir)
-from test_spider_e2e import hidden_found
+from test_spider_e2e import hidden_found_on_off
 
 from hiddenweb.dla.kinds import kinds, parent_kind
 from hiddenweb.formexplore import BlindBudget, FormExplorer
@@ -128,10 +128,8 @@ def test_harvest_finds_hidden_pages_sooner_on_a_served_site(served_site, tmp_pat
     """Same site, same crawl, harvesting on and off: at least the same hidden pages in the end
     (every form still gets its submissions), all of them reached with fewer downloads, and
     harvested values are really sent."""
-    on, on_stats = hidden_found(served_site, tmp_path / "on", {"HIDDENWEB_FORM_HARVEST": True,
-                                                                "HIDDENWEB_BROWSER": "never"})
-    off, off_stats = hidden_found(served_site, tmp_path / "off", {"HIDDENWEB_FORM_HARVEST": False,
-                                                                   "HIDDENWEB_BROWSER": "never"})
+    on, on_stats, off, off_stats = hidden_found_on_off(served_site, tmp_path,
+                                                       "HIDDENWEB_FORM_HARVEST")
     assert on_stats.get("hiddenweb/forms/harvested_values", 0) > 0
     assert "hiddenweb/forms/harvested_values" not in off_stats
     assert set(on) >= set(off) and len(off) > 50

@@ -40,6 +40,16 @@ def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str,
     return found, run.stats or {}
 
 
+def hidden_found_on_off(served_site, tmp_path: Path, setting: str
+                        ) -> tuple[dict[str, int], dict, dict[str, int], dict]:
+    """:func:`hidden_found` over plain HTTP with the boolean ``setting`` on, then off:
+    ``(on, on_stats, off, off_stats)``."""
+    runs = [hidden_found(served_site, tmp_path / name, {setting: value,
+                                                        "HIDDENWEB_BROWSER": "never"})
+            for name, value in (("on", True), ("off", False))]
+    return (*runs[0], *runs[1])
+
+
 @pytest.fixture(scope="module")
 def demo_crawl(served_site, tmp_path_factory):
     served_site.reset_stats() if hasattr(served_site, "reset_stats") else None

@@ -431,8 +431,7 @@ class HwdlaSpider(scrapy.Spider):
                     "hiddenweb_reached_by": {"kind": "link", "form": None},
                     "hiddenweb_form_only": form_only,
                     **({"hiddenweb_origin": response.meta["hiddenweb_origin"],
-                        "hiddenweb_query": query_of(response.meta),
-                        **self.reading_token()}
+                        **self.answer_meta(query_of(response.meta))}
                        if form_only and response.meta.get("hiddenweb_origin") else {}),
                     "hiddenweb_action": {"kind": "link", "page": response.url,
                                          "label": link.text.strip()[:200], "form": None,
@@ -586,13 +585,15 @@ class HwdlaSpider(scrapy.Spider):
         return budget
 
     # -- answers first (HIDDENWEB_FORM_ANSWERS_FIRST) ----------------------------------------
-    def reading_token(self) -> dict[str, int]:
-        """Meta marking a request as an answer of its endpoint still to be read: a link on a
-        form's answer, or a harvested submission. Empty when the setting is off."""
+    def answer_meta(self, query: dict | None = None) -> dict[str, Any]:
+        """Meta marking a request as an answer of its endpoint still to be read (a link on a
+        form's answer, or a harvested submission), with the ``query`` it belongs to. Empty
+        when the setting is off."""
         if not self.answers_first:
             return {}
         self.reading_seq += 1
-        return {"hiddenweb_reading": self.reading_seq}
+        return {"hiddenweb_reading": self.reading_seq,
+                **({"hiddenweb_query": query} if query is not None else {})}
 
     def _reading_changed(self, origin: str) -> None:
         budget = self.blind_budgets.get(origin)
@@ -761,7 +762,7 @@ class HwdlaSpider(scrapy.Spider):
             "hiddenweb_explore": form.signature,
             "hiddenweb_explore_data": dict(data),
             "hiddenweb_origin": explorer_endpoint(explorer),
-            **(self.reading_token() if explorer.is_suggested(data) else {}),
+            **(self.answer_meta() if explorer.is_suggested(data) else {}),
         })
         self.crawler.stats.inc_value("hiddenweb/forms/submissions")
         yield request
