@@ -149,11 +149,13 @@ class ShownValues:
     """The values an endpoint's answers showed *outside the query that found them*: a sample
     of the values its records take. A record listed for the query ``author=Orwell`` shows
     Orwell because it was asked for; a record reached from it by a link between records
-    ("related") shows whatever author it has. Chao1 (Chao 1984, "Nonparametric estimation of
-    the number of classes in a population") estimates, per label, how many values the sample
+    ("related") shows whatever author it has. ``counts`` is kept per form field (the record
+    labels that match it, :func:`matched_fields`), so a form reads its own field's sample.
+    Chao1 (Chao 1984, "Nonparametric estimation of
+    the number of classes in a population") estimates, per field, how many values the sample
     has not shown yet: ``f1^2 / (2 f2)``, or ``f1 (f1 - 1) / 2`` with no value seen twice
     (``f1``, ``f2``: values seen once, twice). :attr:`complete`: some label was sampled and
-    every sampled label's estimate is below one value: a blind guess is not expected to find
+    every sampled field's estimate is below one value: a blind guess is not expected to find
     a value the records take that they have not shown (``FormExplorer.holding``)."""
 
     def __init__(self) -> None:
@@ -169,13 +171,13 @@ class ShownValues:
             for value in record.get(label, ()):
                 folded = value.strip().casefold()
                 if folded and folded != asked:
-                    counts = self.counts.setdefault(label, {})
+                    counts = self.counts.setdefault(name, {})
                     counts[folded] = counts.get(folded, 0) + 1
                     added += 1
         return added
 
     def unseen(self) -> float | None:
-        """The largest Chao1 estimate over the sampled labels (None: nothing sampled)."""
+        """The largest Chao1 estimate over the sampled fields (None: nothing sampled)."""
         worst: float | None = None
         for counts in self.counts.values():
             f1 = sum(1 for c in counts.values() if c == 1)

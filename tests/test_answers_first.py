@@ -26,7 +26,7 @@ def test_chao1_counts_only_values_beyond_the_query() -> None:
     assert shown.unseen() == 3.0 and not shown.complete
     shown.add({"author": ["woolf"]}, AUTHOR, {"name": "Orwell"})  # case does not matter
     # f1 = 2 (Kafka, Camus), f2 = 1 (Woolf): f1^2 / (2 f2) = 2
-    assert shown.counts["author"] == {"woolf": 2, "kafka": 1, "camus": 1}
+    assert shown.counts["name"] == {"woolf": 2, "kafka": 1, "camus": 1}  # the form's field
     assert shown.unseen() == 2.0 and not shown.complete
     shown.add({"author": ["Kafka", "Camus"]}, AUTHOR, {"name": "Orwell"})
     # every value seen twice: f1 = 0, nothing left to guess
@@ -53,11 +53,12 @@ def test_guesses_wait_while_answers_are_read_and_while_nothing_is_left_to_guess(
     assert explorer.suggest("city", "Springfield") == 1
     assert [d["city"] for d in explorer.release()] == ["Springfield"]
     # read; the records beyond the queries show one LVS city twice and nothing else: no value
-    # is left that they have not shown, so only that city may leave, no guess
+    # is left that they have not shown, so only that city may leave, no guess (their label,
+    # "town", is not the field's name: the sample is kept by field)
     budget.reading = 0
     city = next(v for v in explorer.values[0] if (v,) not in explorer.tried)
     for _ in range(2):
-        budget.shown.add({"city": [city]}, {"city": "city"}, {"city": "elsewhere"})
+        budget.shown.add({"town": [city]}, {"town": "city"}, {"city": "elsewhere"})
     assert budget.shown.complete and explorer.holding
     assert [d["city"] for d in explorer.feedback(first[2], False)] == [city]  # a slot frees
     assert explorer.feedback(first[3], False) == [] and explorer.holds == 2
