@@ -84,13 +84,16 @@ def test_rewarded_kind_before_penalised() -> None:
     for r in [link("/x", "/list/2"), link("/x", "/about/2"), link("/x", "/fresh"),
               form("/x", "ex.org/s|q", "b"), answer]:
         s.enqueue_request(r)
-    # rewarded form kind; the unseen template of a link on an answer (1/2); the penalised
-    # public templates; last the unseen public template, which starts where the public links
-    # are (links:public, two penalties). A kind's automaton starts from links:public when its
-    # first feedback comes: /about's came first (1/2 -> 0.475), /list's second (0.475 -> 0.45)
-    assert drain(s) == ["/s?q=b", "/record/1", "/about/2", "/list/2", "/fresh"]
+    # rewarded form kind; the unseen template of a link on an answer (1/2); then the public
+    # templates, all at links:public (two penalties): the unseen /fresh starts there, and the
+    # never-rewarded /about and /list are capped there (/about's own automaton, penalised
+    # first, is at 1/2 -> 0.475), so the tie goes to the oldest group
+    assert drain(s) == ["/s?q=b", "/record/1", "/list/2", "/about/2", "/fresh"]
     assert s.kind_score("form:ex.org/s|q") > 0.5 > s.kind_score("url:ex.org/list/{n}")
-    assert s.kind_score("url:ex.org/fresh") == pytest.approx(0.5 * 0.95 ** 2)
+    root = s.kind_score("links:public")
+    assert root == pytest.approx(0.5 * 0.95 ** 2)
+    assert s.kind_la["url:ex.org/about/{n}"].prob("+") == pytest.approx(0.475)
+    assert s.kind_score("url:ex.org/about/{n}") == s.kind_score("url:ex.org/fresh") == root
     assert s.kind_score("url:ex.org/record/{n}") == 0.5
     stats = s.stats.get_stats()
     assert (stats["hiddenweb/dla/rewards"], stats["hiddenweb/dla/penalties"]) == (1, 2)
@@ -239,6 +242,59 @@ def test_reopen_keeps_where_unseen_public_templates_start(tmp_path: Path) -> Non
     s2.enqueue_request(later)
     s2.learn(later.meta, later.url, "penalty")  # the root sinks; the waiting template follows
     assert s2.kind_score("url:ex.org/calendar?month") == pytest.approx(root * 0.95)
+    s2.close("finished")
+
+
+def test_unrewarded_template_waits_at_public_links(tmp_path: Path) -> None:
+    """A public URL template that never led to a form scores at most as links:public, and
+    follows it: a calendar with two penalties does not outrank the site's page template,
+    which found a form and then failed often. A reward lifts the cap; a restart keeps it."""
+    settings = {"JOBDIR": str(tmp_path)}
+    s = make(settings)
+    first = [link("/", "/cal?m=1"), *(link("/", f"/p/{i}") for i in range(1, 12)),
+             link("/", "/about")]
+    for r in first:
+        s.enqueue_request(r)
+    assert len(drain(s)) == 13
+    s.learn(first[0].meta, first[0].url, "penalty")  # the calendar's automaton starts early
+    s.learn(first[1].meta, first[1].url, "reward")  # /p/1 showed a form
+    for r in first[2:]:
+        s.learn(r.meta, r.url, "penalty")
+    cal, pages = "url:ex.org/cal?m", "url:ex.org/p/{n}"
+    root = s.kind_score("links:public")
+    own = s.kind_la[cal].prob("+")
+    assert own > s.kind_score(pages) > root  # without the cap the calendar would go first
+    assert s.kind_score(cal) == root
+    later = [link("/cal?m=1", "/cal?m=2"), link("/p/1", "/p/50")]
+    for r in later:
+        s.enqueue_request(r)
+    assert drain(s) == ["/p/50", "/cal?m=2"]
+    # the capped group moves with the root: a calendar link waits ahead of a form whose kind
+    # scores just below links:public, then behind it once other public links sink the root
+    submit = form("/p/1", "ex.org/s|q", "a")
+    fkind = "form:ex.org/s|q"
+    while s.kind_score(fkind) >= s.kind_score("links:public"):
+        s.learn(form("/p/1", "ex.org/s|q", "x").meta, SITE + "/s?q=x", "penalty")
+    s.enqueue_request(link("/cal?m=2", "/cal?m=3"))
+    s.enqueue_request(submit)
+    i = 0
+    while s.kind_score("links:public") >= s.kind_score(fkind):
+        i += 1
+        s.learn(link("/p/1", f"/about/{i}").meta, f"{SITE}/about/{i}", "penalty")
+    assert s.kind_score(cal) == s.kind_score("links:public") < s.kind_score(fkind)
+    assert drain(s) == ["/s?q=a", "/cal?m=3"]
+    s.enqueue_request(link("/cal?m=3", "/cal?m=4"))
+    s.close("shutdown")
+    assert json.loads((tmp_path / STATE_FILE).read_text())["paid"] == [
+        "links:public", pages]  # in JOBDIR: which kinds are capped
+
+    s2 = make(settings)  # the cap holds after a restart
+    assert s2.kind_score(cal) == pytest.approx(s2.kind_score("links:public"))
+    assert s2.kind_score(cal) < s2.kind_la[cal].prob("+")
+    r = s2.next_request()
+    assert r.url == SITE + "/cal?m=4"
+    s2.learn(r.meta, r.url, "reward")  # a calendar page with a form: its own score counts
+    assert s2.kind_score(cal) == s2.kind_la[cal].prob("+") > s2.kind_score("links:public")
     s2.close("finished")
 
 

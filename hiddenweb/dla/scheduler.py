@@ -33,8 +33,14 @@ a link on a public page scores as the lower of its parent and ``links:public`` (
 public link: what the site's public links taught), so a template seen for the first time (a
 calendar, a shop's facets) waits behind the links of known worth instead of jumping them at 1/2
 (measured in issue 3: 10^3 pages, seeds 1-5, 4.3 % fewer downloads to 90 % of the hidden
-pages, the facet pages gone from before that mark). ``src:harvest`` starts after one reward
-(:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
+pages, the facet pages gone from before that mark). A public link's template that has an
+automaton of its own but was never rewarded stays *capped* at its root: it scores as the lower of
+its own ``p(pursue)`` and ``links:public``, and follows the root while it waits. An automaton
+learns from its own few samples, so a calendar read twice (two penalties) would otherwise sit
+above the site's page template, which found a form and then failed forty times, and be read a
+month at a time whenever the queue thinned; what one template taught without ever paying says
+no more than what all public links taught. A reward lifts the cap (``paid`` in JOBDIR).
+``src:harvest`` starts after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
 
 Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
 carries the action in the request's meta, so it updates the right automata whenever it arrives;
@@ -58,7 +64,7 @@ JOBDIR. The scheduler writes, inside the job directory:
       {"format": "hiddenweb-dla", "version": 1, "transfer": bool, "a": float|null, "b": float,
        "steps": int, "next_seq": int,
        "pages": {page_url: {"keys": [...], "p": [...], "steps": int, "converged": bool}},
-       "kinds": {kind: p_pursue}, "roots": {kind: root kind},
+       "kinds": {kind: p_pursue}, "roots": {kind: root kind}, "paid": [kind, ...],
        "buckets": [{"key": str, "group": str, "page": str, "action": str, "seq": int,
                     "dir": str}]}
 
@@ -206,6 +212,8 @@ class DLAScheduler:
         self.heirs: dict[str, set[str]] = {}
         # link kind -> its root (``links:public``): where a kind with no parent starts
         self.roots: dict[str, str] = {}
+        # kinds rewarded at least once: a link kind not in it scores at most as its root
+        self.paid: set[str] = set()
         self.groups: dict[str, _Group] = {}
         self.heap: list[tuple[float, int, int, str]] = []
         self.pending = 0
@@ -330,25 +338,45 @@ class DLAScheduler:
         if self.config.transfer:
             for kind in ks:
                 kla = self._kind(kind)
-                (kla.reward if outcome == "reward" else kla.penalize)(_PURSUE)
+                if outcome == "reward":
+                    kla.reward(_PURSUE)
+                    self.paid.add(kind)
+                else:
+                    kla.penalize(_PURSUE)
                 if kind in self.groups:
                     self._rekey(self.groups[kind])
                 heirs = self.heirs.get(kind)
-                if heirs:  # groups still scored by this parent follow it
-                    for child in [c for c in heirs if c in self.kind_la or c not in self.groups]:
+                if heirs:  # groups still scored by (or capped at) this kind follow it
+                    for child in [c for c in heirs if not self._follows(c, kind)]:
                         heirs.discard(child)
                     for child in heirs:
                         self._rekey(self.groups[child])
 
+    def _follows(self, kind: str, ancestor: str) -> bool:
+        """Whether ``kind``'s pending group still moves with ``ancestor``: a kind with no
+        automaton follows its parent and its root; a link kind never rewarded stays capped at
+        its root (:meth:`kind_score`)."""
+        if kind not in self.groups:
+            return False
+        if kind not in self.kind_la:
+            return True
+        return ancestor in ROOT_KINDS and kind not in self.paid
+
     def kind_score(self, kind: str) -> float:
         """``p(pursue)`` of a kind; a kind not seen yet: its parent's, else the uniform 1/2
-        (after its :data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`, if any)."""
+        (after its :data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`, if any). A link kind with a root
+        that was never rewarded scores at most as its root: what it taught alone is no better
+        than what all the site's public links taught."""
         kla = self.kind_la.get(kind)
         if kla is None:
             if kind not in PRIOR_REWARDS:
                 return self._start_score(kind)
             kla = self._kind(kind)
-        return kla.prob(_PURSUE)
+        p = kla.prob(_PURSUE)
+        root = self.roots.get(kind)
+        if root is not None and kind not in self.paid and root in self.kind_la:
+            return min(p, self.kind_la[root].prob(_PURSUE))
+        return p
 
     def _start_score(self, kind: str) -> float:
         """Where a kind with no automaton starts: the lower of its parent's and its root's
@@ -413,16 +441,20 @@ class DLAScheduler:
             self.next_seq += 1
             if page in self.pages:
                 group.epoch = self.pages[page].epoch
-            if self.config.transfer and gkey not in self.kind_la:
-                for ancestor in (parent_kind(gkey), self.roots.get(gkey)):
-                    if ancestor:
-                        self.heirs.setdefault(ancestor, set()).add(gkey)
+            if self.config.transfer:
+                self._add_heir(gkey)
         bucket = _Bucket(key, gkey, page, action, self.next_seq)
         self.next_seq += 1
         group.buckets[key] = bucket
         order = self.pages[page].order_key(action) if page in self.pages else 0.0
         heapq.heappush(group.heap, (-order, bucket.seq, bucket.version, key))
         return bucket
+
+    def _add_heir(self, gkey: str) -> None:
+        """Register the group of kind ``gkey`` with the ancestors it follows (:meth:`_follows`)."""
+        for ancestor in (parent_kind(gkey), self.roots.get(gkey)):
+            if ancestor and self._follows(gkey, ancestor):
+                self.heirs.setdefault(ancestor, set()).add(gkey)
 
     def _group_of(self, key: str, gkey: str, page: str, action: str) -> _Bucket:
         group = self.groups.get(gkey)
@@ -501,6 +533,7 @@ class DLAScheduler:
             "pages": {page: la.to_state() for page, la in self.pages.items()},
             "kinds": {k: la.prob(_PURSUE) for k, la in self.kind_la.items()},
             "roots": self.roots,
+            "paid": sorted(self.paid),
             "buckets": buckets,
         }
         jobdir.mkdir(parents=True, exist_ok=True)
@@ -551,12 +584,11 @@ class DLAScheduler:
             heapq.heappush(group.heap, (-order, bucket.seq, 0, bucket.key))
             self.pending += len(bucket)
         self.roots.update(state.get("roots") or {})
+        self.paid.update(state.get("paid") or ())
         for group in list(self.groups.values()):
             if not group.buckets:
                 del self.groups[group.key]
                 continue
-            if self.config.transfer and group.key not in self.kind_la:
-                for ancestor in (parent_kind(group.key), self.roots.get(group.key)):
-                    if ancestor:  # it follows them again, as before the stop
-                        self.heirs.setdefault(ancestor, set()).add(group.key)
+            if self.config.transfer:
+                self._add_heir(group.key)  # it follows them again, as before the stop
             self._rekey(group)
