@@ -54,6 +54,11 @@ _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger 
 AFFINITY_WEIGHT = 3.0
 
 
+#: ``varied`` of a submission that sets several fields a record showed together: no field's
+#: statistics learn from it (it is known to hold, and says nothing of one value alone)
+_TOGETHER = -2
+
+
 class BlindBudget:
     """Answers that gave nothing new, shared by the forms of one endpoint
     (:func:`hiddenweb.harvest.endpoint`: a wizard's step-2 forms for each region) until the
@@ -301,7 +306,8 @@ class FormExplorer:
             self.flying.discard(combo)
             self.blind.flying -= 1
         varied = self.varied.pop(combo, None)
-        if varied is not None:  # a one-field probe (-1: the base, every field probed at once)
+        # a one-field probe (-1: the base, every field probed at once); not a record's pair
+        if varied is not None and varied != _TOGETHER:
             for i in range(len(combo)) if varied == -1 else (varied,):
                 if empty:  # it found nothing: that value is dead
                     self.dead[i].add(combo[i])
@@ -414,6 +420,32 @@ class FormExplorer:
         self.offered.add(combo)
         return 1
 
+    def suggest_together(self, values: dict[str, str]) -> int:
+        """Queue one submission with every field of ``values`` set together (the others at
+        their default): the values one record showed side by side (``author: Christie``,
+        ``year: 2013``), a narrowing its answer is known to hold. Fields given a value the
+        form cannot take are left at their default; fewer than two left: nothing (the values
+        go one by one, :meth:`suggest`). Returns 1 if a new submission was queued, else 0."""
+        combo = list(self.base)
+        moved = 0
+        for name, value in values.items():
+            if name not in self.names or not value:
+                continue
+            i = self.names.index(name)
+            folded = value.strip().casefold()
+            known = next((v for v in self.values[i]
+                          if v is not None and v.strip().casefold() == folded), None)
+            if known is None or known == self.base[i]:
+                continue  # suggest() adds a new LVS value; a finite field has no such option
+            combo[i] = known
+            moved += 1
+        together = tuple(combo)
+        if moved < 2 or together in self.tried or together in self.offered:
+            return 0
+        self.offers.append((together, _TOGETHER))
+        self.offered.add(together)
+        return 1
+
     def is_suggested(self, data: Assignment) -> bool:
         """Whether a submission came from :meth:`suggest` (not from the blind LVS order)."""
         return tuple(data.get(name) for name in self.names) in self.offered
@@ -432,13 +464,19 @@ class FormExplorer:
 
     def _guess(self, combo: tuple) -> bool:
         """Whether ``combo`` holds a value of an LVS field that no answer of the endpoint
-        showed (``BlindBudget.shown``) and that never gave a result: a blind guess."""
+        showed (``BlindBudget.shown``) and that never gave a result, or narrows an LVS value
+        by another field in a way no record showed (:meth:`suggest_together`): a blind
+        guess."""
         shown = self.blind.shown.counts if self.blind is not None else {}
         for i, v in enumerate(combo):
             if (v and self.names[i] in self.lvs_labels and not self.stats[i][v][1]
                     and v.strip().casefold() not in shown.get(self.names[i], ())):
                 return True
-        return False
+        # a narrowing of an LVS value (author=Christie with year=2012) that no record showed
+        # together: the records of Christie show the years she has
+        moved = [i for i, v in enumerate(combo) if v != self.base[i]]
+        return (len(moved) > 1 and combo not in self.offered
+                and any(self.names[i] in self.lvs_labels for i in moved))
 
     def _best(self, hold: bool = False) -> tuple | None:
         sizes = [len(v) for v in self.values]

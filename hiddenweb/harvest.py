@@ -18,7 +18,10 @@ Contract.
   :data:`MAX_PAIRS` pairs.
 * :func:`offer_record` matches a record's labels to one form's fields (a label sharing a word
   with the field's label, name or id, or naming the same LVS label as the field) and suggests
-  the values to the form's :class:`~hiddenweb.formexplore.FormExplorer`. A record that
+  the values to the form's :class:`~hiddenweb.formexplore.FormExplorer`, each alone and, when
+  it matches two fields or more with one value each, together (``author: Christie`` and
+  ``year: 2013``: a narrowing its answer is known to hold,
+  :meth:`~hiddenweb.formexplore.FormExplorer.suggest_together`). A record that
   *contradicts* the form's fixed state (a wizard's earlier choice kept in a hidden field,
   ``region=MA``, or a dependent select's pinned parent) is not offered to it: it is not an
   answer that form can give. Returns how many new submissions were queued.
@@ -139,10 +142,14 @@ def offer_record(explorer: FormExplorer, record: dict[str, list[str]], lvs: LVS)
             if set(label.split()) & words and not any(_same(v, value) for v in values):
                 return 0  # the record answers another choice of the wizard
     queued = 0
-    for label, name in matched_fields(explorer, record, lvs).items():
+    matched = matched_fields(explorer, record, lvs)
+    for label, name in matched.items():
         for value in record[label]:
             queued += explorer.suggest(name, value)
-    return queued
+    # and the record's single values together: a narrowing its answer is known to hold
+    together = {name: record[label][0] for label, name in matched.items()
+                if len(record[label]) == 1}
+    return queued + explorer.suggest_together(together)
 
 
 class ShownValues:

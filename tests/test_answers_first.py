@@ -4,11 +4,14 @@ blind guesses wait while its answers are read and while what they show leaves no
 
 from __future__ import annotations
 
+from parsel import Selector
 from test_harvest import locate_explorer  # tests/ is on sys.path (rootdir)
 from test_spider_e2e import hidden_found_on_off
 
-from hiddenweb.formexplore import BlindBudget
-from hiddenweb.harvest import ShownValues
+from hiddenweb.formexplore import BlindBudget, FormExplorer
+from hiddenweb.forms import extract_forms
+from hiddenweb.harvest import ShownValues, offer_record
+from hiddenweb.lvs import LVS, LVSLabel
 
 AUTHOR = {"author": "name"}  # record label -> form field
 
@@ -110,3 +113,45 @@ def test_the_forms_of_an_endpoint_share_one_wave_of_guesses() -> None:
     ma.limit = ma.submitted  # MA has nothing more to send: its answers free slots for TX
     ma.feedback(sent[3], False)
     assert budget.flying == 3 and len(tx.release()) == 1 and budget.flying == 4
+
+
+ARCHIVE = """<form method="post" action="/c/3/archive">
+<label for="a">Author</label> <input id="a" name="name">
+<label for="y">Year</label> <select id="y" name="yr"><option value="any">Any</option>
+<option>2012</option><option>2013</option><option>2014</option></select>
+<input type="submit" value="Search the archive"></form>"""
+
+
+def test_a_record_narrows_its_value_and_unshown_narrowings_wait() -> None:
+    """A record shows its author and year side by side: that pair is a narrowing its answer
+    holds, suggested at once; a narrowing no record showed (Christie in 2012) is a guess, held
+    like any other until the spider is idle."""
+    budget = BlindBudget(0)
+    form = extract_forms(Selector(text=ARCHIVE), "http://h/s")[0]
+    lvs = LVS([LVSLabel("author", ["author", "name"], ["Agatha Christie", "Ian Fleming"])])
+    explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=50, learn=0, blind=budget)
+    explorer.context = {"form": form, "button": None}
+    author = explorer.values[0][1]  # not the default: a narrowing of it moves two fields
+    pending = explorer.first()  # the default, then one field at a time
+    while (hit := {"name": author, "yr": "any"}) not in pending:
+        pending += explorer.feedback(pending.pop(0), False)
+    pending.remove(hit)
+    budget.reading = 1  # the spider counts the answer's links before its feedback
+    pending += explorer.feedback(hit, True)  # a result: its narrowings become candidates
+    assert explorer.holding and explorer._guess((author, "2012"))  # no record showed it
+    assert not [d for d in pending if d["name"] == author and d["yr"] != "any"]
+    # the answer's record: each value alone (both known already), and the two together
+    assert offer_record(explorer, {"author": [author], "year": ["2013"]}, lvs) == 1
+    together = {"name": author, "yr": "2013"}
+    assert explorer.release() == [together] and explorer.is_suggested(together)
+    assert not explorer._guess((author, "2013")) and not explorer._guess((author, "any"))
+    pending += explorer.feedback(together, True)
+    assert explorer.stats[1]["2013"][1] == 0  # a known narrowing teaches no year's worth
+    while pending:  # every other answer comes back empty: no unshown narrowing leaves
+        more = explorer.feedback(pending.pop(0), False)
+        assert not [d for d in more if d["name"] == author and d["yr"] not in ("any", "2013")]
+        pending += more
+    assert explorer.holds
+    budget.reading = 0  # read, and the spider is idle: the held narrowings go
+    resumed = explorer.resume()
+    assert not explorer.holding and {"name": author, "yr": "2012"} in resumed
