@@ -46,7 +46,11 @@ Concurrency. Feedback comes back out of order, after more requests were already 
 carries the action in the request's meta, so it updates the right automata whenever it arrives;
 no in-flight bookkeeping. An update changes the score of O(kinds of the action) groups (on) or
 one page group (off); each change pushes a new versioned heap entry and older entries are skipped
-when popped (the heap is compacted when stale entries outnumber live ones). So ``enqueue`` and
+when popped (the heap is compacted when stale entries outnumber live ones). The groups that
+follow ``links:public`` (templates with no automaton, templates capped at it) are re-keyed at once
+when it rises; when it sinks their entries only overestimate them, and ``next_request`` re-keys
+such an entry when it comes up, before serving it, so the order is the same as re-keying them all
+at every public page, at O(1) per feedback instead of O(templates). So ``enqueue`` and
 ``next_request`` cost O(log groups) and a feedback O(kinds * log groups); requests already
 dequeued keep their place in the downloader.
 
@@ -295,6 +299,11 @@ class DLAScheduler:
             group = self.groups.get(gkey)
             if group is None or group.version != version:
                 continue
+            if self._follows_root(gkey):  # its entry may predate the root's last penalty
+                score = round(self._group_score(group), 12)
+                if score < -neg_score:
+                    self._rekey(group)
+                    continue
             request = self._pop_from(group)
             if request is None:
                 continue
@@ -346,11 +355,18 @@ class DLAScheduler:
                 if kind in self.groups:
                     self._rekey(self.groups[kind])
                 heirs = self.heirs.get(kind)
-                if heirs:  # groups still scored by (or capped at) this kind follow it
+                # groups still scored by (or capped at) this kind follow it: at once when it
+                # rises; when a root sinks (every public page that shows no form), lazily, as
+                # each comes up in next_request: O(1) per feedback, not O(templates)
+                if heirs and (outcome == "reward" or kind not in ROOT_KINDS):
                     for child in [c for c in heirs if not self._follows(c, kind)]:
                         heirs.discard(child)
                     for child in heirs:
                         self._rekey(self.groups[child])
+
+    def _follows_root(self, kind: str) -> bool:
+        root = self.roots.get(kind)
+        return root is not None and self.config.transfer and self._follows(kind, root)
 
     def _follows(self, kind: str, ancestor: str) -> bool:
         """Whether ``kind``'s pending group still moves with ``ancestor``: a kind with no
