@@ -37,9 +37,10 @@ pages, the facet pages gone from before that mark). A public link's template tha
 automaton of its own but was never rewarded stays *capped* at its root: it scores as the lower of
 its own ``p(pursue)`` and ``links:public``, and follows the root while it waits. An automaton
 learns from its own few samples, so a calendar read twice (two penalties) would otherwise sit
-above the site's page template, which found a form and then failed forty times, and be read a
+above the site's page template, which found a form and then failed many times, and be read a
 month at a time whenever the queue thinned; what one template taught without ever paying says
-no more than what all public links taught. A reward lifts the cap (``paid`` in JOBDIR).
+no more than what all public links taught (measured in issue 3: calendar pages read before 90 %
+of the hidden pages, 10^3 pages, seed 3: 21 -> 3). A reward lifts the cap (``paid`` in JOBDIR).
 ``src:harvest`` starts after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
 
 Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
