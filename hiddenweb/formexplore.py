@@ -401,24 +401,17 @@ class FormExplorer:
         if name not in self.names or not value:
             return 0
         i = self.names.index(name)
-        vals = self.values[i]
-        folded = value.strip().casefold()
-        known = next((v for v in vals if v is not None and v.strip().casefold() == folded),
-                     None)
+        known = self._known(i, value)
         if known is None:
             if name not in self.lvs_labels:
                 return 0  # not an option of a finite field
-            if folded in self.excluded.get(i, ()):
+            if value.strip().casefold() in self.excluded.get(i, ()):
                 return 0  # the LVS places it under another state (Syracuse, NY: not for MA)
             known = value.strip()
-            vals.append(known)
+            self.values[i].append(known)
             self.stats[i][known] = [0, 1]  # a prior success: the form's own answer shows it
-        combo = tuple(known if j == i else v[0] for j, v in enumerate(self.values))
-        if combo in self.tried or combo in self.offered:
-            return 0
-        self.offers.append((combo, i))
-        self.offered.add(combo)
-        return 1
+        return self._offer(tuple(known if j == i else v[0]
+                                 for j, v in enumerate(self.values)), i)
 
     def suggest_together(self, values: dict[str, str]) -> int:
         """Queue one submission with every field of ``values`` set together (the others at
@@ -432,18 +425,25 @@ class FormExplorer:
             if name not in self.names or not value:
                 continue
             i = self.names.index(name)
-            folded = value.strip().casefold()
-            known = next((v for v in self.values[i]
-                          if v is not None and v.strip().casefold() == folded), None)
+            known = self._known(i, value)
             if known is None or known == self.base[i]:
                 continue  # suggest() adds a new LVS value; a finite field has no such option
             combo[i] = known
             moved += 1
-        together = tuple(combo)
-        if moved < 2 or together in self.tried or together in self.offered:
+        return self._offer(tuple(combo), _TOGETHER) if moved > 1 else 0
+
+    def _known(self, i: int, value: str) -> str | None:
+        """Field ``i``'s own value equal to ``value`` without case or outer spaces, or None."""
+        folded = value.strip().casefold()
+        return next((v for v in self.values[i]
+                     if v is not None and v.strip().casefold() == folded), None)
+
+    def _offer(self, combo: tuple, varied: int) -> int:
+        """Queue ``combo`` as a suggestion unless it was tried or offered: 1 if queued, else 0."""
+        if combo in self.tried or combo in self.offered:
             return 0
-        self.offers.append((together, _TOGETHER))
-        self.offered.add(together)
+        self.offers.append((combo, varied))
+        self.offered.add(combo)
         return 1
 
     def is_suggested(self, data: Assignment) -> bool:

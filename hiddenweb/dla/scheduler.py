@@ -366,8 +366,9 @@ class DLAScheduler:
                         self._rekey(self.groups[child])
 
     def _follows_root(self, kind: str) -> bool:
+        """Whether ``kind``'s group follows its root (no roots without transfer)."""
         root = self.roots.get(kind)
-        return root is not None and self.config.transfer and self._follows(kind, root)
+        return root is not None and self._follows(kind, root)
 
     def _follows(self, kind: str, ancestor: str) -> bool:
         """Whether ``kind``'s pending group still moves with ``ancestor``: a kind with no
