@@ -26,32 +26,40 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
   by the page automaton's ``q`` (an update never reorders the other actions, see automaton.py);
   the page's score is ``r * p`` of its best pending action (1 = uniform, comparable across pages).
 
-Ties go to the oldest group (breadth first). A kind with no automaton yet scores as its parent
-(:func:`~hiddenweb.dla.kinds.parent_kind`) and is re-keyed when the parent learns, so the fiftieth
-facet template of a catalogue that kept failing does not start over at 1/2; the URL template of
-a link on a public page scores as the lower of its parent and ``links:public`` (the kind of every
-public link: what the site's public links taught), so a template seen for the first time (a
-calendar, a shop's facets) waits behind the links of known worth instead of jumping them at 1/2
-(measured in issue 3: 10^3 pages, seeds 1-5, 4.3 % fewer downloads to 90 % of the hidden
-pages, the facet pages gone from before that mark). A public link's template that has an
-automaton of its own but was never rewarded stays *capped* at its root: it scores as the lower of
-its own ``p(pursue)`` and ``links:public``, and follows the root while it waits. An automaton
-learns from its own few samples, so a calendar read twice (two penalties) would otherwise sit
-above the site's page template, which found a form and then failed many times, and be read a
-month at a time whenever the queue thinned; what one template taught without ever paying says
-no more than what all public links taught (measured in issue 3: calendar pages read before 90 %
-of the hidden pages, 10^3 pages, seed 3: 21 -> 3). A reward lifts the cap (``paid`` in JOBDIR).
-``src:harvest`` starts after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
+Ties go to the oldest group (breadth first; a group whose queue drains is dropped, and the kind
+queues anew as the youngest when it fills again: keeping its first place was measured in issue 3
+and changed nothing beyond run-to-run noise). A kind with no automaton yet scores as its parent
+(:func:`~hiddenweb.dla.kinds.parent_kind`) and is re-keyed when the parent learns, so the
+fiftieth facet template of a catalogue that kept failing does not start over at 1/2; the URL
+template of a link on a public page scores as the lower of its parent and ``links:public`` (the
+kind of every public link: what the site's public links taught), so a template seen for the
+first time (a calendar, a shop's facets) waits behind the links of known worth instead of
+jumping them at 1/2 (measured in issue 3: 10^3 pages, seeds 1-5, 4.3 % fewer downloads to 90 %
+of the hidden pages, the facet pages gone from before that mark). A public link's template that
+has an automaton of its own but was never rewarded stays *capped* at its root: it scores as the
+lower of its own ``p(pursue)`` and ``links:public``, and follows the root while it waits. An
+automaton learns from its own few samples, so a calendar read twice (two penalties) would
+otherwise sit above the site's page template, which found a form and then failed many times, and
+be read a month at a time whenever the queue thinned; what one template taught without ever
+paying says no more than what all public links taught (measured in issue 3: calendar pages read
+before 90 % of the hidden pages, 10^3 pages, seed 3: 21 -> 3). A reward lifts the cap (``paid``
+in JOBDIR). ``src:harvest`` starts after one reward
+(:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
 
 Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
 carries the action in the request's meta, so it updates the right automata whenever it arrives;
-no in-flight bookkeeping. An update changes the score of O(kinds of the action) groups (on) or
-one page group (off); each change pushes a new versioned heap entry and older entries are skipped
-when popped (the heap is compacted when stale entries outnumber live ones). The groups that
-follow ``links:public`` (templates with no automaton, templates capped at it) are re-keyed at once
-when it rises; when it sinks their entries only overestimate them, and ``next_request`` re-keys
-such an entry when it comes up, before serving it, so the order is the same as re-keying them all
-at every public page, at O(1) per feedback instead of O(templates). So ``enqueue`` and
+no in-flight bookkeeping. Nothing waits for an answer in flight, and nothing untried jumps the
+queue: letting an untried link template have one request in flight until its answer, and serving
+a new form's first submission before everything else, were measured in issue 3 (10^3 pages,
+seeds 1-5) and read more pages on the whole, not fewer (the facet pages a held template saved
+were read later; a form tried at once from a copy on a page of another topic sank its kind
+earlier). An update changes the score of O(kinds of the action) groups (on) or one page group
+(off); each change pushes a new versioned heap entry and older entries are skipped when popped
+(the heap is compacted when stale entries outnumber live ones). The groups that follow
+``links:public`` (templates with no automaton, templates capped at it) are re-keyed at once when
+it rises; when it sinks their entries only overestimate them, and ``next_request`` re-keys such
+an entry when it comes up, before serving it, so the order is the same as re-keying them all at
+every public page, at O(1) per feedback instead of O(templates). So ``enqueue`` and
 ``next_request`` cost O(log groups) and a feedback O(kinds * log groups); requests already
 dequeued keep their place in the downloader.
 
