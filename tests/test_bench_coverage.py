@@ -47,6 +47,11 @@ def test_cli_repeats_a_real_crawl_and_reports_the_median(tmp_path):
     need = -(-9 * row["hidden_total"] // 10)
     assert need < row["order_floor_to_90"] <= row["public_read_to_90"] + need
     assert row["order_floor_to_90"] <= row["downloads_to_90"]
+    # the code it measured: this checkout, at its commit (hiddenweb.bench.revision)
+    head = subprocess.run(["git", "-C", str(PROJECT_DIR), "rev-parse", "HEAD"],
+                          capture_output=True, text=True)
+    assert row["code"]["dir"] == str(PROJECT_DIR)
+    assert row["code"]["commit"] == (head.stdout.strip() if head.returncode == 0 else None)
     bad = subprocess.run([sys.executable, "-m", "hiddenweb.cli", "bench", "coverage",
                           "--repeat", "0"], cwd=PROJECT_DIR, capture_output=True, text=True)
     assert bad.returncode != 0 and "--repeat must be at least 1" in bad.stderr

@@ -28,7 +28,8 @@ by the 90 % mark),
 :func:`median_run`),
 ``hidden_total_with_browser``, ``robots_violations``, ``offsite_requests``, ``browser``
 (the crawl's ``HIDDENWEB_BROWSER``), ``chromium_peak_rss_mb`` (peak summed RSS of the crawl's
-Chromium processes, sampled every 0.5 s; 0 when no browser ran).
+Chromium processes, sampled every 0.5 s; 0 when no browser ran), ``code`` (the checkout the
+crawls ran from and its commit, :mod:`hiddenweb.bench.revision`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from typing import Any
 
 from hiddenweb.bench.floor import blind_floor_to_90, order_floor_to_90
 from hiddenweb.bench.procmem import ChromiumRSS
+from hiddenweb.bench.revision import code_revision
 from hiddenweb.provingground.site import SiteModel
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
@@ -268,6 +270,7 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         "crawl_stats": {k: v for k, v in crawl_stats.items() if k.startswith("hiddenweb/")},
         "items_path": str(out),
         "log_path": str(log),
+        "code": code_revision(PROJECT_DIR),
     })
     return result
 

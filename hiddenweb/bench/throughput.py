@@ -9,7 +9,12 @@ Scrapy's own defaults: its scheduler, no hiddenweb component; same concurrency, 
 obeyed), ``hwdla`` with the visit store off, ``hwdla`` on Scrapy's scheduler instead of the DLA
 scheduler (store off), and ``hwdla`` with the store on (a fresh store in the run's temporary
 directory). Ratios: ``hwdla`` / bare pages per second, DLA / Scrapy's scheduler pages per
-second, and the store's share of the wall time.
+second, and the store's share of the wall time. On a shared machine one crawl's pages per second
+moves by 5-10 % from run to run, more than the scheduler costs (its own code is about 1.5 % of
+the crawl's CPU time in a profile, issue 3), so ``--repeat N`` runs the four crawls N times in
+turn and reports each ratio as the median over the rounds of that round's ratio (a round's
+crawls run minutes apart at most, so they share the machine's state), with every round's in
+``*_rounds``.
 
 ``run_browser`` (``--browser``): the site keeps its script-built links (``--no-forms
 --no-traps``; about 1 public page in 10 has links only a script adds), crawled twice by
@@ -19,12 +24,16 @@ Ratio: auto / never *site pages* per second — distinct pages crawled (items), 
 over plain HTTP and rendered again counts once (downloads per second are printed too); plus the
 share of pages that needed the browser, Chromium's peak RSS and PSS (summed over its processes,
 sampled every 0.5 s from ``/proc``: :mod:`hiddenweb.bench.procmem`) and the load average.
+
+Both results carry ``code``: the checkout the crawls ran from and its commit
+(:mod:`hiddenweb.bench.revision`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +42,7 @@ from pathlib import Path
 
 from hiddenweb.bench.coverage import COMMON_SETTINGS, PROJECT_DIR, read_items, serve_site
 from hiddenweb.bench.procmem import ChromiumRSS
+from hiddenweb.bench.revision import code_revision
 
 BARE = Path(__file__).with_name("barespider.py")
 
@@ -83,27 +93,42 @@ def run_browser(pages: int, seed: int) -> dict:
         "load_average_before_after": [round(x, 2) for x in (*load_before, *os.getloadavg())],
         "chromium_peak_rss_mb": runs["auto"]["chromium_peak_rss_mb"],
         "chromium_peak_pss_mb": runs["auto"]["chromium_peak_pss_mb"],
+        "code": code_revision(PROJECT_DIR),
     }
 
 
-def run(pages: int, seed: int) -> dict:
+def run(pages: int, seed: int, repeat: int = 1) -> dict:
+    """The four crawls (module docstring), ``repeat`` rounds of them in turn; each ratio is the
+    median over the rounds of that round's ratio (``*_rounds``: every round's, in order)."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
     tmp = Path(tempfile.mkdtemp(prefix="hiddenweb-throughput-"))
+    runs: list[dict] = []
+    rounds: dict[str, list[float]] = {"ratio": [], "scheduler_ratio": [], "store_overhead": []}
     with serve_site(pages, seed, ["--no-forms", "--no-js", "--no-traps"]) as url:
         scrapy = [sys.executable, "-m", "scrapy"]
         hwdla = [*scrapy, "crawl", "hwdla", "-a", f"seed={url}/"]
-        bare = _crawl([*scrapy, "runspider", str(BARE), "-a", f"seed={url}/",
-                       "-s", "ROBOTSTXT_OBEY=1"], tmp / "bare.jl", project=False)
         off = ["-s", "HIDDENWEB_STORE_ENABLED=0"]
-        plain = _crawl([*hwdla, *off], tmp / "hwdla.jl")
-        fifo = _crawl([*hwdla, *off, "-s", "SCHEDULER=scrapy.core.scheduler.Scheduler"],
-                      tmp / "hwdla-scrapy-scheduler.jl")
-        stored = _crawl([*hwdla, "-s", f"HIDDENWEB_STORE_PATH={tmp / 'store.db'}"],
-                        tmp / "hwdla-store.jl")
+        for n in range(repeat):
+            bare = _crawl([*scrapy, "runspider", str(BARE), "-a", f"seed={url}/",
+                           "-s", "ROBOTSTXT_OBEY=1"], tmp / f"bare-{n}.jl", project=False)
+            plain = _crawl([*hwdla, *off], tmp / f"hwdla-{n}.jl")
+            fifo = _crawl([*hwdla, *off, "-s", "SCHEDULER=scrapy.core.scheduler.Scheduler"],
+                          tmp / f"hwdla-scrapy-scheduler-{n}.jl")
+            stored = _crawl([*hwdla, "-s", f"HIDDENWEB_STORE_PATH={tmp / f'store-{n}.db'}"],
+                            tmp / f"hwdla-store-{n}.jl")
+            runs += [{"round": n + 1, "spider": "bare", **bare},
+                     {"round": n + 1, "spider": "hwdla (store off)", **plain},
+                     {"round": n + 1, "spider": "hwdla, Scrapy's scheduler", **fifo},
+                     {"round": n + 1, "spider": "hwdla (store on)", **stored}]
+            rounds["ratio"].append(plain["pages_per_second"] / bare["pages_per_second"])
+            rounds["scheduler_ratio"].append(plain["pages_per_second"]
+                                             / fifo["pages_per_second"])
+            rounds["store_overhead"].append(stored["wall_seconds"] / plain["wall_seconds"] - 1)
     return {
-        "runs": [{"spider": "bare", **bare}, {"spider": "hwdla (store off)", **plain},
-                 {"spider": "hwdla, Scrapy's scheduler", **fifo},
-                 {"spider": "hwdla (store on)", **stored}],
-        "ratio": plain["pages_per_second"] / bare["pages_per_second"],
-        "scheduler_ratio": plain["pages_per_second"] / fifo["pages_per_second"],
-        "store_overhead": stored["wall_seconds"] / plain["wall_seconds"] - 1,
+        "runs": runs,
+        **{key: statistics.median(values) for key, values in rounds.items()},
+        **{f"{key}_rounds": [round(v, 4) for v in values] for key, values in rounds.items()},
+        "repeat": repeat,
+        "code": code_revision(PROJECT_DIR),
     }

@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from hiddenweb.bench.revision import describe
+
 TABLE_KEYS = ("strategy", "browser", "pages", "seed", "pages_downloaded", "hidden_found",
               "hidden_total", "hidden_coverage", "hidden_found_browser_only",
               "hidden_total_with_browser", "downloads_to_50", "downloads_to_90",
@@ -56,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     thr.add_argument("--pages", type=int, default=2000)
     thr.add_argument("--seed", type=int, default=1)
     thr.add_argument("--json", action="store_true")
+    thr.add_argument("--repeat", type=int, default=1, metavar="N",
+                     help="run the four crawls N times in turn; each ratio is the median of "
+                          "the rounds' ratios")
     thr.add_argument("--browser", action="store_true",
                      help="instead: hwdla with HIDDENWEB_BROWSER=never vs auto on a site whose "
                           "pages with script-built links (about 1 in 10) need the browser")
@@ -98,6 +103,8 @@ def coverage(args: argparse.Namespace) -> int:
                 print(json.dumps({k: v for k, v in result.items() if k != "curve"}), flush=True)
     if not args.json:
         print_table([{k: r[k] for k in TABLE_KEYS} for r in results])
+        if results:
+            print(f"measured code: {describe(results[0]['code'])}")
     if args.plot:
         cov.plot(results, args.plot, f"{args.pages} pages, seed {args.seed}")
         print(f"plot written to {args.plot}", file=sys.stderr)
@@ -126,15 +133,21 @@ def throughput(args: argparse.Namespace) -> int:
                   f"(downloads per second: {result['download_ratio']:.3f}); "
                   f"Chromium peak RSS (sum): {result['chromium_peak_rss_mb']} MB, "
                   f"PSS: {result['chromium_peak_pss_mb']} MB")
+            print(f"measured code: {describe(result['code'])}")
         return 0
-    result = thr.run(args.pages, args.seed)
+    if args.repeat < 1:
+        raise SystemExit("hiddenweb bench throughput: --repeat must be at least 1")
+    result = thr.run(args.pages, args.seed, args.repeat)
     if args.json:
         print(json.dumps(result))
     else:
         print_table(result["runs"])
-        print(f"hwdla / bare pages-per-second ratio: {result['ratio']:.3f}")
-        print(f"DLA / Scrapy scheduler pages-per-second ratio: {result['scheduler_ratio']:.3f}")
-        print(f"visit store: +{100 * result['store_overhead']:.1f} % wall time")
+        of = f" (median of {args.repeat} rounds)" if args.repeat > 1 else ""
+        print(f"hwdla / bare pages-per-second ratio: {result['ratio']:.3f}{of}")
+        print(f"DLA / Scrapy scheduler pages-per-second ratio: "
+              f"{result['scheduler_ratio']:.3f}{of}")
+        print(f"visit store: {100 * result['store_overhead']:+.1f} % wall time{of}")
+        print(f"measured code: {describe(result['code'])}")
     return 0
 
 
