@@ -22,6 +22,8 @@ HIDDENWEB_DLA_TRANSFER = True  # share learning across pages through action kind
 HIDDENWEB_DLA_MAX_STEPS = 0  # k_threshold: stop after this many dequeued requests; 0 = no limit
 HIDDENWEB_DLA_LABEL_WORDS = "answers"  # label words as kinds: answers (not public links), all, none
 HIDDENWEB_DLA_CONVERGE_P = 0.99  # a page automaton stops learning once some p exceeds this
+HIDDENWEB_DLA_WAIT = 0.5  # the best pending request waits while one in flight scores 1/WAIT x more
+HIDDENWEB_DLA_EXPLORE_IN_FLIGHT = 4  # speculative requests (below WAIT x the best) in flight
 
 # --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------
 HIDDENWEB_LOSTSHEEP_STATES = 100  # automaton states S (paper: LS2F S=100 is the best setting)

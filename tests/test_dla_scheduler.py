@@ -214,6 +214,97 @@ def test_bad_settings_rejected() -> None:
         make({"HIDDENWEB_DLA_A": 0.1, "HIDDENWEB_DLA_B": 0.2})
     with pytest.raises(ValueError, match="HIDDENWEB_DLA_A"):
         make({"HIDDENWEB_DLA_A": 1.5})
+    with pytest.raises(ValueError, match="HIDDENWEB_DLA_WAIT"):
+        make({"HIDDENWEB_DLA_WAIT": 1})
+    with pytest.raises(ValueError, match="HIDDENWEB_DLA_EXPLORE_IN_FLIGHT"):
+        make({"HIDDENWEB_DLA_EXPLORE_IN_FLIGHT": -1})
+
+
+# -- waiting for answers in flight (HIDDENWEB_DLA_WAIT, HIDDENWEB_DLA_EXPLORE_IN_FLIGHT) -----------
+# Outside a running engine nothing is in flight; these tests set the scheduler's view of the
+# engine's downloader and scraper sets (``in_flight``) to the requests they served and did not
+# answer yet. tests/test_dla_wait.py checks the same rules in real crawls.
+def _paying_form_and_sinking_links(settings: dict[str, Any] | None = None
+                                   ) -> tuple[DLAScheduler, Request, list[Request]]:
+    """A form kind rewarded twice, one of its submissions served and unanswered, and public
+    links penalised six times (links:public = 0.5 * 0.95^6)."""
+    s = make(settings)
+    subs = [form("/", "ex.org/s|q", v) for v in "abc"]
+    pages = [link("/", f"/p/{i}") for i in range(6)]
+    for r in subs + pages:
+        s.enqueue_request(r)
+    assert len(drain(s)) == 9
+    for r in subs[:2]:
+        s.learn(r.meta, r.url, "reward")
+    for r in pages:
+        s.learn(r.meta, r.url, "penalty")
+    return s, subs[2], pages
+
+
+def test_best_pending_waits_while_a_better_answer_is_in_flight() -> None:
+    """Rule 1: a pending request waits while a request in flight scores more than 1/WAIT
+    times it (the answer may bring better requests); it goes once nothing better is in flight."""
+    s, flying, pages = _paying_form_and_sinking_links()
+    form_now, root = s.kind_score("form:ex.org/s|q"), s.kind_score("links:public")
+    assert root == pytest.approx(0.5 * 0.95 ** 6) and root < 0.5 * form_now
+    assert s.current_score(flying) == form_now  # what the automata think now, not when served
+    s.enqueue_request(link("/p/1", "/p/7"))
+    s.in_flight = lambda: [flying]
+    assert s.next_request() is None and len(s) == 1
+    assert s.stats.get_value("hiddenweb/dla/waits") == 1
+    s.in_flight = lambda: [pages[0]]  # a worse request in flight holds nothing back
+    assert drain(s) == ["/p/7"]
+    s.enqueue_request(link("/p/1", "/p/8"))
+    s.in_flight = lambda: []  # nothing in flight: nothing waits
+    assert drain(s) == ["/p/8"]
+
+
+def test_speculative_requests_go_a_few_at_a_time_once_the_site_paid(tmp_path: Path) -> None:
+    """Rule 2: after the first reward, requests scoring below WAIT times the best score served
+    since then go at most EXPLORE_IN_FLIGHT at a time; before any reward nothing is capped.
+    Both the reward and that best score are kept in JOBDIR."""
+    settings = {"HIDDENWEB_DLA_WAIT": 0.5, "HIDDENWEB_DLA_EXPLORE_IN_FLIGHT": 3,
+                "JOBDIR": str(tmp_path)}
+    s, _, _ = _paying_form_and_sinking_links(settings)
+    assert s.rewarded and s.best_served == 0.0  # the forms were served before their reward
+    s.enqueue_request(form("/", "ex.org/s|q", "d"))
+    best = s.next_request()
+    assert s.best_served == best.meta["hiddenweb_dla_score"] == pytest.approx(
+        s.kind_score("form:ex.org/s|q"))
+    s.close("shutdown")
+    s = make(settings)
+    assert s.rewarded and s.best_served == best.meta["hiddenweb_dla_score"]
+    links = [link("/p/1", f"/q/{i}") for i in range(5)]
+    for r in links:
+        s.enqueue_request(r)
+    assert s.kind_score("links:public") < 0.5 * s.best_served  # speculative
+    served: list[Request] = []
+    s.in_flight = lambda: list(served)
+    while (r := s.next_request()) is not None:
+        served.append(r)
+    assert [r.url.removeprefix(SITE) for r in served] == ["/q/0", "/q/1", "/q/2"]
+    served.pop(0)  # one answer came back: room for one more
+    served.append(s.next_request())
+    assert served[-1].url == SITE + "/q/3" and s.next_request() is None
+
+    fresh = make({"HIDDENWEB_DLA_EXPLORE_IN_FLIGHT": 3})  # no reward yet: no cap
+    for i in range(30):
+        fresh.enqueue_request(link("/", f"/p/{i}"))
+    flying_pages: list[Request] = []
+    fresh.in_flight = lambda: list(flying_pages)
+    while (r := fresh.next_request()) is not None:
+        flying_pages.append(r)
+        if len(flying_pages) > 2:  # answers arrive and sink links:public as they come
+            done = flying_pages.pop(0)
+            fresh.learn(done.meta, done.url, "penalty")
+    assert len(fresh) == 0 and not fresh.stats.get_value("hiddenweb/dla/waits")
+
+
+def test_wait_zero_never_waits() -> None:
+    s, flying, _ = _paying_form_and_sinking_links({"HIDDENWEB_DLA_WAIT": 0})
+    s.enqueue_request(link("/p/1", "/p/7"))
+    s.in_flight = lambda: [flying]
+    assert drain(s) == ["/p/7"] and not s.stats.get_value("hiddenweb/dla/waits")
 
 
 # -- JOBDIR: the same checks again after close and reopen ----------------------------------------
