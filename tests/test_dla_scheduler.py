@@ -300,6 +300,23 @@ def test_speculative_requests_go_a_few_at_a_time_once_the_site_paid(tmp_path: Pa
     assert len(fresh) == 0 and not fresh.stats.get_value("hiddenweb/dla/waits")
 
 
+def test_links_penalized_to_zero_do_not_wait_for_each_other() -> None:
+    """A site that never pays: after some 600 penalties links:public's p(pursue) is about 1e-14,
+    0 once rounded as the heap keys it. A request of that group in flight must not hold back
+    the next one of the same group (compared unrounded, 0 < 0.5 * 1e-14 held every request
+    back while anything was in flight: the crawl went one page at a time)."""
+    s = make()
+    for i in range(600):
+        s.enqueue_request(link("/", f"/p/{i}"))
+    served = [s.next_request() for _ in range(600)]
+    for r in served:
+        s.learn(r.meta, r.url, "penalty")
+    assert 0 < s.kind_score("links:public") < 1e-13
+    s.enqueue_request(link("/p/1", "/p/600"))
+    s.in_flight = lambda: served[-16:]
+    assert drain(s) == ["/p/600"] and not s.stats.get_value("hiddenweb/dla/waits")
+
+
 def test_wait_zero_never_waits() -> None:
     s, flying, _ = _paying_form_and_sinking_links({"HIDDENWEB_DLA_WAIT": 0})
     s.enqueue_request(link("/p/1", "/p/7"))

@@ -163,6 +163,9 @@ KINDS_META = "hiddenweb_dla_kinds"
 SCORE_META = "hiddenweb_dla_score"
 GROUP_META = "hiddenweb_dla_group"
 _PURSUE, _SKIP = "+", "-"
+#: scores are compared rounded to this many decimals (heap keys and the requests in flight
+#: alike): float jitter does not reorder ties, and a kind penalized into the 1e-13s scores 0
+SCORE_DECIMALS = 12
 #: ``HIDDENWEB_DLA_LABEL_WORDS``: which label words are kinds (see :mod:`hiddenweb.dla.kinds`).
 #: ``answers``: words of links on a form's answers and of submit labels; ``all``: also the words
 #: of links on public pages; ``none``.
@@ -358,7 +361,7 @@ class DLAScheduler:
             if group is None or group.version != version:
                 continue
             if self._follows_root(gkey):  # its entry may predate the root's last penalty
-                score = round(self._group_score(group), 12)
+                score = round(self._group_score(group), SCORE_DECIMALS)
                 if score < -neg_score:
                     self._rekey(group)
                     continue
@@ -421,8 +424,8 @@ class DLAScheduler:
             if not self.config.transfer:
                 key = f"{key}\n{(request.meta.get(KINDS_META) or [''])[0]}"
             current = scores.get(key)
-            if current is None:
-                current = scores[key] = self.current_score(request)
+            if current is None:  # rounded as the heap keys ``score``: 0 is not below 1e-17
+                current = scores[key] = round(self.current_score(request), SCORE_DECIMALS)
             if score < wait * current:
                 return True
             low += current < speculative
@@ -559,10 +562,10 @@ class DLAScheduler:
 
     def _rekey(self, group: _Group) -> None:
         group.version += 1
-        score = round(self._group_score(group), 12)
+        score = round(self._group_score(group), SCORE_DECIMALS)
         heapq.heappush(self.heap, (-score, group.seq, group.version, group.key))
         if len(self.heap) > 2 * len(self.groups) + 64:
-            self.heap = [(-round(self._group_score(g), 12), g.seq, g.version, g.key)
+            self.heap = [(-round(self._group_score(g), SCORE_DECIMALS), g.seq, g.version, g.key)
                          for g in self.groups.values()]
             heapq.heapify(self.heap)
 
