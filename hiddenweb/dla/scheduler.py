@@ -61,25 +61,25 @@ answers in flight may change the choice, with ``w = HIDDENWEB_DLA_WAIT``:
    ``HIDDENWEB_DLA_EXPLORE_IN_FLIGHT`` speculative requests are in flight: when one of them shows
    a form, at most that many minus one others were read for nothing.
 
-Nothing waits with nothing in flight, so the crawl never stalls, and waiting changes when a
-request goes, never whether it goes. On a site that never paid (no forms) rule 2 is off and rule 1
-compares requests of equal worth (every template sits at ``links:public``), so it reads at full
-concurrency. "In flight" is the engine's downloader and scraper sets (answers are processed, and
-their requests queued, before a request leaves them); rule 1 uses the scores the automata give
-the requests in flight now, not when they were served, rounded as the heap keys the pending one
-(:data:`SCORE_DECIMALS`: a kind penalized some 540 times scores 0 either way; compared
-unrounded, 0 < 1e-17 held every request back and a site without forms was read one page at a
-time, issue 3). Measured in issue 3 (10^3 pages, seeds 1-5, 10 runs each, 50 in all): the
-downloads to 90 % of the hidden pages beyond each run's own floor (its waste,
-:mod:`hiddenweb.bench.floor`), median 72.5 without waiting, 38.0 with rule 1 alone (6 runs a
+Nothing waits with nothing in flight, so the crawl never stalls, and waiting changes when a request
+goes, never whether it goes. On a site that never paid (no forms) rule 2 is off and rule 1 compares
+requests of equal worth (every template sits at ``links:public``), so it reads at full concurrency.
+"In flight" is the engine's downloader and scraper sets (answers are processed, and their requests
+queued, before a request leaves them); rule 1 uses the scores the automata give the requests in
+flight now, not when they were served, rounded as the heap keys the pending one
+(:data:`SCORE_DECIMALS`: a kind penalized some 540 times keys at 0; compared unrounded, that 0 sat
+below the 1e-17 of every request in flight, so each request waited for all the others and a site
+without forms was read one page at a time, issue 3). Measured in issue 3 (10^3 pages, seeds 1-5, 10
+runs each, 50 in all): the downloads to 90 % of the hidden pages beyond each run's own floor (its
+waste, :mod:`hiddenweb.bench.floor`), median 72.5 without waiting, 38.0 with rule 1 alone (6 runs a
 seed), 38.5 with rule 2 alone, 32.0 with both; the per-seed medians of the downloads themselves
 went from 523 / 462 / 445.5 / 370.5 / 401.5 to 476 / 433.5 / 391.5 / 360 / 390. Throughput on a
 site without forms is unchanged (no request waits there: ``hiddenweb bench throughput``, 1.00 of
 Scrapy's scheduler, median of three rounds). Nothing untried jumps the queue: letting an untried
 link template have one request in flight until its answer, and serving a new form's first
-submission before everything else, were measured in issue 3 and read more pages on the whole,
-not fewer (the facet pages a held template saved were read later; a form tried at once from a
-copy on a page of another topic sank its kind earlier).
+submission before everything else, were measured in issue 3 and read more pages on the whole, not
+fewer (the facet pages a held template saved were read later; a form tried at once from a copy on a
+page of another topic sank its kind earlier).
 
 Cost. An update changes the score of O(kinds of the action) groups (on) or one page group
 (off); each change pushes a new versioned heap entry and older entries are skipped when popped
@@ -365,8 +365,7 @@ class DLAScheduler:
             if group is None or group.version != version:
                 continue
             if self._follows_root(gkey):  # its entry may predate the root's last penalty
-                score = round(self._group_score(group), SCORE_DECIMALS)
-                if score < -neg_score:
+                if self._key_score(group) < -neg_score:
                     self._rekey(group)
                     continue
             if self.config.wait and self._waits(-neg_score):
@@ -564,12 +563,15 @@ class DLAScheduler:
             heapq.heappop(group.heap)
         return 0.0
 
+    def _key_score(self, group: _Group) -> float:
+        """The group's score as the heap keys it (:data:`SCORE_DECIMALS`)."""
+        return round(self._group_score(group), SCORE_DECIMALS)
+
     def _rekey(self, group: _Group) -> None:
         group.version += 1
-        score = round(self._group_score(group), SCORE_DECIMALS)
-        heapq.heappush(self.heap, (-score, group.seq, group.version, group.key))
+        heapq.heappush(self.heap, (-self._key_score(group), group.seq, group.version, group.key))
         if len(self.heap) > 2 * len(self.groups) + 64:
-            self.heap = [(-round(self._group_score(g), SCORE_DECIMALS), g.seq, g.version, g.key)
+            self.heap = [(-self._key_score(g), g.seq, g.version, g.key)
                          for g in self.groups.values()]
             heapq.heapify(self.heap)
 
