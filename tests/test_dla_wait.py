@@ -27,7 +27,7 @@ def test_a_crawl_waits_only_when_asked_and_finds_the_same_pages(served_site, tmp
 
 
 def test_a_site_without_forms_is_read_at_full_concurrency(tmp_path: Path) -> None:
-    """Every answer is a penalty: after some 550 of them ``links:public`` scores below the
+    """Every answer is a penalty: after some 540 of them ``links:public`` scores below the
     heap's rounding (1e-12). The crawl must still never wait (the throughput bench's site,
     smaller: with the scores of requests in flight compared unrounded it went one page at a
     time, half of Scrapy's scheduler's pages per second)."""
