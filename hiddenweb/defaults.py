@@ -56,7 +56,7 @@ HIDDENWEB_FORM_PATIENCE = 10  # pause a form after this many answers in a row ga
 HIDDENWEB_FORM_HARVEST = True
 # answers that gave nothing new, shared by the forms of one endpoint until its first result
 HIDDENWEB_FORM_BLIND_BUDGET = 150
-# reorder a form's waiting LVS values by their company on the site's pages (hiddenweb.cooccur)
+# reorder a form's waiting LVS values by their company on the site's pages (hiddenweb.forms.values)
 HIDDENWEB_FORM_AFFINITY = True
 HIDDENWEB_FORM_ANSWERS_FIRST = True
 HIDDENWEB_LVS_LEARN = 30  # values learnt from result pages per form (0: off)

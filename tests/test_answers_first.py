@@ -8,10 +8,11 @@ from parsel import Selector
 from test_harvest import locate_explorer  # tests/ is on sys.path (rootdir)
 from test_spider_e2e import hidden_found_on_off
 
-from hiddenweb.formexplore import BlindBudget, FormExplorer
-from hiddenweb.forms import extract_forms
-from hiddenweb.harvest import ShownValues, offer_record
-from hiddenweb.lvs import LVS, LVSLabel
+from hiddenweb.forms.endpoint import offer_record
+from hiddenweb.forms.explorer import FormExplorer
+from hiddenweb.forms.extract import extract_forms
+from hiddenweb.forms.lvs import LVS, LVSLabel
+from hiddenweb.forms.records import BlindBudget, ShownValues
 
 AUTHOR = {"author": "name"}  # record label -> form field
 
@@ -130,7 +131,6 @@ def test_a_record_narrows_its_value_and_unshown_narrowings_wait() -> None:
     form = extract_forms(Selector(text=ARCHIVE), "http://h/s")[0]
     lvs = LVS([LVSLabel("author", ["author", "name"], ["Agatha Christie", "Ian Fleming"])])
     explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=50, learn=0, blind=budget)
-    explorer.context = {"form": form, "button": None}
     author = explorer.values[0][1]  # not the default: a narrowing of it moves two fields
     pending = explorer.first()  # the default, then one field at a time
     while (hit := {"name": author, "yr": "any"}) not in pending:

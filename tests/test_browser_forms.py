@@ -22,9 +22,11 @@ from hiddenweb.browser import (
     needs_browser,
     submitted_by_script,
 )
-from hiddenweb.formexplore import FormExplorer, result_words
-from hiddenweb.forms import classify, dependent_fields, extract_forms, pin, submit_button
-from hiddenweb.lvs import LVS, LVSLabel
+from hiddenweb.forms.classify import classify, submit_button
+from hiddenweb.forms.explorer import FormExplorer
+from hiddenweb.forms.extract import dependent_fields, extract_forms, pin
+from hiddenweb.forms.lvs import LVS, LVSLabel
+from hiddenweb.forms.records import result_words
 from hiddenweb.provingground.server import serve_in_thread
 from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
 
@@ -160,6 +162,8 @@ def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
     """HIDDENWEB_FORM_WAVE bounds a plain form's submissions in flight; a form that only the
     browser can submit keeps at least HIDDENWEB_BROWSER_MAX_PAGES of them (its answers take
     seconds each, and a smaller wave leaves browser pages idle)."""
+    from dataclasses import replace
+
     from scrapy.http import HtmlResponse, Request
     from scrapy.utils.test import get_crawler
 
@@ -175,12 +179,13 @@ def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
     url = "http://127.0.0.1:1/p/1"
     response = HtmlResponse(url, body=body.encode(), encoding="utf-8", flags=["playwright"],
                             request=Request(url, meta={"hiddenweb_form_only": False}))
-    sent = list(spider.form_requests(response))
-    waves = {e.context["browser"]: e.wave for e in spider.explorers.values()}
+    sent = list(spider.forms.page(response, spider.visible(response)))
+    waves = {e.by_browser: e.wave for e in spider.forms.explorers.values()}
     assert waves == {True: 5, False: 3}
     assert len(sent) == 5 + 3  # each form's first wave
-    spider.form_wave = 8  # a plain wave above the browser's pages is kept for both
-    assert spider.wave_for(True) == spider.wave_for(False) == 8
+    spider.forms.config = replace(spider.forms.config, wave=8)
+    # a plain wave above the browser's pages is kept for both
+    assert spider.forms.wave_for(True) == spider.forms.wave_for(False) == 8
 
 
 def test_policy_sends_a_template_straight_to_the_browser_once_it_mostly_needs_it():

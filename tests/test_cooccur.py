@@ -1,14 +1,14 @@
 """Co-occurrence of LVS values on the site's pages, and how a form's answers reorder its values
-(hiddenweb.cooccur, FormExplorer affinity)."""
+(hiddenweb.forms.values, FormExplorer affinity)."""
 
 from math import sqrt
 
 from parsel import Selector
 
-from hiddenweb.cooccur import WordPages
-from hiddenweb.formexplore import FormExplorer
-from hiddenweb.forms import extract_forms
-from hiddenweb.lvs import LVS, LVSLabel
+from hiddenweb.forms.explorer import FormExplorer
+from hiddenweb.forms.extract import extract_forms
+from hiddenweb.forms.lvs import LVS, LVSLabel
+from hiddenweb.forms.values import WordPages
 
 
 def test_similarity_is_the_cosine_of_the_page_sets():

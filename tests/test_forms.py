@@ -1,7 +1,11 @@
 from parsel import Selector
 
-from hiddenweb.forms import classify, extract_forms, looks_like_no_results, plan_submissions
-from hiddenweb.lvs import LVS, LVSLabel
+from hiddenweb.forms.classify import classify
+from hiddenweb.forms.explorer import FormExplorer
+from hiddenweb.forms.extract import extract_forms
+from hiddenweb.forms.lvs import LVS, LVSLabel
+from hiddenweb.forms.records import looks_like_no_results
+from hiddenweb.forms.values import field_domains
 
 PAGE = """<html><body>
 <form action="/search" method="get"><label for="kw">Keyword</label>
@@ -43,29 +47,38 @@ def test_classification_of_every_kind():
         "destructive"]
 
 
-def test_plan_uses_lvs_for_text_and_domains_for_finite_fields():
+def test_domains_use_lvs_for_text_and_own_options_for_finite_fields():
     lvs = LVS([LVSLabel("keyword", ["keyword", "search"], ["a", "b", "c"])])
     search, filt, *_ = forms()
-    plan = plan_submissions(search, lvs, limit=10)
-    assert sorted(a["q"] for a in plan.assignments) == ["a", "b", "c"]
-    assert plan.lvs_labels == {"q": "keyword"}
-    plan = plan_submissions(filt, lvs, limit=100)
-    assert plan.space == 2 * 2 * 2  # required select drops its empty option
-    assert len({tuple(sorted(a.items(), key=str)) for a in plan.assignments}) == 8
+    domains, labels, unfillable = field_domains(search, lvs)
+    assert sorted(dict(domains)["q"]) == ["a", "b", "c"]
+    assert labels == {"q": "keyword"} and unfillable == []
+    domains, _, _ = field_domains(filt, lvs)
+    assert [len(values) for _, values in domains] == [2, 2, 2]  # required select: no empty
 
 
-def test_plan_is_bounded_and_deterministic_on_large_spaces():
+def test_an_explorer_is_bounded_on_large_spaces_and_deterministic():
     lvs = LVS([LVSLabel("keyword", ["keyword"], [str(i) for i in range(10_000)])])
     search = forms()[0]
-    one = plan_submissions(search, lvs, limit=25)
-    assert len(one.assignments) == 25 and one.space == 10_000
-    assert one.assignments == plan_submissions(search, lvs, limit=25).assignments
+
+    def run() -> list[dict]:
+        explorer = FormExplorer(search, lvs, limit=25, wave=4, patience=10_000, learn=0)
+        sent, pending = [], explorer.first()
+        while pending:
+            data = pending.pop(0)
+            sent.append(data)
+            pending += explorer.feedback(data, False)
+        return sent + [d for d in explorer.resume()]
+
+    one = run()
+    assert len(one) == 25 and len({d["q"] for d in one}) == 25
+    assert one == run()
 
 
 def test_required_text_field_without_lvs_label_is_unfillable():
     lvs = LVS([LVSLabel("city", ["city"], ["x"])])
-    plan = plan_submissions(forms()[0], lvs, limit=10)
-    assert plan.assignments == [] and plan.unfillable == ["q"]
+    assert field_domains(forms()[0], lvs)[2] == ["q"]
+    assert not FormExplorer(forms()[0], lvs, limit=10).fillable
 
 
 def test_required_select_with_only_a_placeholder_is_unfillable():
@@ -75,18 +88,17 @@ def test_required_select_with_only_a_placeholder_is_unfillable():
             "<select name='city'{}><option value=''>Choose a region first</option>"
             "</select><button>Find</button></form>")
     form = extract_forms(Selector(text=page.format(" required")), "http://127.0.0.1:8000/")[0]
-    plan = plan_submissions(form, LVS([]), limit=10)
-    assert plan.assignments == [] and plan.unfillable == ["city"]
+    assert field_domains(form, LVS([]))[2] == ["city"]
     # the same select, not required: it may be sent empty
     form = extract_forms(Selector(text=page.format("")), "http://127.0.0.1:8000/")[0]
-    plan = plan_submissions(form, LVS([]), limit=10)
-    assert sorted(a["region"] for a in plan.assignments) == ["MA", "TX"]
-    assert {a["city"] for a in plan.assignments} == {""} and plan.unfillable == []
+    domains, _, unfillable = field_domains(form, LVS([]))
+    assert dict(domains) == {"region": ["MA", "TX"], "city": [""]} and unfillable == []
 
 
-def test_form_without_fields_plans_nothing():
+def test_form_without_fields_has_nothing_to_fill():
     empty = extract_forms(Selector(text="<form action='/x'></form>"), "http://h/")[0]
-    assert plan_submissions(empty, LVS([]), limit=5).assignments == []
+    assert field_domains(empty, LVS([]))[0] == []
+    assert not FormExplorer(empty, LVS([]), limit=5).fillable
 
 
 def test_no_results_detection():

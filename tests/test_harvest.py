@@ -9,10 +9,11 @@ from test_dla_scheduler import SITE, drain, link, make  # tests/ is on sys.path 
 from test_spider_e2e import hidden_found_on_off
 
 from hiddenweb.dla.kinds import kinds, parent_kind
-from hiddenweb.formexplore import BlindBudget, FormExplorer
-from hiddenweb.forms import extract_forms
-from hiddenweb.harvest import endpoint, form_state, offer_record, record_fields
-from hiddenweb.lvs import LVS, LVSError, LVSLabel
+from hiddenweb.forms.endpoint import offer_record
+from hiddenweb.forms.explorer import FormExplorer
+from hiddenweb.forms.extract import extract_forms
+from hiddenweb.forms.lvs import LVS, LVSError, LVSLabel
+from hiddenweb.forms.records import BlindBudget, endpoint, form_state, record_fields
 
 RECORD = """<html><body><h1>Tulip Fence 1</h1>
 <ul><li>city: Springfield</li><li>region: MA</li><li>keywords: fern, tulip</li>
@@ -33,7 +34,6 @@ def locate_explorer(region: str = "MA", budget: BlindBudget | None = None,
     form = extract_forms(Selector(text=html), "http://h/s")[0]
     lvs = LVS([LVSLabel("city", ["city", "town"], [f"c{i}" for i in range(cities)])])
     explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=5, learn=0, blind=budget)
-    explorer.context = {"form": form, "button": None}
     return explorer
 
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from hiddenweb.lvs import LVS, LVSError, load_file
+from hiddenweb.forms.lvs import LVS, LVSError, load_file
 
 
 def write(tmp_path: Path, text: str) -> Path:

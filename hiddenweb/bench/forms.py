@@ -19,7 +19,8 @@ from collections.abc import Iterator
 
 from parsel import Selector
 
-from hiddenweb.forms import FORM_CLASSES, classify, extract_forms
+from hiddenweb.forms.classify import FORM_CLASSES, classify
+from hiddenweb.forms.extract import extract_forms
 from hiddenweb.provingground.html import TRAP_FORMS
 from hiddenweb.provingground.site import SiteModel
 

@@ -19,7 +19,7 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   (docs/settings.md: on the proving ground, whose public links are labelled with page titles,
   they only pulled links depth-first);
 * ``src:harvest``: a submission whose values the form's own answers showed
-  (:mod:`hiddenweb.harvest`), as opposed to values taken blind from the LVS.
+  (:mod:`hiddenweb.forms.records`), as opposed to values taken blind from the LVS.
 * ``links:public``: every link on a public page (the last of its kinds). Its automaton learns
   what the site's public links are worth; a URL template seen for the first time starts there
   (its *root*, see the scheduler) rather than at 1/2. Links on a form's answers have no root:
@@ -77,7 +77,8 @@ def form_signature(action_url: str, field_names: list[str] | tuple[str, ...]) ->
 
 #: Kinds that start as if rewarded this many times: a value the form's own answers showed is
 #: known, before any feedback, to be a better bet than a blind one (the HiWE / adaptive query
-#: selection premise, :mod:`hiddenweb.harvest`). Every other kind starts at 1/2 or its parent's.
+#: selection premise, :mod:`hiddenweb.forms.records`). Every other kind starts at 1/2 or its
+#: parent's.
 PRIOR_REWARDS = {"src:harvest": 1}
 #: the kind every link on a public page also has (the last of its kinds): what the site's
 #: public links taught, where a URL template seen for the first time starts

@@ -149,6 +149,7 @@ from hiddenweb import defaults
 from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.feedback import Outcome, feedback_signal
 from hiddenweb.dla.kinds import PRIOR_REWARDS, ROOT_KINDS, action_of, kinds, parent_kind
+from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
     from typing import Self
@@ -358,6 +359,7 @@ class DLAScheduler:
                             {"steps": self.steps}, extra={"spider": self.spider})
                 self._budget_logged = True
                 self.stats.set_value("hiddenweb/dla/budget_exhausted", True)
+                self.crawler.signals.send_catch_log(download_budget_exhausted)
             return None
         while self.heap:
             neg_score, _, version, gkey = heapq.heappop(self.heap)

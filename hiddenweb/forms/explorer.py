@@ -7,31 +7,30 @@ often it was submitted and how often it gave a *new* result page. It hands out a
 the next submission — two after a success, but never more than the wave outstanding (a
 submission handed to the scheduler is not recalled, so a backlog would outlive a pause). The
 forms of one endpoint (a wizard's step-2 form for every region) share one wave of blind
-submissions (``BlindBudget.flying``): they query one collection.
-First comes a one-field-at-a-time sweep: each value with the other fields at their first
-value (the form's default; LVS values in a seeded random order), so an answer speaks of one
-value. Then the untried combination whose values have the
-best smoothed success rates ((wins + 1/2) / (tries + 1)): values that gave results are combined
-with the other fields' values first; values that gave "no results" sink. No full cross product:
-at most ``limit`` submissions per form, and a form that gave results *pauses* after ``patience``
-answers in a row that gave nothing new, and the forms of an endpoint that never gave a result
-share a :class:`BlindBudget` of misses (the first hit is worth most: it opens the collection
-through the values its answers show); the spider resumes paused forms, a round at a time,
-only when nothing else is left to download (:meth:`resume`; a form whose hits are rare still
-gets its ``limit``, last).
-Values the form's own answers show (:mod:`hiddenweb.harvest`) are queued by :meth:`suggest` and
-sent before any blind one, and they reopen a paused form. Words of result pages' link texts
-become new candidate values of the form's *open* LVS fields (a search box, LVS ``open = true``;
-HiWE's "update action values"), tried with a good prior (they come from the site). A wizard
-step whose fixed state the LVS ``within`` tables know (``region=MA``) tries that state's values
-first and never those the LVS places only under other states. An open field's waiting values
-are ordered by a prior (the site's words: :meth:`hiddenweb.spiders.hwdla.HwdlaSpider.value_prior`)
-scaled by their company on the site's pages with the values already answered
-(:mod:`hiddenweb.cooccur`, ``HIDDENWEB_FORM_AFFINITY``; Ntoulas et al. 2005's adaptive queries).
-After the endpoint's first result, blind guesses wait (:attr:`FormExplorer.holding`,
-``HIDDENWEB_FORM_ANSWERS_FIRST``) while its answers are being read and while the records they
-show leave nothing to guess (:class:`hiddenweb.harvest.ShownValues`, Chao1); reading an answer
-costs a download that is a hidden page, a guess risks a "no results" page.
+submissions (``BlindBudget.flying``): they query one collection. First comes a one-field-at-a-
+time sweep: each value with the other fields at their first value (the form's default; LVS
+values in a seeded random order), so an answer speaks of one value. Then the untried combination
+whose values have the best smoothed success rates ((wins + 1/2) / (tries + 1)): values that gave
+results are combined with the other fields' values first; values that gave "no results" sink. No
+full cross product: at most ``limit`` submissions per form, and a form that gave results
+*pauses* after ``patience`` answers in a row that gave nothing new, and the forms of an endpoint
+that never gave a result share a :class:`BlindBudget` of misses (the first hit is worth most: it
+opens the collection through the values its answers show); the spider resumes paused forms, a
+round at a time, only when nothing else is left to download (:meth:`resume`; a form whose hits
+are rare still gets its ``limit``, last). Values the form's own answers show
+(:mod:`hiddenweb.forms.records`) are queued by :meth:`suggest` and sent before any blind one,
+and they reopen a paused form. Words of result pages' link texts become new candidate values of
+the form's *open* LVS fields (a search box, LVS ``open = true``; HiWE's "update action values"),
+tried with a good prior (they come from the site). A wizard step whose fixed state the LVS
+``within`` tables know (``region=MA``) tries that state's values first and never those the LVS
+places only under other states. An open field's waiting values are ordered by a prior (the
+site's words: :meth:`hiddenweb.forms.values.SiteWords.prior`) scaled by their company on the
+site's pages with the values already answered (:mod:`hiddenweb.forms.values`,
+``HIDDENWEB_FORM_AFFINITY``; Ntoulas et al. 2005's adaptive queries). After the endpoint's first
+result, blind guesses wait (:attr:`FormExplorer.holding`, ``HIDDENWEB_FORM_ANSWERS_FIRST``)
+while its answers are being read and while the records they show leave nothing to guess
+(:class:`hiddenweb.forms.records.ShownValues`, Chao1); reading an answer costs a download that
+is a hidden page, a guess risks a "no results" page.
 """
 
 from __future__ import annotations
@@ -42,10 +41,10 @@ import random
 from collections.abc import Callable
 from math import prod
 
-from hiddenweb.cooccur import WordPages
-from hiddenweb.forms import FormInfo, field_domains
-from hiddenweb.harvest import ShownValues, form_state
-from hiddenweb.lvs import LVS, words_of
+from hiddenweb.forms.extract import ButtonInfo, FormInfo
+from hiddenweb.forms.lvs import LVS
+from hiddenweb.forms.records import BlindBudget, endpoint, form_state
+from hiddenweb.forms.values import WordPages, field_domains
 
 Assignment = dict[str, "str | None"]
 _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger ones sampled
@@ -59,43 +58,22 @@ AFFINITY_WEIGHT = 3.0
 _TOGETHER = -2
 
 
-class BlindBudget:
-    """Answers that gave nothing new, shared by the forms of one endpoint
-    (:func:`hiddenweb.harvest.endpoint`: a wizard's step-2 forms for each region) until the
-    endpoint gives its first result: then a form that gave results goes on by its own
-    ``patience``, one that did not waits for the values the results show (suggestions).
-    ``limit`` misses (0: no limit) pause them all until the spider is idle
-    (:meth:`FormExplorer.resume` adds a round)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit, self.misses, self.hits, self.rounds = limit, 0, 0, 1
-        #: answers of the endpoint still to be read (links on its result pages, harvested
-        #: submissions queued or downloading), kept by the spider: see FormExplorer.holding
-        self.reading = 0
-        #: submissions of the endpoint's forms queued or downloading, not counting suggested
-        #: ones: at most a form's ``wave`` (the forms of one endpoint query one collection;
-        #: a wizard's ten region forms do not send ten waves of guesses before any answer)
-        self.flying = 0
-        #: the values its answers showed beyond their queries (see FormExplorer.holding)
-        self.shown = ShownValues()
-
-    @property
-    def spent(self) -> bool:
-        return not self.hits and 0 < self.limit * self.rounds <= self.misses
-
-    def answer(self, new: bool) -> None:
-        if new:
-            self.hits += 1
-        else:
-            self.misses += 1
-
-
 class FormExplorer:
+    """One form's exploration: its candidate values, what each gave, what to send next, and
+    how to send it (``form_class``, ``button``, ``page`` it is on, ``by_browser``: submitted by
+    page actions in Chromium, ``form_only``: the page was reached through a form,
+    ``dependent``: the (parent, child) selects of a dependent-select probe)."""
+
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,
                  blind: BlindBudget | None = None,
                  prior: Callable[[str], float] | None = None,
-                 cooccur: WordPages | None = None) -> None:
+                 cooccur: WordPages | None = None, *, form_class: str = "search",
+                 button: ButtonInfo | None = None, page: str = "", by_browser: bool = False,
+                 form_only: bool = False, dependent: tuple[str, str] | None = None) -> None:
+        self.form = form
+        self.form_class, self.button, self.page = form_class, button, page
+        self.by_browser, self.form_only, self.dependent = by_browser, form_only, dependent
         self.signature = form.signature
         domains, self.lvs_labels, self.unfillable = field_domains(form, lvs)
         self.names = [name for name, _ in domains]
@@ -112,7 +90,6 @@ class FormExplorer:
         self.rounds = 1
         self.learnt = 0
         self.lvs = lvs
-        self.context: dict = {}  # the spider's: the form, its page, how to submit it
         self.rng = random.Random(int(hashlib.sha1(f"{seed}{self.signature}".encode())
                                      .hexdigest()[:8], 16))
         # LVS values in a seeded random order: an LVS is often grouped by topic, and a site's
@@ -125,7 +102,7 @@ class FormExplorer:
         # region's cities, ``[city.within.region]``) come before all others
         self.excluded: dict[int, set[str]] = {}  # field -> values the LVS places elsewhere
         self.prior_score: list[dict[str, float]] = [{} for _ in self.values]
-        # what the answers so far say of each waiting value (hiddenweb.cooccur): see _answered
+        # what the answers so far say of each waiting value (hiddenweb.forms.values): see _answered
         self.cooccur = cooccur
         self.affinity_score: list[dict[str, float]] = [{} for _ in self.values]
         self.reorders = 0
@@ -178,9 +155,15 @@ class FormExplorer:
         self.wild: list[bool] = [_is_wildcard(v[0]) and len(v) > 1 for v in self.values]
         self.dead: list[set[str | None]] = [set() for _ in self.values]
         self.pruned = 0
-        # values suggested by the pages this form found (hiddenweb.harvest), served first
+        # values suggested by the pages this form found (hiddenweb.forms.records), served first
         self.offers: list[tuple[tuple, int]] = []
         self.offered: set[tuple] = set()
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint (method, action path) its submissions go to, through its button."""
+        b = self.button
+        return endpoint(b.method if b else self.form.method, b.action if b else self.form.action)
 
     def add_prior(self, prior: Callable[[str], float]) -> None:
         """Another page shows this form (a copy): its ``prior`` adds to the first page's, and
@@ -215,7 +198,7 @@ class FormExplorer:
 
     def _answered(self, i: int, value: str | None, new: bool) -> None:
         """A one-field probe of ``value`` in field ``i`` answered: its company on the site's
-        pages (:mod:`hiddenweb.cooccur`) moves up (``new``) or down ("no results") among the
+        pages (:mod:`hiddenweb.forms.values`) moves up (``new``) or down ("no results") among the
         values still to sweep: their log-affinity by ``AFFINITY_WEIGHT`` times their
         similarity to it."""
         if self.cooccur is None or not value:
@@ -396,7 +379,7 @@ class FormExplorer:
     def suggest(self, name: str, value: str) -> int:
         """Queue a submission of ``value`` in field ``name`` (the other fields at their
         default), ahead of the blind ones: a value the form's own answers showed
-        (:mod:`hiddenweb.harvest`). A finite field takes only one of its options (matched
+        (:mod:`hiddenweb.forms.records`). A finite field takes only one of its options (matched
         without case). Returns 1 if a new submission was queued, else 0."""
         if name not in self.names or not value:
             return 0
@@ -524,13 +507,3 @@ WILDCARDS = frozenset({"", "any", "all", "*", "-", "none"})
 def _is_wildcard(value: str | None) -> bool:
     """An unchecked box (``None``) or an "any"-like default option value."""
     return value is None or value.strip().casefold() in WILDCARDS
-
-
-def result_words(texts: list[str], limit: int = 40) -> list[str]:
-    """Candidate values from a result page's link texts: its longer words, most frequent first."""
-    counts: dict[str, int] = {}
-    for text in texts:
-        for w in words_of(text):
-            if len(w) >= 4:
-                counts[w] = counts.get(w, 0) + 1
-    return sorted(counts, key=lambda w: -counts[w])[:limit]

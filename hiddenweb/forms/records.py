@@ -16,17 +16,17 @@ Contract.
   and two-cell table rows (label 1-3 words; a value list split on ``,`` / ``;`` when the label
   is plural or there are three parts or more, so ``Orwell, George`` stays one value); at most
   :data:`MAX_PAIRS` pairs.
-* :func:`offer_record` matches a record's labels to one form's fields (a label sharing a word
-  with the field's label, name or id, or naming the same LVS label as the field) and suggests
-  the values to the form's :class:`~hiddenweb.formexplore.FormExplorer`, each alone and, when
-  it matches two fields or more with one value each, together (``author: Christie`` and
-  ``year: 2013``: a narrowing its answer is known to hold,
-  :meth:`~hiddenweb.formexplore.FormExplorer.suggest_together`). A record that
-  *contradicts* the form's fixed state (a wizard's earlier choice kept in a hidden field,
-  ``region=MA``, or a dependent select's pinned parent) is not offered to it: it is not an
-  answer that form can give. Returns how many new submissions were queued.
+* :func:`endpoint` names the collection a form queries (method + action path);
+  :func:`form_state` reads a form's fixed state (hidden fields, pinned selects) from its
+  signature.
+* :class:`ShownValues` samples the values an endpoint's answers show beyond their queries
+  (Chao1); :class:`BlindBudget` is the misses the forms of an endpoint share before its first
+  result.
+* :func:`looks_like_no_results` and :func:`result_words` read a form's answer page.
 
-The spider offers a hidden page's record only to the explorers of the form *endpoint* (method
+Records are offered to forms by :func:`hiddenweb.forms.endpoint.offer_record`.
+
+A hidden page's record is offered only to the explorers of the form *endpoint* (method
 and action path) whose submission led to the page, directly or through links between hidden
 pages (``meta["hiddenweb_origin"]``): another collection's values are another collection's.
 """
@@ -37,12 +37,10 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from hiddenweb.lvs import LVS, words_of
+from hiddenweb.forms.lvs import words_of
 
 if TYPE_CHECKING:
     from parsel import Selector
-
-    from hiddenweb.formexplore import FormExplorer
 
 MAX_PAIRS = 24
 MAX_VALUE_CHARS = 64
@@ -101,57 +99,6 @@ def form_state(signature: str) -> dict[str, str]:
     return {name.strip(): value.strip() for name, _, value in pairs if name.strip()}
 
 
-def _same(a: str, b: str) -> bool:
-    return a.strip().casefold() == b.strip().casefold()
-
-
-def _label_matches(label: str, words: set[str], lvs_label: str | None, lvs: LVS) -> bool:
-    if set(label.split()) & words:
-        return True
-    if lvs_label is None:
-        return False
-    found = lvs.match([label])
-    return found is not None and found.name == lvs_label
-
-
-def matched_fields(explorer: FormExplorer, record: dict[str, list[str]], lvs: LVS
-                   ) -> dict[str, str]:
-    """``record label -> field name`` for the explorer's fields the record's labels match (a
-    label sharing a word with the field's label, name or id, or naming the field's LVS label)."""
-    form = explorer.context.get("form")
-    fields = {f.name: f for f in form.fields} if form is not None else {}
-    out: dict[str, str] = {}
-    for name in explorer.names:
-        info = fields.get(name)
-        descriptors = info.descriptors[:3] if info is not None else [name]
-        words = {w for d in descriptors for w in words_of(d)} | set(words_of(name))
-        for label in record:
-            if label not in out and _label_matches(label, words,
-                                                   explorer.lvs_labels.get(name), lvs):
-                out[label] = name
-    return out
-
-
-def offer_record(explorer: FormExplorer, record: dict[str, list[str]], lvs: LVS) -> int:
-    """Suggest a record's values to the explorer's matching fields; new submissions queued."""
-    if not record:
-        return 0
-    for name, value in form_state(explorer.signature).items():
-        words = set(words_of(name))
-        for label, values in record.items():
-            if set(label.split()) & words and not any(_same(v, value) for v in values):
-                return 0  # the record answers another choice of the wizard
-    queued = 0
-    matched = matched_fields(explorer, record, lvs)
-    for label, name in matched.items():
-        for value in record[label]:
-            queued += explorer.suggest(name, value)
-    # and the record's single values together: a narrowing its answer is known to hold
-    together = {name: record[label][0] for label, name in matched.items()
-                if len(record[label]) == 1}
-    return queued + explorer.suggest_together(together)
-
-
 class ShownValues:
     """The values an endpoint's answers showed *outside the query that found them*: a sample
     of the values its records take. A record listed for the query ``author=Orwell`` shows
@@ -197,3 +144,52 @@ class ShownValues:
     def complete(self) -> bool:
         unseen = self.unseen()
         return unseen is not None and unseen < 1
+
+
+class BlindBudget:
+    """Answers that gave nothing new, shared by the forms of one endpoint
+    (:func:`endpoint`: a wizard's step-2 forms for each region) until the
+    endpoint gives its first result: then a form that gave results goes on by its own
+    ``patience``, one that did not waits for the values the results show (suggestions).
+    ``limit`` misses (0: no limit) pause them all until the spider is idle
+    (:meth:`FormExplorer.resume` adds a round)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.misses, self.hits, self.rounds = limit, 0, 0, 1
+        #: answers of the endpoint still to be read (links on its result pages, harvested
+        #: submissions queued or downloading), kept by the spider: see FormExplorer.holding
+        self.reading = 0
+        #: submissions of the endpoint's forms queued or downloading, not counting suggested
+        #: ones: at most a form's ``wave`` (the forms of one endpoint query one collection;
+        #: a wizard's ten region forms do not send ten waves of guesses before any answer)
+        self.flying = 0
+        #: the values its answers showed beyond their queries (see FormExplorer.holding)
+        self.shown = ShownValues()
+
+    @property
+    def spent(self) -> bool:
+        return not self.hits and 0 < self.limit * self.rounds <= self.misses
+
+    def answer(self, new: bool) -> None:
+        if new:
+            self.hits += 1
+        else:
+            self.misses += 1
+
+
+_NO_RESULTS = re.compile(r"\bno (results|matches|records|items)\b|\bnothing found\b", re.I)
+
+
+def looks_like_no_results(text: str) -> bool:
+    """True for the empty answer page a form gives for values that match nothing."""
+    return bool(_NO_RESULTS.search(text[:5000]))
+
+
+def result_words(texts: list[str], limit: int = 40) -> list[str]:
+    """Candidate values from a result page's link texts: its longer words, most frequent first."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for w in words_of(text):
+            if len(w) >= 4:
+                counts[w] = counts.get(w, 0) + 1
+    return sorted(counts, key=lambda w: -counts[w])[:limit]

@@ -18,13 +18,13 @@ to fill free-text fields. The files are TOML, one table per label, in a director
 
 A form whose fixed state names that field (a wizard's hidden ``region=MA``) tries the values
 listed for it first and never the values listed *only* for other keys (Boston is not typed into
-the TX form) (:class:`hiddenweb.formexplore.FormExplorer`); values the table does not place keep
+the TX form) (:class:`hiddenweb.forms.explorer.FormExplorer`); values the table does not place keep
 their turn after them.
 
 An *open* label takes any word: words of a form's result pages (link texts) may become its
 values (HiWE's "update action values", ``HIDDENWEB_LVS_LEARN``). A closed label (the default:
 cities, authors) names a type that a bare word from the site is not, so it learns values only
-from ``label: value`` records (:mod:`hiddenweb.harvest`), which name their type.
+from ``label: value`` records (:mod:`hiddenweb.forms.records`), which name their type.
 
 A bad file raises :class:`LVSError` whose message names the file and the line.
 Matching a field to a label scores the overlap of the field's descriptive words (its ``<label>``,
@@ -39,7 +39,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "lvs_data"
+BUNDLED_DIR = Path(__file__).resolve().parents[2] / "lvs_data"
 
 _WORD = re.compile(r"[a-z]+")
 

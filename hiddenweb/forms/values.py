@@ -7,15 +7,15 @@ value answers "no results", the values that keep its company on the site's pages
 likely to answer either, and when one answers with results, its company is the next best guess
 (adaptive query selection from the site's own statistics: Ntoulas, Zerfos & Cho 2005, §3;
 Barbosa & Freire 2004 pick their queries from the words of the pages seen, as
-:meth:`hiddenweb.spiders.hwdla.HwdlaSpider.value_prior` does before any answer).
+:meth:`SiteWords.prior` does before any answer).
 
 :class:`WordPages` keeps, for each *tracked* word (the values of the LVS's open labels, where a
-search box takes its values: :class:`hiddenweb.lvs.LVSLabel` ``open``), the set of pages that
+search box takes its values: :class:`hiddenweb.forms.lvs.LVSLabel` ``open``), the set of pages that
 show it, as a bitset (a Python ``int``) over the first ``max_pages`` pages with text. Memory is
 bounded by ``tracked words × max_pages / 8`` bytes (439 bundled keywords × 4096 pages: under
 230 kB). :meth:`similarity` is the cosine of two values' page sets, in [0, 1].
 
-:class:`hiddenweb.formexplore.FormExplorer` turns the similarities to the values already
+:class:`hiddenweb.forms.explorer.FormExplorer` turns the similarities to the values already
 answered into an *affinity*, a log-odds that scales each waiting value's prior (``+`` for
 company of a value that gave results, ``-`` for company of one that answered "no results"), and
 reorders its sweep. Scaling, not adding: a value the site never shows has no prior and no
@@ -27,10 +27,13 @@ did exactly that and cost 250 downloads).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from math import sqrt
 
-from hiddenweb.lvs import LVS, words_of
+from hiddenweb.forms.extract import TEXT_TYPES, FormInfo
+from hiddenweb.forms.lvs import LVS, words_of
 
 MAX_PAGES = 4096
 
@@ -86,3 +89,74 @@ def _cosine(x: int, y: int) -> float:
     if not x or not y:
         return 0.0
     return (x & y).bit_count() / sqrt(x.bit_count() * y.bit_count())
+
+
+def field_domains(form: FormInfo, lvs: LVS
+                  ) -> tuple[list[tuple[str, list[str | None]]], dict[str, str], list[str]]:
+    """(field name, candidate values) per fillable field, the LVS label used per free-text field,
+    and the required fields with no value to give: a free-text field no LVS label matches, or a
+    select whose only option is an empty placeholder (a dependent select a script fills once its
+    parent is chosen: a browser's constraint validation refuses to submit the form without it,
+    and a plain-HTTP submission only gets the server's refusal). Finite fields take their own
+    domain (the selected/checked default first), free-text fields their LVS label's values."""
+    domains: list[tuple[str, list[str | None]]] = []
+    lvs_labels: dict[str, str] = {}
+    unfillable: list[str] = []
+    for f in form.fillable_fields():
+        if f.kind in ("select",):
+            values: list[str | None] = [v for v in f.options if v or not f.required]
+            if not values and f.required:
+                unfillable.append(f.name)
+                continue
+            if f.default in values:
+                values.remove(f.default)
+                values.insert(0, f.default)
+        elif f.kind == "radio":
+            values = list(f.options)
+            if f.default in values:
+                values.remove(f.default)
+                values.insert(0, f.default)
+        elif f.kind == "checkbox":
+            values = [None, f.options[0] if f.options else "on"]  # unchecked (the default) first
+        elif f.kind in TEXT_TYPES or f.kind == "textarea":
+            label = lvs.match(f.descriptors)
+            if label is None:
+                if f.required:
+                    unfillable.append(f.name)
+                continue
+            lvs_labels[f.name] = label.name
+            values = list(label.values)
+        else:
+            continue
+        if values:
+            domains.append((f.name, values))
+    return domains, lvs_labels, unfillable
+
+
+class SiteWords:
+    """The site's own vocabulary: how many distinct pages show each word, and (with
+    ``HIDDENWEB_FORM_AFFINITY``) which pages show each LVS value (:class:`WordPages`)."""
+
+    def __init__(self, word_pages: WordPages | None = None) -> None:
+        self.pages: Counter[str] = Counter()
+        self.word_pages = word_pages
+
+    def add_page(self, text: str) -> None:
+        """A page with new content: count its words."""
+        words = set(words_of(text))
+        self.pages.update(words)
+        if self.word_pages is not None:
+            self.word_pages.add_page(words)
+
+    def prior(self, page_text: str) -> Callable[[str], float]:
+        """How much the site already speaks of an LVS value: its words on the form's own page
+        (weight 3) and on the pages seen so far (log of how many), for
+        :class:`~hiddenweb.forms.explorer.FormExplorer` (Barbosa & Freire 2004: queries from
+        the words of the pages seen)."""
+        page = set(words_of(page_text))
+        site = self.pages
+
+        def prior(value: str) -> float:
+            return sum(3.0 * (w in page) + math.log1p(site[w]) for w in words_of(value))
+
+        return prior

@@ -1,43 +1,23 @@
-"""HTML forms: find them, classify them, and plan the submissions worth making.
+"""Find a page's forms: every ``<form>``, its fields and its submit controls.
 
 * :func:`extract_forms` reads every ``<form>`` of a page into :class:`FormInfo` (fields with their
-  kind, finite domain and descriptive texts).
-* :func:`classify` puts a form in one of :data:`FORM_CLASSES`. Only ``search`` and ``filter``
-  forms are submitted unless the user opts in (``HIDDENWEB_UNSAFE_FORM_CLASSES``): a crawler must
-  never log in, sign up, pay, post a message or delete anything by default.
-* :func:`plan_submissions` turns a form into at most ``limit`` value assignments: free-text fields
-  take values from the LVS label they match (HiWE label matching, :mod:`hiddenweb.lvs`), finite
-  fields (select, radio, checkbox) their own domain; when the cross product is larger than the
-  limit a deterministic sample of it is taken (never the full product).
+  kind, finite domain and descriptive texts: label, name, id, placeholder, nearby text; the
+  buttons that submit it with their ``formaction`` / ``formmethod``).
+* :attr:`FormInfo.signature` names the same form on other pages.
+* :func:`dependent_fields` finds a select whose options a script fills once another is chosen;
+  :func:`pin` fixes the parent's choice (one form per parent value, like a wizard step).
 """
 
 from __future__ import annotations
 
-import hashlib
-import random
 import re
 from dataclasses import dataclass, field, replace
-from math import prod
 from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 
-from hiddenweb.lvs import LVS, words_of
-
-FORM_CLASSES = ("search", "filter", "login", "signup", "contact", "payment", "destructive", "other")
-SAFE_FORM_CLASSES = frozenset({"search", "filter"})
-
 TEXT_TYPES = frozenset({"text", "search", "email", "tel", "url", "number", ""})
 _SKIP_TYPES = frozenset({"submit", "button", "reset", "image", "file"})
-
-_DESTRUCTIVE = {"delete", "remove", "unsubscribe", "logout", "deactivate", "erase", "destroy",
-                "signout", "cancel"}
-_PAYMENT = {"card", "cvv", "cvc", "iban", "expiry", "payment", "checkout", "billing", "pay"}
-_SIGNUP = {"register", "signup", "join", "confirm", "create"}
-_CONTACT = {"contact", "message", "comment", "feedback", "subject", "reply", "enquiry",
-            "inquiry"}
-_SEARCH = {"search", "find", "query", "keyword", "keywords", "q", "lookup", "locate", "filter",
-           "browse", "terms"}
 
 
 @dataclass
@@ -163,14 +143,14 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
     return forms
 
 
-_SUBMITS = (".//button[not(@type) or translate(@type,'SUBMIT','submit')='submit']"
+SUBMITS = (".//button[not(@type) or translate(@type,'SUBMIT','submit')='submit']"
             " | .//input[translate(@type,'SUBMITAGE','submitage')='submit'"
             " or translate(@type,'SUBMITAGE','submitage')='image']")
 
 
 def _buttons(form: Selector, base_url: str, action: str, method: str) -> list[ButtonInfo]:
     out = []
-    for i, el in enumerate(form.xpath(_SUBMITS)):
+    for i, el in enumerate(form.xpath(SUBMITS)):
         kind = "image" if (el.attrib.get("type") or "").lower() == "image" else "submit"
         text = " ".join(el.xpath(".//text()").getall()).strip() or el.attrib.get("value", "") \
             or el.attrib.get("alt", "")
@@ -208,144 +188,3 @@ def pin(form: FormInfo, parent: str, value: str, child: str, options: list[str])
             f = replace(f, options=list(options), default="")
         fields.append(f)
     return replace(form, fields=fields, pinned={**form.pinned, parent: value})
-
-
-def button_class(form: FormInfo, form_class: str, button: ButtonInfo) -> str:
-    """What clicking ``button`` does: a harmful class when its own label, name, value or
-    ``formaction`` says so (a "Delete" button beside "Search"), else the form's class."""
-    words = set(words_of(" ".join([button.text, button.name, button.value,
-                                   urlsplit(button.action).path])))
-    if words & _DESTRUCTIVE:
-        return "destructive"
-    if words & _PAYMENT:
-        return "payment"
-    if words & _SIGNUP and form_class in ("login", "signup"):
-        return "signup"
-    return form_class
-
-
-def submit_button(form: FormInfo, form_class: str, allowed: set[str] | frozenset[str]
-                  ) -> ButtonInfo | None | bool:
-    """The first button whose click is of an ``allowed`` class; ``None`` when the form has no
-    button (submitted by Enter); ``False`` when every button is of another class."""
-    if not form.buttons:
-        return None
-    for b in form.buttons:
-        if button_class(form, form_class, b) in allowed:
-            return b
-    return False
-
-
-def classify(form: FormInfo) -> str:
-    """One of :data:`FORM_CLASSES`, by rules on the form's fields, action and wording.
-
-    Order matters: the harmful classes are tested first, so a form that mixes signals (a
-    "search" box beside a password field) is never taken for a safe one.
-    """
-    kinds = [f.kind for f in form.fields]
-    words = set(words_of(form.text)) | set(words_of(urlsplit(form.action).path))
-    for f in form.fields:
-        words.update(words_of(" ".join([f.name, *f.descriptors[:4]])))
-    if words & _DESTRUCTIVE:
-        return "destructive"
-    if words & _PAYMENT:
-        return "payment"
-    passwords = kinds.count("password")
-    if passwords >= 2 or (passwords and words & _SIGNUP):
-        return "signup"
-    if passwords:
-        return "login"
-    if "textarea" in kinds or (words & _CONTACT and "email" in kinds):
-        return "contact"
-    if form.method == "POST" and words & _CONTACT:
-        return "contact"
-    free = [f for f in form.fields if f.kind in TEXT_TYPES]
-    finite = [f for f in form.fields if f.kind in ("select", "radio", "checkbox")]
-    if free and (words & _SEARCH or len(free) <= 3):
-        return "search"
-    if finite and not free:
-        return "filter"
-    return "other"
-
-
-@dataclass
-class Plan:
-    """The submissions planned for one form, and why fields were left out."""
-
-    assignments: list[dict[str, str | None]]
-    lvs_labels: dict[str, str]  # field name → LVS label used
-    space: int  # size of the full cross product
-    unfillable: list[str]  # required fields with no value to give (see field_domains)
-
-
-def field_domains(form: FormInfo, lvs: LVS
-                  ) -> tuple[list[tuple[str, list[str | None]]], dict[str, str], list[str]]:
-    """(field name, candidate values) per fillable field, the LVS label used per free-text field,
-    and the required fields with no value to give: a free-text field no LVS label matches, or a
-    select whose only option is an empty placeholder (a dependent select a script fills once its
-    parent is chosen: a browser's constraint validation refuses to submit the form without it,
-    and a plain-HTTP submission only gets the server's refusal). Finite fields take their own
-    domain (the selected/checked default first), free-text fields their LVS label's values."""
-    domains: list[tuple[str, list[str | None]]] = []
-    lvs_labels: dict[str, str] = {}
-    unfillable: list[str] = []
-    for f in form.fillable_fields():
-        if f.kind in ("select",):
-            values: list[str | None] = [v for v in f.options if v or not f.required]
-            if not values and f.required:
-                unfillable.append(f.name)
-                continue
-            if f.default in values:
-                values.remove(f.default)
-                values.insert(0, f.default)
-        elif f.kind == "radio":
-            values = list(f.options)
-            if f.default in values:
-                values.remove(f.default)
-                values.insert(0, f.default)
-        elif f.kind == "checkbox":
-            values = [None, f.options[0] if f.options else "on"]  # unchecked (the default) first
-        elif f.kind in TEXT_TYPES or f.kind == "textarea":
-            label = lvs.match(f.descriptors)
-            if label is None:
-                if f.required:
-                    unfillable.append(f.name)
-                continue
-            lvs_labels[f.name] = label.name
-            values = list(label.values)
-        else:
-            continue
-        if values:
-            domains.append((f.name, values))
-    return domains, lvs_labels, unfillable
-
-
-def plan_submissions(form: FormInfo, lvs: LVS, limit: int, seed: int = 0) -> Plan:
-    """At most ``limit`` assignments {field: value | None (unchecked)} for ``form``."""
-    domains, lvs_labels, unfillable = field_domains(form, lvs)
-    if unfillable or not domains:
-        return Plan([], lvs_labels, 0, unfillable)
-    sizes = [len(v) for _, v in domains]
-    space = prod(sizes)
-    rng = random.Random(int(hashlib.sha1(f"{seed}{form.signature}".encode()).hexdigest()[:8], 16))
-    if space <= limit:
-        indices = list(range(space))
-        rng.shuffle(indices)
-    else:
-        indices = rng.sample(range(space), limit)
-    assignments = []
-    for index in indices:
-        data: dict[str, str | None] = {}
-        for (name, values), size in zip(domains, sizes, strict=True):
-            index, digit = divmod(index, size)
-            data[name] = values[digit]
-        assignments.append(data)
-    return Plan(assignments, lvs_labels, space, [])
-
-
-_NO_RESULTS = re.compile(r"\bno (results|matches|records|items)\b|\bnothing found\b", re.I)
-
-
-def looks_like_no_results(text: str) -> bool:
-    """True for the empty answer page a form gives for values that match nothing."""
-    return bool(_NO_RESULTS.search(text[:5000]))
