@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hiddenweb.config import setting_args
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -28,8 +30,7 @@ def run_crawl(out_dir: Path, *args: str, settings: dict | None = None,
     out, stats = out_dir / "items.jsonl", out_dir / "stats.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", *args, "-O", f"{out}:jsonlines",
            "-s", "HIDDENWEB_STORE_ENABLED=0", "-s", f"HIDDENWEB_STATS_FILE={stats}"]
-    for key, value in (settings or {}).items():
-        cmd += ["-s", f"{key}={value}"]
+    cmd += setting_args(settings)
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)

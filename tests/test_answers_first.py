@@ -1,4 +1,4 @@
-"""Answers first (``HIDDENWEB_FORM_ANSWERS_FIRST``): after an endpoint's first result, its forms'
+"""Answers first (lab knob ``form_answers_first``): after an endpoint's first result, its forms'
 blind guesses wait while its answers are read and while what they show leaves nothing to guess
 (:class:`hiddenweb.harvest.ShownValues`, :attr:`hiddenweb.formexplore.FormExplorer.holding`)."""
 
@@ -91,7 +91,7 @@ def test_a_crawl_holds_guesses_only_with_the_setting_and_finds_the_same_pages(
     off, never, and nothing is read for it; both end with the same hidden pages (a hold only
     moves guesses later: the last ones go when nothing else is left)."""
     on, on_stats, off, off_stats = hidden_found_on_off(served_site, tmp_path,
-                                                       "HIDDENWEB_FORM_ANSWERS_FIRST")
+                                                       "form_answers_first")
     assert on_stats.get("hiddenweb/forms/guesses_held", 0) > 0
     assert "hiddenweb/forms/guesses_held" not in off_stats
     assert set(on) == set(off) and len(on) > 50

@@ -159,7 +159,7 @@ def test_a_script_that_hooks_one_form_by_id_leaves_the_others_to_plain_http():
 
 
 def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
-    """HIDDENWEB_FORM_WAVE bounds a plain form's submissions in flight; a form that only the
+    """The form_wave lab knob bounds a plain form's submissions in flight; a form that only the
     browser can submit keeps at least HIDDENWEB_BROWSER_MAX_PAGES of them (its answers take
     seconds each, and a smaller wave leaves browser pages idle)."""
     from dataclasses import replace
@@ -173,7 +173,7 @@ def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
             'function(e){e.preventDefault();fetch("/x");});</script>')
     body = ('<html><body><form id="form-a" action="/xhr"><input name="q"></form>'
             '<form id="form-b" action="/s"><input name="q"></form>' + hook + '</body></html>')
-    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_FORM_WAVE": 3,
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_LAB": {"form_wave": 3},
                                         "HIDDENWEB_BROWSER_MAX_PAGES": 5})
     spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
     url = "http://127.0.0.1:1/p/1"

@@ -114,7 +114,7 @@ def test_misses_never_bring_forward_a_value_the_site_does_not_show():
     """Affinity scales the prior (a value's odds): a value on none of the site's pages has no
     prior and no company, so after the site's garden words answer nothing it stays behind the
     finance words the site does show (an additive score would lift it past them, and at 10^4
-    pages that cost 250 downloads: docs/settings.md, HIDDENWEB_FORM_AFFINITY)."""
+    pages that cost 250 downloads: docs/design-notes.md, form_affinity)."""
     lvs, pages = _topic_site()
     lvs = LVS([LVSLabel("keyword", ["keyword"], GARDEN + FINANCE + ["zebra", "quasar"],
                         open=True)])
@@ -126,14 +126,14 @@ def test_misses_never_bring_forward_a_value_the_site_does_not_show():
 
 
 def test_a_crawl_reorders_by_company_only_when_asked(served_site, tmp_path):
-    """The demo site crawled with HIDDENWEB_FORM_AFFINITY on and off: on, the spider feeds the
+    """The demo site crawled with lab knob form_affinity on and off: on, the spider feeds the
     site's pages to the explorers and their probes reorder the search boxes' values (the stat);
     off, nothing is reordered. Reordering changes when a value is sent, not which hidden pages
     the crawl ends with."""
     from test_spider_e2e import hidden_found_on_off  # tests/ is on sys.path (rootdir)
 
     on, on_stats, off, off_stats = hidden_found_on_off(served_site, tmp_path,
-                                                       "HIDDENWEB_FORM_AFFINITY")
+                                                       "form_affinity")
     assert on_stats.get("hiddenweb/forms/affinity_reorders", 0) > 0
     assert "hiddenweb/forms/affinity_reorders" not in off_stats
     assert len(off) > 50 and set(on) == set(off)

@@ -114,7 +114,7 @@ def test_rewarded_value_pulls_request_forward() -> None:
 
 
 def _transfer_order(transfer: bool) -> list[str]:
-    s = make({"HIDDENWEB_DLA_TRANSFER": transfer})
+    s = make({"HIDDENWEB_LAB": {"dla_transfer": transfer}})
     old = [form("/p1", "ex.org/s|q", "a"), link("/p1", "/p1-link")]
     for r in old:
         s.enqueue_request(r)
@@ -135,7 +135,7 @@ def test_transfer_on_off_changes_order_for_new_page() -> None:
 
 
 def test_page_automaton_orders_within_page_transfer_off() -> None:
-    s = make({"HIDDENWEB_DLA_TRANSFER": False})
+    s = make({"HIDDENWEB_LAB": {"dla_transfer": False}})
     reqs = [form("/", "ex.org/s|q", "a"), link("/", "/l/1"), form("/", "ex.org/s|q", "b"),
             link("/", "/l/2")]
     for r in reqs:
@@ -149,7 +149,7 @@ def test_page_automaton_orders_within_page_transfer_off() -> None:
 
 def test_many_updates_keep_heap_consistent() -> None:
     for transfer in (True, False):
-        s = make({"HIDDENWEB_DLA_TRANSFER": transfer})
+        s = make({"HIDDENWEB_LAB": {"dla_transfer": transfer}})
         n = 0
         for page in range(30):
             for i in range(20):
@@ -210,17 +210,17 @@ def test_step_budget() -> None:
 
 
 def test_bad_settings_rejected() -> None:
-    with pytest.raises(ValueError, match="HIDDENWEB_DLA_B"):
-        make({"HIDDENWEB_DLA_A": 0.1, "HIDDENWEB_DLA_B": 0.2})
-    with pytest.raises(ValueError, match="HIDDENWEB_DLA_A"):
-        make({"HIDDENWEB_DLA_A": 1.5})
+    with pytest.raises(ValueError, match="dla_b"):
+        make({"HIDDENWEB_LAB": {"dla_a": 0.1, "dla_b": 0.2}})
+    with pytest.raises(ValueError, match="dla_a"):
+        make({"HIDDENWEB_LAB": {"dla_a": 1.5}})
     with pytest.raises(ValueError, match="HIDDENWEB_DLA_WAIT"):
         make({"HIDDENWEB_DLA_WAIT": 1})
-    with pytest.raises(ValueError, match="HIDDENWEB_DLA_EXPLORE_IN_FLIGHT"):
-        make({"HIDDENWEB_DLA_EXPLORE_IN_FLIGHT": -1})
+    with pytest.raises(ValueError, match="dla_explore_in_flight"):
+        make({"HIDDENWEB_LAB": {"dla_explore_in_flight": -1}})
 
 
-# -- waiting for answers in flight (HIDDENWEB_DLA_WAIT, HIDDENWEB_DLA_EXPLORE_IN_FLIGHT) -----------
+# -- waiting for answers in flight (HIDDENWEB_DLA_WAIT, dla_explore_in_flight) ------------------
 # Outside a running engine nothing is in flight; these tests set the scheduler's view of the
 # engine's downloader and scraper sets (``in_flight``) to the requests they served and did not
 # answer yet. tests/test_dla_wait.py checks the same rules in real crawls.
@@ -263,7 +263,7 @@ def test_speculative_requests_go_a_few_at_a_time_once_the_site_paid(tmp_path: Pa
     """Rule 2: after the first reward, requests scoring below WAIT times the best score served
     since then go at most EXPLORE_IN_FLIGHT at a time; before any reward nothing is capped.
     Both the reward and that best score are kept in JOBDIR."""
-    settings = {"HIDDENWEB_DLA_WAIT": 0.5, "HIDDENWEB_DLA_EXPLORE_IN_FLIGHT": 3,
+    settings = {"HIDDENWEB_DLA_WAIT": 0.5, "HIDDENWEB_LAB": {"dla_explore_in_flight": 3},
                 "JOBDIR": str(tmp_path)}
     s, _, _ = _paying_form_and_sinking_links(settings)
     assert s.rewarded and s.best_served == 0.0  # the forms were served before their reward
@@ -287,7 +287,7 @@ def test_speculative_requests_go_a_few_at_a_time_once_the_site_paid(tmp_path: Pa
     served.append(s.next_request())
     assert served[-1].url == SITE + "/q/3" and s.next_request() is None
 
-    fresh = make({"HIDDENWEB_DLA_EXPLORE_IN_FLIGHT": 3})  # no reward yet: no cap
+    fresh = make({"HIDDENWEB_LAB": {"dla_explore_in_flight": 3}})  # no reward yet: no cap
     for i in range(30):
         fresh.enqueue_request(link("/", f"/p/{i}"))
     flying_pages: list[Request] = []
@@ -327,7 +327,7 @@ def test_wait_zero_never_waits() -> None:
 # -- JOBDIR: the same checks again after close and reopen ----------------------------------------
 @pytest.mark.parametrize("transfer", [True, False])
 def test_reopen_keeps_requests_and_learning(tmp_path: Path, transfer: bool) -> None:
-    settings = {"JOBDIR": str(tmp_path), "HIDDENWEB_DLA_TRANSFER": transfer}
+    settings = {"JOBDIR": str(tmp_path), "HIDDENWEB_LAB": {"dla_transfer": transfer}}
     s = make(settings)
     r = form("/", "ex.org/s|q", "a")
     s.enqueue_request(r)
@@ -442,8 +442,8 @@ def test_reopen_refuses_other_transfer_mode(tmp_path: Path) -> None:
     s = make({"JOBDIR": str(tmp_path)})
     s.enqueue_request(link("/", "/a"))
     s.close("shutdown")
-    with pytest.raises(ValueError, match="HIDDENWEB_DLA_TRANSFER=True .* HIDDENWEB_DLA_TRANSFER"):
-        make({"JOBDIR": str(tmp_path), "HIDDENWEB_DLA_TRANSFER": False})
+    with pytest.raises(ValueError, match="dla_transfer=True .* dla_transfer"):
+        make({"JOBDIR": str(tmp_path), "HIDDENWEB_LAB": {"dla_transfer": False}})
     (tmp_path / STATE_FILE).write_text(json.dumps({"format": "other", "version": 9}))
     with pytest.raises(ValueError, match="new JOBDIR"):
         make({"JOBDIR": str(tmp_path)})

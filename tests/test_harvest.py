@@ -129,7 +129,7 @@ def test_harvest_finds_hidden_pages_sooner_on_a_served_site(served_site, tmp_pat
     (every form still gets its submissions), all of them reached with fewer downloads, and
     harvested values are really sent."""
     on, on_stats, off, off_stats = hidden_found_on_off(served_site, tmp_path,
-                                                       "HIDDENWEB_FORM_HARVEST")
+                                                       "form_harvest")
     assert on_stats.get("hiddenweb/forms/harvested_values", 0) > 0
     assert "hiddenweb/forms/harvested_values" not in off_stats
     assert set(on) >= set(off) and len(off) > 50
@@ -189,11 +189,11 @@ def test_label_word_kinds_can_be_switched_off() -> None:
         assert (ks[-1] == "links:public") is not hidden  # the public links' root, always
         return [k for k in ks[1:] if k != "links:public"]
 
-    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": False}) == []
-    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": "none"}, hidden=True) == []
+    assert kinds_of({"HIDDENWEB_LAB": {"dla_label_words": False}}) == []
+    assert kinds_of({"HIDDENWEB_LAB": {"dla_label_words": "none"}}, hidden=True) == []
     assert kinds_of({}) == []  # default "answers": a public link's label is not a kind
     assert kinds_of({}, hidden=True) == ["hword:garden", "hword:tools"]
-    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": "all"}) == ["word:garden", "word:tools"]
-    assert kinds_of({"HIDDENWEB_DLA_LABEL_WORDS": "1"}) == ["word:garden", "word:tools"]
-    with pytest.raises(ValueError, match="HIDDENWEB_DLA_LABEL_WORDS must be one of"):
-        make({"HIDDENWEB_DLA_LABEL_WORDS": "some"})
+    assert kinds_of({"HIDDENWEB_LAB": {"dla_label_words": "all"}}) == ["word:garden", "word:tools"]
+    assert kinds_of({"HIDDENWEB_LAB": {"dla_label_words": "1"}}) == ["word:garden", "word:tools"]
+    with pytest.raises(ValueError, match="dla_label_words must be one of"):
+        make({"HIDDENWEB_LAB": {"dla_label_words": "some"}})

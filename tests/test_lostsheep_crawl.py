@@ -64,7 +64,7 @@ def test_dropped_links_are_never_fetched_and_counted(site, tmp_path):
     never = quitting_pages(graph, words)
     assert never, "the fixture must have pages behind quitting labels only"
     items, stats = crawl(tmp_path, server.url, " ".join(words),
-                         HIDDENWEB_LOSTSHEEP_STATES=3, HIDDENWEB_LOSTSHEEP_TWOFOLD=0)
+                         HIDDENWEB_LAB={"lostsheep_states": 3, "lostsheep_twofold": False})
     fetched = {item["url"] for item in items}
     assert not fetched & {server.page_url(p) for p in never}
     assert stats["hiddenweb/lostsheep/dropped"] > 0
@@ -77,7 +77,7 @@ def test_demoted_links_are_fetched_later(site, tmp_path):
     graph, words, server = site
     never = {server.page_url(p) for p in quitting_pages(graph, words)}
     items, stats = crawl(tmp_path, server.url, " ".join(words),
-                         HIDDENWEB_LOSTSHEEP_STATES=3, HIDDENWEB_LOSTSHEEP_TWOFOLD=0,
+                         HIDDENWEB_LAB={"lostsheep_states": 3, "lostsheep_twofold": False},
                          HIDDENWEB_LOSTSHEEP_ON_QUIT="demote", CONCURRENT_REQUESTS=1)
     order = [item["url"] for item in items]
     assert stats["hiddenweb/lostsheep/demoted"] > 0 and "hiddenweb/lostsheep/dropped" not in stats

@@ -42,9 +42,9 @@ def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str,
 
 def hidden_found_on_off(served_site, tmp_path: Path, setting: str
                         ) -> tuple[dict[str, int], dict, dict[str, int], dict]:
-    """:func:`hidden_found` over plain HTTP with the boolean ``setting`` on, then off:
-    ``(on, on_stats, off, off_stats)``."""
-    runs = [hidden_found(served_site, tmp_path / name, {setting: value,
+    """:func:`hidden_found` over plain HTTP with the boolean lab knob ``setting`` on, then
+    off: ``(on, on_stats, off, off_stats)``."""
+    runs = [hidden_found(served_site, tmp_path / name, {"HIDDENWEB_LAB": {setting: value},
                                                         "HIDDENWEB_BROWSER": "never"})
             for name, value in (("on", True), ("off", False))]
     return (*runs[0], *runs[1])

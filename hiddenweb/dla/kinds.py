@@ -15,7 +15,7 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   the public pages it labels an article about ferns, and what one taught must not pull the
   other (measured at 10^4 pages, seed 1: 5905 downloads to 90 % of the hidden pages with the
   split, 7716 without it; issue 3). With ``words="answers"`` (the scheduler's default,
-  ``HIDDENWEB_DLA_LABEL_WORDS``) :func:`kinds` leaves out the ``word:`` kinds of public links
+  ``dla_label_words``) :func:`kinds` leaves out the ``word:`` kinds of public links
   (docs/settings.md: on the proving ground, whose public links are labelled with page titles,
   they only pulled links depth-first);
 * ``src:harvest``: a submission whose values the form's own answers showed
@@ -132,7 +132,7 @@ def infer_action(request: Request, *, page: str) -> dict[str, Any]:
 
 def kinds(action: dict[str, Any], url: str, words: str = "all") -> list[str]:
     """Kinds of an action whose request goes to ``url``; the first one is the primary kind.
-    ``words`` says which label words are kinds (``HIDDENWEB_DLA_LABEL_WORDS``): ``all``;
+    ``words`` says which label words are kinds (``dla_label_words``): ``all``;
     ``answers``, not those of a link on a public page; ``none``."""
     form = action.get("form")
     out: list[str]

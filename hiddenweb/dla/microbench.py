@@ -13,7 +13,7 @@ Memory: ``tracemalloc`` during the fill, divided by ``N``
 (Request objects, their meta and the dupefilter's fingerprints included, for both schedulers),
 and the size of one page automaton with 20 actions. Scrapy's ``Scheduler`` (default memory
 queues, ``ScrapyPriorityQueue``) runs the same steps without feedback; the DLA also runs with
-``HIDDENWEB_DLA_TRANSFER = False`` (a heap group per page: the heap grows with pending).
+lab knob ``dla_transfer`` off (a heap group per page: the heap grows with pending).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _scheduler(kind: str) -> Any:
     # ScrapyPriorityQueue over the default LIFO memory queues (one queue: all priorities are 0)
     crawler = get_crawler(_BenchSpider, {
         "LOG_ENABLED": False, "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
-        "HIDDENWEB_DLA_TRANSFER": kind != "dla-off"})
+        "HIDDENWEB_LAB": {"dla_transfer": kind != "dla-off"}})
     crawler.spider = crawler._create_spider()
     scheduler = (Scheduler if kind == "scrapy" else DLAScheduler).from_crawler(crawler)
     scheduler.open(crawler.spider)

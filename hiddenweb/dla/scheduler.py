@@ -13,7 +13,7 @@ Model (paper ``seeds/000_0c3830255053559c.txt``, ALGORITHMS.md section 1):
   a form (washy edge) submitted with any of its value assignments, or the links of one URL
   template (boldface edges). Requests of one action are its repeated executions (different
   values / ids), so what the page's automaton learns from one is used for the next.
-* **kind** (transfer, ``HIDDENWEB_DLA_TRANSFER = True``): every kind also has a two-action
+* **kind** (transfer, ``dla_transfer = True``): every kind also has a two-action
   automaton ("pursue" / "skip", same equations with ``r = 2``) shared by all pages; the feedback
   of an action updates its page's automaton and the automata of all its kinds.
 
@@ -26,71 +26,32 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
   by the page automaton's ``q`` (an update never reorders the other actions, see automaton.py);
   the page's score is ``r * p`` of its best pending action (1 = uniform, comparable across pages).
 
-Ties go to the oldest group (breadth first; a group whose queue drains is dropped, and the kind
-queues anew as the youngest when it fills again: keeping its first place was measured in issue 3
-and changed nothing beyond run-to-run noise). A kind with no automaton yet scores as its parent
-(:func:`~hiddenweb.dla.kinds.parent_kind`) and is re-keyed when the parent learns, so the
-fiftieth facet template of a catalogue that kept failing does not start over at 1/2; the URL
-template of a link on a public page scores as the lower of its parent and ``links:public`` (the
-kind of every public link: what the site's public links taught), so a template seen for the
-first time (a calendar, a shop's facets) waits behind the links of known worth instead of
-jumping them at 1/2 (measured in issue 3: 10^3 pages, seeds 1-5, 4.3 % fewer downloads to 90 %
-of the hidden pages, the facet pages gone from before that mark). A public link's template that
-has an automaton of its own but was never rewarded stays *capped* at its root: it scores as the
-lower of its own ``p(pursue)`` and ``links:public``, and follows the root while it waits. An
-automaton learns from its own few samples, so a calendar read twice (two penalties) would
-otherwise sit above the site's page template, which found a form and then failed many times, and
-be read a month at a time whenever the queue thinned; what one template taught without ever
-paying says no more than what all public links taught (measured in issue 3: calendar pages read
-before 90 % of the hidden pages, 10^3 pages, seed 3: 21 -> 3). A reward lifts the cap (``paid``
-in JOBDIR). ``src:harvest`` starts after one reward
-(:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
+Ties go to the oldest group. A kind with no automaton yet scores as its parent
+(:func:`~hiddenweb.dla.kinds.parent_kind`); the URL template of a link on a public page scores
+at most as ``links:public`` until it is rewarded (``paid`` in JOBDIR); ``src:harvest`` starts
+after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`). Why, and what it was measured to
+buy: ``docs/design-notes.md``.
 
-Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
-carries the action in the request's meta, so it updates the right automata whenever it arrives.
-But with 16 requests in flight the 16th choice is made blind to 15 answers that a serial crawler
-would have read first: a public page read while a form's answers were on their way, or fifteen
-more public pages read after the one that showed the form. So the best pending request *waits*
-(``next_request`` returns ``None``; the engine asks again as each answer is processed) while the
-answers in flight may change the choice, with ``w = HIDDENWEB_DLA_WAIT``:
+Concurrency. Feedback comes back out of order; it carries the action in the request's meta, so
+it updates the right automata whenever it arrives. The best pending request *waits*
+(``next_request`` returns ``None``; the engine asks again as each answer is processed), with
+``w = HIDDENWEB_DLA_WAIT``:
 
-1. while a request in flight scores, now, more than ``1/w`` times it: its answer may bring better
-   requests (a submission of a form that pays brings its result and detail pages);
+1. while a request in flight scores, now, more than ``1/w`` times it;
 2. once the site has paid (the first reward), when it is *speculative* (it scores below ``w``
-   times the best score served since then: a public page read for the forms it may show), while
-   ``HIDDENWEB_DLA_EXPLORE_IN_FLIGHT`` speculative requests are in flight: when one of them shows
-   a form, at most that many minus one others were read for nothing.
+   times the best score served since then), while ``dla_explore_in_flight`` speculative
+   requests are in flight.
 
-Nothing waits with nothing in flight, so the crawl never stalls, and waiting changes when a request
-goes, never whether it goes. On a site that never paid (no forms) rule 2 is off and rule 1 compares
-requests of equal worth (every template sits at ``links:public``), so it reads at full concurrency.
-"In flight" is the engine's downloader and scraper sets (answers are processed, and their requests
-queued, before a request leaves them); rule 1 uses the scores the automata give the requests in
-flight now, not when they were served, rounded as the heap keys the pending one
-(:data:`SCORE_DECIMALS`: a kind penalized some 540 times keys at 0; compared unrounded, that 0 sat
-below the 1e-17 of every request in flight, so each request waited for all the others and a site
-without forms was read one page at a time, issue 3). Measured in issue 3 (10^3 pages, seeds 1-5, 10
-runs each, 50 in all): the downloads to 90 % of the hidden pages beyond each run's own floor (its
-waste, :mod:`hiddenweb.bench.floor`), median 72.5 without waiting, 38.0 with rule 1 alone (6 runs a
-seed), 38.5 with rule 2 alone, 32.0 with both; the per-seed medians of the downloads themselves
-went from 523 / 462 / 445.5 / 370.5 / 401.5 to 476 / 433.5 / 391.5 / 360 / 390. Throughput on a
-site without forms is unchanged (no request waits there: ``hiddenweb bench throughput``, 1.00 of
-Scrapy's scheduler, median of three rounds). Nothing untried jumps the queue: letting an untried
-link template have one request in flight until its answer, and serving a new form's first
-submission before everything else, were measured in issue 3 and read more pages on the whole, not
-fewer (the facet pages a held template saved were read later; a form tried at once from a copy on a
-page of another topic sank its kind earlier).
+Nothing waits with nothing in flight, so the crawl never stalls. "In flight" is the engine's
+downloader and scraper sets; scores in flight are compared rounded as the heap keys the pending
+one (:data:`SCORE_DECIMALS`). The measurements: ``docs/design-notes.md``.
 
 Cost. An update changes the score of O(kinds of the action) groups (on) or one page group
 (off); each change pushes a new versioned heap entry and older entries are skipped when popped
 (the heap is compacted when stale entries outnumber live ones). The groups that follow
-``links:public`` (templates with no automaton, templates capped at it) are re-keyed at once when
-it rises; when it sinks their entries only overestimate them, and ``next_request`` re-keys such
-an entry when it comes up, before serving it, so the order is the same as re-keying them all at
-every public page, at O(1) per feedback instead of O(templates). So ``enqueue`` and
-``next_request`` cost O(log groups) (plus, when the best request may wait, one score look-up per
-group in flight) and a feedback O(kinds * log groups); requests already dequeued keep their
-place in the downloader.
+``links:public`` are re-keyed at once when it rises and lazily (when they come up) when it
+sinks. So ``enqueue`` and ``next_request`` cost O(log groups) and a feedback
+O(kinds * log groups).
 
 Budget (the paper's ``k_threshold``): after ``HIDDENWEB_DLA_MAX_STEPS`` dequeued requests the
 scheduler reports nothing pending, and the crawl ends; pending requests stay saved in JOBDIR.
@@ -111,7 +72,7 @@ JOBDIR. The scheduler writes, inside the job directory:
        "buckets": [{"key": str, "group": str, "page": str, "action": str, "seq": int,
                     "dir": str}]}
 
-  A state with another format/version or another ``HIDDENWEB_DLA_TRANSFER`` is refused with a
+  A state with another format/version or another ``dla_transfer`` is refused with a
   ``ValueError`` naming the cause (the bucket layout differs); changed ``a``/``b`` are accepted.
 
 Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hiddenweb_dla_kinds``
@@ -120,9 +81,9 @@ Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hidd
 and ``hiddenweb_dla_score`` (the score of the action's group when it was dequeued: ``p(pursue)``
 of its kind, or ``r * p`` of its page's action without transfer; the item's ``action_score``).
 
-Settings: ``HIDDENWEB_DLA_A``, ``HIDDENWEB_DLA_B``, ``HIDDENWEB_DLA_TRANSFER``,
-``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_CONVERGE_P``, ``HIDDENWEB_DLA_WAIT``,
-``HIDDENWEB_DLA_EXPLORE_IN_FLIGHT`` (docs/settings.md). Also Scrapy's
+Settings: ``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs
+``dla_a``, ``dla_b``, ``dla_transfer``, ``dla_converge_p``, ``dla_label_words``,
+``dla_explore_in_flight`` (``HIDDENWEB_LAB``, docs/design-notes.md). Also Scrapy's
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
 Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
 waits,unserializable,budget_exhausted}`` (``waits``: times ``next_request`` held the best
@@ -146,6 +107,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from hiddenweb import defaults
+from hiddenweb.config import lab
 from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.feedback import Outcome, feedback_signal
 from hiddenweb.dla.kinds import PRIOR_REWARDS, ROOT_KINDS, action_of, kinds, parent_kind
@@ -171,7 +133,7 @@ _PURSUE, _SKIP = "+", "-"
 #: scores are compared rounded to this many decimals (heap keys and the requests in flight
 #: alike): float jitter does not reorder ties, and a kind penalized into the 1e-13s scores 0
 SCORE_DECIMALS = 12
-#: ``HIDDENWEB_DLA_LABEL_WORDS``: which label words are kinds (see :mod:`hiddenweb.dla.kinds`).
+#: ``dla_label_words``: which label words are kinds (see :mod:`hiddenweb.dla.kinds`).
 #: ``answers``: words of links on a form's answers and of submit labels; ``all``: also the words
 #: of links on public pages; ``none``.
 LABEL_WORD_SCOPES = ("answers", "all", "none")
@@ -190,35 +152,33 @@ class DLAConfig:
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
-        raw_a = settings.get("HIDDENWEB_DLA_A", defaults.HIDDENWEB_DLA_A)
+        raw_a = lab(settings, "dla_a")
         a = None if raw_a in (None, "", "entropy") else float(raw_a)
-        b = settings.getfloat("HIDDENWEB_DLA_B", defaults.HIDDENWEB_DLA_B)
+        b = lab(settings, "dla_b")
         if a is not None and not 0.0 < a < 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_A must be 'entropy' or in (0, 1), got {raw_a!r}")
+            raise ValueError(f"HIDDENWEB_LAB dla_a must be 'entropy' or in (0, 1), got {raw_a!r}")
         if not 0.0 <= b < 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_B must be in [0, 1), got {b!r}")
+            raise ValueError(f"HIDDENWEB_LAB dla_b must be in [0, 1), got {b!r}")
         if a is not None and b >= a:
-            raise ValueError(f"HIDDENWEB_DLA_B ({b}) must be below HIDDENWEB_DLA_A ({a})")
-        converge_p = settings.getfloat("HIDDENWEB_DLA_CONVERGE_P",
-                                       defaults.HIDDENWEB_DLA_CONVERGE_P)
+            raise ValueError(f"HIDDENWEB_LAB dla_b ({b}) must be below dla_a ({a})")
+        converge_p = lab(settings, "dla_converge_p")
         if not 0.0 < converge_p <= 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_CONVERGE_P must be in (0, 1], got {converge_p}")
-        raw_words = settings.get("HIDDENWEB_DLA_LABEL_WORDS", defaults.HIDDENWEB_DLA_LABEL_WORDS)
+            raise ValueError(f"HIDDENWEB_LAB dla_converge_p must be in (0, 1], got {converge_p}")
+        raw_words = lab(settings, "dla_label_words")
         words = str(raw_words).strip().lower()
         words = {"true": "all", "1": "all", "false": "none", "0": "none"}.get(words, words)
         if words not in LABEL_WORD_SCOPES:
-            raise ValueError(f"HIDDENWEB_DLA_LABEL_WORDS must be one of "
+            raise ValueError(f"HIDDENWEB_LAB dla_label_words must be one of "
                              f"{', '.join(LABEL_WORD_SCOPES)}, got {raw_words!r}")
         wait = settings.getfloat("HIDDENWEB_DLA_WAIT", defaults.HIDDENWEB_DLA_WAIT)
         if not 0.0 <= wait < 1.0:
             raise ValueError(f"HIDDENWEB_DLA_WAIT must be in [0, 1), got {wait}")
-        explore = settings.getint("HIDDENWEB_DLA_EXPLORE_IN_FLIGHT",
-                                  defaults.HIDDENWEB_DLA_EXPLORE_IN_FLIGHT)
+        explore = lab(settings, "dla_explore_in_flight")
         if explore < 0:
-            raise ValueError(f"HIDDENWEB_DLA_EXPLORE_IN_FLIGHT must be >= 0, got {explore}")
+            raise ValueError(f"HIDDENWEB_LAB dla_explore_in_flight must be >= 0, got {explore}")
         return cls(
             a=a, b=b,
-            transfer=settings.getbool("HIDDENWEB_DLA_TRANSFER", defaults.HIDDENWEB_DLA_TRANSFER),
+            transfer=lab(settings, "dla_transfer"),
             max_steps=settings.getint("HIDDENWEB_DLA_MAX_STEPS", defaults.HIDDENWEB_DLA_MAX_STEPS),
             converge_p=converge_p,
             label_words=words,
@@ -697,9 +657,9 @@ class DLAScheduler:
                 f"{STATE_VERSION}. Use a new JOBDIR.")
         if bool(state.get("transfer")) != self.config.transfer:
             raise ValueError(
-                f"{path}: the job was saved with HIDDENWEB_DLA_TRANSFER="
+                f"{path}: the job was saved with dla_transfer="
                 f"{bool(state.get('transfer'))} and is resumed with "
-                f"HIDDENWEB_DLA_TRANSFER={self.config.transfer}: the queues are laid out "
+                f"dla_transfer={self.config.transfer}: the queues are laid out "
                 "differently. Resume with the same setting or use a new JOBDIR.")
         if (state.get("a"), state.get("b")) != (self.config.a, self.config.b):
             logger.info("Resuming with new DLA steps a=%s b=%s (saved: a=%s b=%s)",

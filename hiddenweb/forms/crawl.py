@@ -16,7 +16,7 @@ to schedule. The interface with the spider:
   a form's answer goes to its explorer (:meth:`FormExplorer.feedback`), and the endpoints whose
   answers are all read release their next submissions.
 * :meth:`answer_meta` — the meta that marks a link on a form's answer as an answer still to be
-  read (``HIDDENWEB_FORM_ANSWERS_FIRST``).
+  read (``form_answers_first``).
 * ``spider_idle``: paused forms get another round (:meth:`FormExplorer.resume`), unless the
   DLA scheduler's download budget ran out (:data:`hiddenweb.signals.download_budget_exhausted`).
 
@@ -38,6 +38,7 @@ from scrapy.http import Response, TextResponse
 
 from hiddenweb import defaults
 from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS, submitted_by_script
+from hiddenweb.config import lab
 from hiddenweb.forms.classify import SAFE_FORM_CLASSES, button_class, classify, submit_button
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -88,13 +89,13 @@ class FormsConfig:
             submit=get("HIDDENWEB_SUBMIT_FORMS", s.getbool),
             classes=SAFE_FORM_CLASSES | set(get("HIDDENWEB_UNSAFE_FORM_CLASSES", s.getlist)),
             max_submissions=get("HIDDENWEB_MAX_SUBMISSIONS_PER_FORM", s.getint),
-            wave=get("HIDDENWEB_FORM_WAVE", s.getint),
-            patience=get("HIDDENWEB_FORM_PATIENCE", s.getint),
-            blind_budget=get("HIDDENWEB_FORM_BLIND_BUDGET", s.getint),
-            lvs_learn=get("HIDDENWEB_LVS_LEARN", s.getint),
-            harvest=get("HIDDENWEB_FORM_HARVEST", s.getbool),
-            affinity=get("HIDDENWEB_FORM_AFFINITY", s.getbool),
-            answers_first=get("HIDDENWEB_FORM_ANSWERS_FIRST", s.getbool),
+            wave=lab(s, "form_wave"),
+            patience=lab(s, "form_patience"),
+            blind_budget=lab(s, "form_blind_budget"),
+            lvs_learn=lab(s, "lvs_learn"),
+            harvest=lab(s, "form_harvest"),
+            affinity=lab(s, "form_affinity"),
+            answers_first=lab(s, "form_answers_first"),
             lvs_dir=get("HIDDENWEB_LVS_DIR") or "",
         )
 
@@ -137,7 +138,7 @@ class FormCrawler:
         return ep
 
     def wave_for(self, by_browser: bool) -> int:
-        """Submissions of one form outstanding: ``HIDDENWEB_FORM_WAVE``; a form submitted in
+        """Submissions of one form outstanding: ``form_wave``; a form submitted in
         the browser keeps at least ``HIDDENWEB_BROWSER_MAX_PAGES`` (one per page it may use:
         a browser submission takes seconds, and a smaller wave leaves the browser idle)."""
         return max(self.config.wave, self.spider.browser.max_pages) if by_browser \
@@ -396,7 +397,7 @@ class FormCrawler:
         for next_data in released:
             yield from self.submission(explorer, next_data)
 
-    # -- answers first (HIDDENWEB_FORM_ANSWERS_FIRST) ------------------------------------------
+    # -- answers first (form_answers_first) ------------------------------------------
     def answer_meta(self, query: dict | None = None) -> dict[str, Any]:
         """Meta marking a request as an answer of its endpoint still to be read (a link on a
         form's answer, or a harvested submission), with the ``query`` it belongs to. Empty

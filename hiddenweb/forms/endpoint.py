@@ -8,7 +8,7 @@ collection. Their :class:`Endpoint` keeps what the collection's answers showed:
 * ``records``: the ``label: value`` records its hidden pages showed (at most
   :data:`MAX_RECORDS`), offered to forms of the endpoint found later;
 * ``reading``: tokens of its answers scheduled and not yet read
-  (``HIDDENWEB_FORM_ANSWERS_FIRST``: blind guesses wait while they are read);
+  (``form_answers_first``: blind guesses wait while they are read);
 * ``explorers``: its forms' :class:`~hiddenweb.forms.explorer.FormExplorer`.
 
 :func:`offer_record` matches a record's labels to one form's fields (a label sharing a word

@@ -3,7 +3,7 @@
 A :class:`FormExplorer` holds one form's candidate values per field (:func:`field_domains`: the
 LVS for free-text fields, the form's own domain for finite ones) and, per (field, value), how
 often it was submitted and how often it gave a *new* result page. It hands out a first wave of
-``HIDDENWEB_FORM_WAVE`` submissions; every answer (``feedback``) updates the counts and releases
+``form_wave`` submissions; every answer (``feedback``) updates the counts and releases
 the next submission — two after a success, but never more than the wave outstanding (a
 submission handed to the scheduler is not recalled, so a backlog would outlive a pause). The
 forms of one endpoint (a wizard's step-2 form for every region) share one wave of blind
@@ -26,8 +26,8 @@ tried with a good prior (they come from the site). A wizard step whose fixed sta
 places only under other states. An open field's waiting values are ordered by a prior (the
 site's words: :meth:`hiddenweb.forms.values.SiteWords.prior`) scaled by their company on the
 site's pages with the values already answered (:mod:`hiddenweb.forms.values`,
-``HIDDENWEB_FORM_AFFINITY``; Ntoulas et al. 2005's adaptive queries). After the endpoint's first
-result, blind guesses wait (:attr:`FormExplorer.holding`, ``HIDDENWEB_FORM_ANSWERS_FIRST``)
+``form_affinity``; Ntoulas et al. 2005's adaptive queries). After the endpoint's first
+result, blind guesses wait (:attr:`FormExplorer.holding`, ``form_answers_first``)
 while its answers are being read and while the records they show leave nothing to guess
 (:class:`hiddenweb.forms.records.ShownValues`, Chao1); reading an answer costs a download that
 is a hidden page, a guess risks a "no results" page.

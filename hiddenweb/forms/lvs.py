@@ -22,7 +22,7 @@ the TX form) (:class:`hiddenweb.forms.explorer.FormExplorer`); values the table 
 their turn after them.
 
 An *open* label takes any word: words of a form's result pages (link texts) may become its
-values (HiWE's "update action values", ``HIDDENWEB_LVS_LEARN``). A closed label (the default:
+values (HiWE's "update action values", ``lvs_learn``). A closed label (the default:
 cities, authors) names a type that a bare word from the site is not, so it learns values only
 from ``label: value`` records (:mod:`hiddenweb.forms.records`), which name their type.
 

@@ -22,7 +22,7 @@ reorders its sweep. Scaling, not adding: a value the site never shows has no pri
 company, and the misses of the site's own words must not lift it past them (where the box
 indexes words of every subject, as on the proving ground's 10^4-page sites, an additive affinity
 did exactly that and cost 250 downloads).
-``HIDDENWEB_FORM_AFFINITY`` (docs/settings.md) switches it off.
+``form_affinity`` (docs/settings.md) switches it off.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def field_domains(form: FormInfo, lvs: LVS
 
 class SiteWords:
     """The site's own vocabulary: how many distinct pages show each word, and (with
-    ``HIDDENWEB_FORM_AFFINITY``) which pages show each LVS value (:class:`WordPages`)."""
+    ``form_affinity``) which pages show each LVS value (:class:`WordPages`)."""
 
     def __init__(self, word_pages: WordPages | None = None) -> None:
         self.pages: Counter[str] = Counter()

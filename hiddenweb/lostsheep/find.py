@@ -13,7 +13,7 @@ with ``lostsheep = {"score", "ratio", "reason", "path", "rounds", "downloads"}``
 the spider (reason ``lostsheep_found``, or ``lostsheep_<reason>`` when the threshold was never
 reached and the best page seen is returned).
 
-Settings: ``HIDDENWEB_LOSTSHEEP_STATES``, ``_TWOFOLD``, ``_THRESHOLD``, ``_MAXDEPTH``.
+Settings: ``lostsheep_states``, ``_TWOFOLD``, ``_THRESHOLD``, ``_MAXDEPTH``.
 Stats: ``hiddenweb/lostsheep/find/downloads``, ``.../prefiltered``, ``.../rounds``,
 ``.../download_errors``, and ``hiddenweb/downloads`` (every page fetched).
 """

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hiddenweb.config import setting_args
 from hiddenweb.lostsheep.graphs import GraphParams, GraphSite, SiteGraph, draw_task, generate_site
 from hiddenweb.lostsheep.herder import Herder
 
@@ -86,8 +87,7 @@ def crawl_find(url: str, query: str, workdir: Path, settings: dict | None = None
            "-s", "LOG_LEVEL=WARNING", "-s", "HIDDENWEB_STORE_ENABLED=0",
            "-s", "HIDDENWEB_BROWSER=never", "-s", "ROBOTSTXT_OBEY=0",
            "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16"]
-    for key, value in (settings or {}).items():
-        cmd += ["-s", f"{key}={value}"]
+    cmd += setting_args(settings)
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
                    check=False)
@@ -111,10 +111,10 @@ def run_check(nodes: int, runs: int, *, states: int = 100, twofold: bool = True,
         try:
             with tempfile.TemporaryDirectory() as tmp:
                 items = crawl_find(server.url, " ".join(words), Path(tmp), {
-                    "HIDDENWEB_LOSTSHEEP_STATES": states,
-                    "HIDDENWEB_LOSTSHEEP_TWOFOLD": int(twofold),
-                    "HIDDENWEB_LOSTSHEEP_THRESHOLD": threshold,
-                    "HIDDENWEB_LOSTSHEEP_MAXDEPTH": maxdepth})
+                    "HIDDENWEB_LAB": {"lostsheep_states": states,
+                                      "lostsheep_twofold": bool(twofold),
+                                      "lostsheep_maxdepth": maxdepth},
+                    "HIDDENWEB_LOSTSHEEP_THRESHOLD": threshold})
             found = next((it for it in items if it.get("lostsheep")), None)
             rows.append({
                 "inproc_found": res.page == target, "inproc_d": len(site.downloaded),
