@@ -2,7 +2,7 @@
 
 from hiddenweb.bench.coverage import Truth
 from hiddenweb.bench.figures import precision_recall
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground.site import SiteModel
 
 
 def test_precision_recall_counts_new_hidden_pages_per_threshold():

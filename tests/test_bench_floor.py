@@ -7,7 +7,7 @@ import pytest
 
 from hiddenweb.bench.coverage import Truth
 from hiddenweb.bench.floor import blind_floor_to_90, hidden_by_collection, order_floor_to_90
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground.site import SiteModel
 
 
 def hand_site(main_host_pages, hosts_by_cid):

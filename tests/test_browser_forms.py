@@ -15,6 +15,8 @@ from parsel import Selector
 from scrapy.settings import Settings
 
 from hiddenweb.bench.forms import run as forms_bench
+from hiddenweb.bench.provingground.server import serve_in_thread
+from hiddenweb.bench.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
 from hiddenweb.browser import (
     BrowserAddon,
     BrowserConfig,
@@ -27,8 +29,6 @@ from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import dependent_fields, extract_forms, pin
 from hiddenweb.forms.lvs import LVS, LVSLabel
 from hiddenweb.forms.records import result_words
-from hiddenweb.provingground.server import serve_in_thread
-from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from test_spider_e2e import _run, hidden_found  # tests/ is on sys.path (rootdir)
 
-from hiddenweb.provingground.server import serve_in_thread
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground.server import serve_in_thread
+from hiddenweb.bench.provingground.site import SiteModel
 
 
 def test_a_crawl_waits_only_when_asked_and_finds_the_same_pages(served_site, tmp_path):

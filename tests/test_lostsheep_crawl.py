@@ -11,9 +11,9 @@ from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from hiddenweb.lostsheep.graphs import GraphSite, draw_task, generate_site
+from hiddenweb.bench.lostsheep.graphs import GraphSite, draw_task, generate_site
+from hiddenweb.bench.lostsheep.httpcheck import GraphServer, crawl_find
 from hiddenweb.lostsheep.herder import Herder
-from hiddenweb.lostsheep.httpcheck import GraphServer, crawl_find
 from hiddenweb.lostsheep.middleware import LostSheepMiddleware
 from hiddenweb.lostsheep.text import query_stems
 from hiddenweb.lostsheep.tsetlin import score_label

@@ -2,9 +2,9 @@
 
 import json
 
-from hiddenweb.lostsheep.cli import main
-from hiddenweb.lostsheep.emris import run_emris
-from hiddenweb.lostsheep.graphs import generate_site
+from hiddenweb.bench.lostsheep.cli import main
+from hiddenweb.bench.lostsheep.emris import run_emris
+from hiddenweb.bench.lostsheep.graphs import generate_site
 
 
 def test_fixed_seed_is_deterministic():
@@ -53,7 +53,7 @@ def test_cli_json(capsys):
 def test_default_graph_has_cycles_and_the_evolving_one_none():
     import numpy as np
 
-    from hiddenweb.lostsheep.graphs import GraphParams
+    from hiddenweb.bench.lostsheep.graphs import GraphParams
 
     g = generate_site(500, np.random.default_rng(1))
     src = np.repeat(np.arange(g.n), g.out_degree())
@@ -67,7 +67,7 @@ def test_default_graph_has_cycles_and_the_evolving_one_none():
 def test_links_are_not_listed_by_page_age_and_the_first_calibration_is_kept():
     import numpy as np
 
-    from hiddenweb.lostsheep.graphs import GraphParams
+    from hiddenweb.bench.lostsheep.graphs import GraphParams
 
     g = generate_site(500, np.random.default_rng(2))
     kids = g.children(0)

@@ -63,7 +63,7 @@ class StringsOnly:
     """A generated site seen only through strings (no fast path): the herder analyses text."""
 
     def __init__(self, graph):
-        from hiddenweb.lostsheep.graphs import GraphSite
+        from hiddenweb.bench.lostsheep.graphs import GraphSite
 
         self.site = GraphSite(graph)
 
@@ -80,7 +80,7 @@ class StringsOnly:
 def test_graph_fast_path_equals_reading_the_strings():
     import numpy as np
 
-    from hiddenweb.lostsheep.graphs import GraphSite, draw_task, generate_site
+    from hiddenweb.bench.lostsheep.graphs import GraphSite, draw_task, generate_site
 
     for i in range(6):
         rng = np.random.default_rng([5, 300, i])

@@ -13,9 +13,9 @@ import pytest_twisted
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
+from hiddenweb.bench.store import run, synthetic_items
 from hiddenweb.pipelines.visitstore import VisitStorePipeline
 from hiddenweb.store import VisitStore
-from hiddenweb.store_bench import run, synthetic_items
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +74,7 @@ def test_second_run_updates_rather_than_duplicates(tmp_path):
 
 def bench_process(db: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "hiddenweb.store_bench", "--db", str(db), *args],
+        [sys.executable, "-m", "hiddenweb.bench.store", "--db", str(db), *args],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from hiddenweb.provingground import vocab
-from hiddenweb.provingground.graph import ALPHA
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground import vocab
+from hiddenweb.bench.provingground.graph import ALPHA
+from hiddenweb.bench.provingground.site import SiteModel
 
 ROOT = Path(__file__).resolve().parent.parent
 HREF = re.compile(r'<a href="([^"]*)"')

@@ -50,9 +50,9 @@ from typing import Any
 
 from hiddenweb.bench.floor import blind_floor_to_90, order_floor_to_90
 from hiddenweb.bench.procmem import ChromiumRSS
+from hiddenweb.bench.provingground.site import SiteModel
 from hiddenweb.bench.revision import code_revision
 from hiddenweb.config import setting_args
-from hiddenweb.provingground.site import SiteModel
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 

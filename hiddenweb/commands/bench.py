@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     frm.set_defaults(func=forms)
 
     try:
-        from hiddenweb.lostsheep.cli import add_emris_parser
+        from hiddenweb.bench.lostsheep.cli import add_emris_parser
     except ImportError:
         pass
     else:
@@ -110,7 +110,7 @@ def coverage(args: argparse.Namespace) -> int:
         print(f"plot written to {args.plot}", file=sys.stderr)
     if args.figures:
         from hiddenweb.bench.figures import write
-        from hiddenweb.provingground.site import SiteModel
+        from hiddenweb.bench.provingground.site import SiteModel
 
         site = SiteModel(pages=args.pages, seed=args.seed)
         truth = cov.Truth.of(site)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 def _site(args: argparse.Namespace):
-    from hiddenweb.provingground.site import SiteModel
+    from hiddenweb.bench.provingground.site import SiteModel
 
     return SiteModel(
         pages=args.pages, seed=args.seed, forms=args.forms, js=args.js, traps=args.traps
@@ -28,7 +28,7 @@ def _site(args: argparse.Namespace):
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from hiddenweb.provingground.server import serve_forever
+    from hiddenweb.bench.provingground.server import serve_forever
 
     site = _site(args)
 
@@ -47,7 +47,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED
+    from hiddenweb.bench.provingground.site import DEMO_PAGES, DEMO_SEED
 
     args.pages, args.seed, args.forms, args.js, args.traps = DEMO_PAGES, DEMO_SEED, True, True, True
     return _serve(args)
@@ -79,7 +79,7 @@ def _forms(args: argparse.Namespace) -> int:
 
 
 def _lvs(args: argparse.Namespace) -> int:
-    from hiddenweb.provingground.vocab import lvs_toml
+    from hiddenweb.bench.provingground.vocab import lvs_toml
 
     text = lvs_toml()
     if args.output == "-":

@@ -1,12 +1,11 @@
 """The over-HTTP check: a generated EMRIS site served as HTML, searched by the real spider.
 
 ``hiddenweb bench emris-http --nodes 1000 --runs 20``: for run ``i`` the same site and task as
-the in-process runner's (:func:`hiddenweb.lostsheep.emris.run_once`, seed ``[seed, N, i]``) are
-served on 127.0.0.1 (:func:`serve_graph`: page 0 at ``/``, page ``k`` at ``/p/k``, the page's
-text in a ``<p>``, each out-link an ``<a>`` whose text is its label, nothing around it) and
-``scrapy crawl hwdla -a seed=… -a query=… -a find=1`` runs in a subprocess. Prints accuracy and
-D over HTTP beside the in-process herder's on the same sites and queries.
-"""
+the in-process runner's (:func:`hiddenweb.bench.lostsheep.emris.run_once`, seed ``[seed, N,
+i]``) are served on 127.0.0.1 (:func:`serve_graph`: page 0 at ``/``, page ``k`` at ``/p/k``, the
+page's text in a ``<p>``, each out-link an ``<a>`` whose text is its label, nothing around it)
+and ``scrapy crawl hwdla -a seed=… -a query=… -a find=1`` runs in a subprocess. Prints accuracy
+and D over HTTP beside the in-process herder's on the same sites and queries."""
 
 from __future__ import annotations
 
@@ -21,11 +20,17 @@ from pathlib import Path
 
 import numpy as np
 
+from hiddenweb.bench.lostsheep.graphs import (
+    GraphParams,
+    GraphSite,
+    SiteGraph,
+    draw_task,
+    generate_site,
+)
 from hiddenweb.config import setting_args
-from hiddenweb.lostsheep.graphs import GraphParams, GraphSite, SiteGraph, draw_task, generate_site
 from hiddenweb.lostsheep.herder import Herder
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def page_html(graph: SiteGraph, page: int) -> bytes:

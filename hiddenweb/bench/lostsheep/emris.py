@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm import tqdm
 
-from hiddenweb.lostsheep.baselines import BASELINES, Ctx
-from hiddenweb.lostsheep.graphs import (
+from hiddenweb.bench.lostsheep.baselines import BASELINES, Ctx
+from hiddenweb.bench.lostsheep.graphs import (
     GraphParams,
     GraphSite,
     SiteGraph,

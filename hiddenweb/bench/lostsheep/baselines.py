@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hiddenweb.lostsheep.graphs import SiteGraph
+from hiddenweb.bench.lostsheep.graphs import SiteGraph
 from hiddenweb.lostsheep.tsetlin import batch_durations
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The proving ground's site model: generation, rendering, ground truth and request resolution.
 
-``SiteModel(pages, seed)`` is deterministic: every draw comes from a generator seeded by
-(seed, purpose, id) (:func:`hiddenweb.provingground.graph.rng_for`), so a page renders the same
+``SiteModel(pages, seed)`` is deterministic: every draw comes from a generator seeded by (seed,
+purpose, id) (:func:`hiddenweb.bench.provingground.graph.rng_for`), so a page renders the same
 bytes every time and in any order. Pages are rendered on request; only the link graph and the
 collections (a few numbers per record) are kept.
 
@@ -23,10 +23,10 @@ import re
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
-from hiddenweb.provingground import html as H
-from hiddenweb.provingground import vocab
-from hiddenweb.provingground.graph import PublicGraph, build_public, rng_for
-from hiddenweb.provingground.hidden import PAGE_SIZE, Canon, Collection, build_collection
+from hiddenweb.bench.provingground import html as H
+from hiddenweb.bench.provingground import vocab
+from hiddenweb.bench.provingground.graph import PublicGraph, build_public, rng_for
+from hiddenweb.bench.provingground.hidden import PAGE_SIZE, Canon, Collection, build_collection
 
 DEMO_PAGES = 300
 DEMO_SEED = 7
@@ -373,8 +373,8 @@ class SiteModel:
 
     # --- truth -------------------------------------------------------------------------------
     def truth(self) -> Iterator[dict]:
-        """One dict per truth page (see :mod:`hiddenweb.provingground.truth`)."""
-        from hiddenweb.provingground.truth import compute_truth
+        """One dict per truth page (see :mod:`hiddenweb.bench.provingground.truth`)."""
+        from hiddenweb.bench.provingground.truth import compute_truth
 
         if self._truth is None:
             self._truth = compute_truth(self)

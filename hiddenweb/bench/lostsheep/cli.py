@@ -1,7 +1,7 @@
 """The ``bench emris`` sub-command: the lost-sheep EMRIS experiment in process.
 
 Contract: :func:`add_emris_parser` adds ``emris`` to an argparse sub-parsers object and sets
-``func``; ``python -m hiddenweb.lostsheep.cli emris ...`` runs it stand-alone. Prints accuracy
+``func``; ``python -m hiddenweb.bench.lostsheep.cli emris ...`` runs it stand-alone. Prints accuracy
 and mean downloads D per (algorithm, N); ``--json`` prints one JSON object per result line
 (keys ``algorithm, states, threshold, nodes, runs, accuracy, mean_downloads, seed,
 wall_seconds``). ``--algorithm all`` prints the rows of the paper's tables 2/3 (Goodwin,
@@ -15,7 +15,7 @@ import json
 import logging
 import sys
 
-from hiddenweb.lostsheep.emris import ALGORITHMS, USES_STATES, as_dict, run_emris
+from hiddenweb.bench.lostsheep.emris import ALGORITHMS, USES_STATES, as_dict, run_emris
 from hiddenweb.lostsheep.herder import DEFAULT_MAXDEPTH
 
 logger = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def add_emris_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
 
 
 def emris_http_command(args: argparse.Namespace) -> int:
-    from hiddenweb.lostsheep.httpcheck import run_check
+    from hiddenweb.bench.lostsheep.httpcheck import run_check
 
     result = run_check(args.nodes, args.runs, states=args.states, twofold=not args.plain,
                        threshold=args.threshold, seed=args.seed, maxdepth=args.maxdepth)
@@ -121,7 +121,7 @@ ISSUE4_ROWS: list[tuple[str, int]] = [
 
 def emris_command(args: argparse.Namespace) -> int:
     if args.grid:
-        from hiddenweb.lostsheep.emris import run_grid
+        from hiddenweb.bench.lostsheep.emris import run_grid
 
         for nodes in args.nodes:
             for r in run_grid(ISSUE4_ROWS, nodes, args.grid, args.runs, seed=args.seed,
@@ -159,7 +159,7 @@ def emris_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hiddenweb.lostsheep.cli")
+    parser = argparse.ArgumentParser(prog="python -m hiddenweb.bench.lostsheep.cli")
     sub = parser.add_subparsers(dest="command", required=True)
     add_emris_parser(sub)
     args = parser.parse_args(argv)

@@ -13,7 +13,7 @@ import json
 from html import escape
 from urllib.parse import urlencode
 
-from hiddenweb.provingground import vocab
+from hiddenweb.bench.provingground import vocab
 
 Node = tuple[str, dict, "str | list[Node]"]
 

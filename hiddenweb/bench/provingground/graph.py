@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from hiddenweb.provingground import vocab
+from hiddenweb.bench.provingground import vocab
 
 ALPHA = 0.75  # probability that a link label uses words of the target's text
 COPY_BETA = 0.5  # copy-model probability of copying the prototype's i-th link

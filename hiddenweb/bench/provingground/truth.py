@@ -15,7 +15,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hiddenweb.provingground.site import SiteModel
+    from hiddenweb.bench.provingground.site import SiteModel
 
 STEP_HOST = -1  # the "form host" of a result reached from a wizard's step page
 
@@ -74,7 +74,7 @@ class _Index:
                     yield self.first[(col.cid, canon)], STEP_HOST
             return
         if node[0] == "r":
-            from hiddenweb.provingground.hidden import PAGE_SIZE
+            from hiddenweb.bench.provingground.hidden import PAGE_SIZE
 
             _, cid, canon, pg = node
             base = self.detail0[cid]

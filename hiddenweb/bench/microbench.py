@@ -1,6 +1,6 @@
 """Microbenchmark: scheduling cost per request of the DLA scheduler vs Scrapy's default one.
 
-Run: ``python -m hiddenweb.dla.microbench [--sizes 10000 100000 1000000] [--ops 20000]
+Run: ``python -m hiddenweb.bench.microbench [--sizes 10000 100000 1000000] [--ops 20000]
 [--no-memory]``.
 
 For each size ``N`` the scheduler is filled with ``N`` real :class:`scrapy.Request` objects

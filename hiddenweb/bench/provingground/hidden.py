@@ -42,8 +42,8 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from hiddenweb.provingground import vocab
-from hiddenweb.provingground.graph import rng_for
+from hiddenweb.bench.provingground import vocab
+from hiddenweb.bench.provingground.graph import rng_for
 
 KINDS = ("search", "filter", "locate", "archive")
 STYLES = ("plain", "buttons", "image", "xhr", "plain")  # by cid % 5 (the 5th: js, script-built)

@@ -18,8 +18,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from hiddenweb.provingground.html import TRAP_NAMES
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground.html import TRAP_NAMES
+from hiddenweb.bench.provingground.site import SiteModel
 
 MAX_BODY = 1 << 20
 

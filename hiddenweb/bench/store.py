@@ -1,6 +1,6 @@
 """Benchmark (and test driver) of the visit store: synthetic page items through the real pipeline.
 
-``python -m hiddenweb.store_bench --db PATH [--items N] [--urls U] [--batch-size B]`` builds a
+``python -m hiddenweb.bench.store --db PATH [--items N] [--urls U] [--batch-size B]`` builds a
 Scrapy crawler (``scrapy.utils.test.get_crawler``) with :class:`VisitStorePipeline`, feeds it ``N``
 items spread over ``U`` URLs and prints items/s, to compare with a crawl's ~200 pages/s (paper 002,
 §5: the store is the crawler's ``CRAWLER`` table). ``--progress`` prints ``committed K`` after every
@@ -87,7 +87,7 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hiddenweb.store_bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hiddenweb.bench.store", description=__doc__)
     parser.add_argument("--db", required=True)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--urls", type=int, default=2_000)

@@ -348,7 +348,7 @@ def lvs_toml() -> str:
         "# LVS table (labelled value sets) of hiddenweb: one TOML table per label.",
         "#   labels = words that name a form field; values = candidate values, best first.",
         "# Written by `hiddenweb site lvs -o lvs_data/default.toml` from",
-        "# hiddenweb/provingground/vocab.py (the proving ground's vocabularies); you may add",
+        "# hiddenweb/bench/provingground/vocab.py (the proving ground's vocabularies); you may add",
         "# tables and values by hand — tests only check that the proving ground's values are here.",
         "",
     ]
