@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -36,10 +35,9 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response, TextResponse
 
-from hiddenweb import defaults
 from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS, submitted_by_script
-from hiddenweb.config import lab
-from hiddenweb.forms.classify import SAFE_FORM_CLASSES, button_class, classify, submit_button
+from hiddenweb.forms.classify import button_class, classify, submit_button
+from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import ButtonInfo, FormInfo, dependent_fields, extract_forms, pin
@@ -57,47 +55,10 @@ from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
 
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FormsConfig:
-    """The ``HIDDENWEB_*`` settings of form exploration (docs/settings.md)."""
-
-    submit: bool
-    classes: frozenset[str]  # form classes submitted: search, filter and the opted-in ones
-    max_submissions: int
-    wave: int
-    patience: int
-    blind_budget: int
-    lvs_learn: int
-    harvest: bool
-    affinity: bool
-    answers_first: bool
-    lvs_dir: str
-
-    @classmethod
-    def from_settings(cls, s: BaseSettings) -> FormsConfig:
-        def get(name: str, getter: Callable = s.get) -> Any:
-            return getter(name, getattr(defaults, name))
-
-        return cls(
-            submit=get("HIDDENWEB_SUBMIT_FORMS", s.getbool),
-            classes=SAFE_FORM_CLASSES | set(get("HIDDENWEB_UNSAFE_FORM_CLASSES", s.getlist)),
-            max_submissions=get("HIDDENWEB_MAX_SUBMISSIONS_PER_FORM", s.getint),
-            wave=lab(s, "form_wave"),
-            patience=lab(s, "form_patience"),
-            blind_budget=lab(s, "form_blind_budget"),
-            lvs_learn=lab(s, "lvs_learn"),
-            harvest=lab(s, "form_harvest"),
-            affinity=lab(s, "form_affinity"),
-            answers_first=lab(s, "form_answers_first"),
-            lvs_dir=get("HIDDENWEB_LVS_DIR") or "",
-        )
 
 
 class FormCrawler:

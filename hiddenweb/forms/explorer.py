@@ -1,36 +1,28 @@
-"""Adaptive form exploration: the submissions of a form as a feedback loop (issue 5).
+"""Adaptive form exploration: the submissions of one form as a feedback loop (HWDLA's washy
+edges, ALGORITHMS.md section 1; HiWE's "update action values").
 
 A :class:`FormExplorer` holds one form's candidate values per field (:func:`field_domains`: the
-LVS for free-text fields, the form's own domain for finite ones) and, per (field, value), how
-often it was submitted and how often it gave a *new* result page. It hands out a first wave of
-``form_wave`` submissions; every answer (``feedback``) updates the counts and releases
-the next submission — two after a success, but never more than the wave outstanding (a
-submission handed to the scheduler is not recalled, so a backlog would outlive a pause). The
-forms of one endpoint (a wizard's step-2 form for every region) share one wave of blind
-submissions (``BlindBudget.flying``): they query one collection. First comes a one-field-at-a-
-time sweep: each value with the other fields at their first value (the form's default; LVS
-values in a seeded random order), so an answer speaks of one value. Then the untried combination
-whose values have the best smoothed success rates ((wins + 1/2) / (tries + 1)): values that gave
-results are combined with the other fields' values first; values that gave "no results" sink. No
-full cross product: at most ``limit`` submissions per form, and a form that gave results
-*pauses* after ``patience`` answers in a row that gave nothing new, and the forms of an endpoint
-that never gave a result share a :class:`BlindBudget` of misses (the first hit is worth most: it
-opens the collection through the values its answers show); the spider resumes paused forms, a
-round at a time, only when nothing else is left to download (:meth:`resume`; a form whose hits
-are rare still gets its ``limit``, last). Values the form's own answers show
-(:mod:`hiddenweb.forms.records`) are queued by :meth:`suggest` and sent before any blind one,
-and they reopen a paused form. Words of result pages' link texts become new candidate values of
-the form's *open* LVS fields (a search box, LVS ``open = true``; HiWE's "update action values"),
-tried with a good prior (they come from the site). A wizard step whose fixed state the LVS
-``within`` tables know (``region=MA``) tries that state's values first and never those the LVS
-places only under other states. An open field's waiting values are ordered by a prior (the
-site's words: :meth:`hiddenweb.forms.values.SiteWords.prior`) scaled by their company on the
-site's pages with the values already answered (:mod:`hiddenweb.forms.values`,
-``form_affinity``; Ntoulas et al. 2005's adaptive queries). After the endpoint's first
-result, blind guesses wait (:attr:`FormExplorer.holding`, ``form_answers_first``)
-while its answers are being read and while the records they show leave nothing to guess
-(:class:`hiddenweb.forms.records.ShownValues`, Chao1); reading an answer costs a download that
-is a hidden page, a guess risks a "no results" page.
+LVS for free-text fields, the form's own domain for finite ones, ordered by
+:func:`order_lvs_values`) and, per (field, value), how often it was submitted and how often it
+gave a *new* result page. It hands out a first wave of ``form_wave`` submissions; every answer
+(:meth:`feedback`) updates the counts and releases the next ones, never more than the wave
+outstanding; the forms of one endpoint share one wave of blind submissions
+(``BlindBudget.flying``).
+
+* First a one-field-at-a-time sweep from the form's defaults, so an answer speaks of one value;
+  then the untried combination whose values have the best smoothed success rates
+  ((wins + 1/2) / (tries + 1)). No full cross product: at most ``limit`` submissions.
+* A form that gave results *pauses* after ``patience`` answers in a row with nothing new; the
+  forms of an endpoint that never gave a result share a :class:`BlindBudget` of misses; paused
+  forms resume, a round at a time, when nothing else is left to download (:meth:`resume`).
+* Values the form's own answers show (:mod:`hiddenweb.forms.records`) are queued by
+  :meth:`suggest` and sent before any blind one; words of result pages' link texts become new
+  values of its *open* LVS fields; an open field's waiting values are reordered by their
+  company on the site's pages with the values already answered (``form_affinity``,
+  :mod:`hiddenweb.forms.values`; Ntoulas, Zerfos & Cho 2005).
+* After the endpoint's first result, blind guesses wait (:attr:`holding`,
+  ``form_answers_first``) while its answers are read and while the records they show leave
+  nothing to guess (:class:`hiddenweb.forms.records.ShownValues`, Chao1).
 """
 
 from __future__ import annotations
@@ -43,8 +35,8 @@ from math import prod
 
 from hiddenweb.forms.extract import ButtonInfo, FormInfo
 from hiddenweb.forms.lvs import LVS
-from hiddenweb.forms.records import BlindBudget, endpoint, form_state
-from hiddenweb.forms.values import WordPages, field_domains
+from hiddenweb.forms.records import BlindBudget, endpoint
+from hiddenweb.forms.values import WordPages, field_domains, is_wildcard, order_lvs_values
 
 Assignment = dict[str, "str | None"]
 _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger ones sampled
@@ -92,14 +84,8 @@ class FormExplorer:
         self.lvs = lvs
         self.rng = random.Random(int(hashlib.sha1(f"{seed}{self.signature}".encode())
                                      .hexdigest()[:8], 16))
-        # LVS values in a seeded random order: an LVS is often grouped by topic, and a site's
-        # values sit in one group; finite domains keep their order (the default first)
-        # ... then, with a ``prior`` (the site's own vocabulary, see the spider), values whose
-        # words the site already shows come first: a site's search index covers the words of
-        # its pages (query selection from the site's text: Barbosa & Freire 2004, Ntoulas et
-        # al. 2005). The sort is stable, so ties keep the random order.
-        # ... and values the LVS lists for the form's fixed state (a wizard's region=MA: that
-        # region's cities, ``[city.within.region]``) come before all others
+        # LVS values in a seeded random order (an LVS is often grouped by topic, a site's values
+        # sit in one group), then by the site's words and the form's fixed state: order_lvs_values
         self.excluded: dict[int, set[str]] = {}  # field -> values the LVS places elsewhere
         self.prior_score: list[dict[str, float]] = [{} for _ in self.values]
         # what the answers so far say of each waiting value (hiddenweb.forms.values): see _answered
@@ -109,29 +95,7 @@ class FormExplorer:
         self.holds = 0
         self.flying: set[tuple] = set()  # this form's share of BlindBudget.flying
         self.pinned: list[set[str | None]] = [set() for _ in self.values]  # the state's values
-        state = form_state(self.signature)
-        for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
-            named = lvs.match([key])
-            if named is not None:
-                state.setdefault(named.name, value)
-        for i, name in enumerate(self.names):
-            if name in self.lvs_labels:
-                self.rng.shuffle(self.values[i])
-                if prior is not None:
-                    self.prior_score[i] = {v: prior(v) for v in self.values[i] if v}
-                    self.values[i].sort(key=lambda v: -self.prior_score[i].get(v, 0.0))
-                label = lvs.get(self.lvs_labels[name]) if state else None
-                inside, elsewhere = label.placed(state) if label is not None else ([], set())
-                first = set(inside)
-                self.pinned[i] = first
-                if first:
-                    self.values[i].sort(key=lambda v: v not in first)
-                    # ... and the values the LVS places only elsewhere (Houston for MA) are dropped
-                    kept = [v for v in self.values[i] if v not in elsewhere]
-                    if kept:
-                        self.values[i] = kept
-                        self.stats[i] = {v: self.stats[i][v] for v in kept}
-                        self.excluded[i] = {v.casefold() for v in elsewhere}
+        order_lvs_values(self, lvs, prior)
         # first, one field at a time: each value with the other fields at their first value
         # (the form's default); an answer then speaks of that one value
         self.sweep: list[tuple[tuple, int]] = []
@@ -152,7 +116,7 @@ class FormExplorer:
         # only narrows an answer; a value whose one-field probe answered "no results" (``dead``)
         # then gives nothing with any narrowing either, and such combinations are skipped
         self.base: tuple = tuple(v[0] for v in self.values)
-        self.wild: list[bool] = [_is_wildcard(v[0]) and len(v) > 1 for v in self.values]
+        self.wild: list[bool] = [is_wildcard(v[0]) and len(v) > 1 for v in self.values]
         self.dead: list[set[str | None]] = [set() for _ in self.values]
         self.pruned = 0
         # values suggested by the pages this form found (hiddenweb.forms.records), served first
@@ -498,12 +462,3 @@ class FormExplorer:
             k, digit = divmod(k, size)
             out.append(vals[digit])
         return tuple(out)
-
-
-#: option values that mean "no filter" when they are a field's default
-WILDCARDS = frozenset({"", "any", "all", "*", "-", "none"})
-
-
-def _is_wildcard(value: str | None) -> bool:
-    """An unchecked box (``None``) or an "any"-like default option value."""
-    return value is None or value.strip().casefold() in WILDCARDS

@@ -31,9 +31,14 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from math import sqrt
+from typing import TYPE_CHECKING
 
 from hiddenweb.forms.extract import TEXT_TYPES, FormInfo
 from hiddenweb.forms.lvs import LVS, words_of
+from hiddenweb.forms.records import form_state
+
+if TYPE_CHECKING:
+    from hiddenweb.forms.explorer import FormExplorer
 
 MAX_PAGES = 4096
 
@@ -160,3 +165,44 @@ class SiteWords:
             return sum(3.0 * (w in page) + math.log1p(site[w]) for w in words_of(value))
 
         return prior
+
+
+def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], float] | None
+                     ) -> None:
+    """Order an explorer's LVS fields' values (their LVS order was shuffled): by the site's
+    ``prior`` (a site's search index covers the words of its pages: Barbosa & Freire 2004,
+    Ntoulas et al. 2005; the sort is stable, so ties keep the random order), then the values
+    the LVS places under the form's fixed state first (a wizard's region=MA: that region's
+    cities, ``[city.within.region]``), dropping those it places only under other states."""
+    state = form_state(explorer.signature)
+    for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
+        named = lvs.match([key])
+        if named is not None:
+            state.setdefault(named.name, value)
+    for i, name in enumerate(explorer.names):
+        if name in explorer.lvs_labels:
+            explorer.rng.shuffle(explorer.values[i])
+            if prior is not None:
+                explorer.prior_score[i] = {v: prior(v) for v in explorer.values[i] if v}
+                explorer.values[i].sort(key=lambda v: -explorer.prior_score[i].get(v, 0.0))
+            label = lvs.get(explorer.lvs_labels[name]) if state else None
+            inside, elsewhere = label.placed(state) if label is not None else ([], set())
+            first = set(inside)
+            explorer.pinned[i] = first
+            if first:
+                explorer.values[i].sort(key=lambda v: v not in first)
+                # ... and the values the LVS places only elsewhere (Houston for MA) are dropped
+                kept = [v for v in explorer.values[i] if v not in elsewhere]
+                if kept:
+                    explorer.values[i] = kept
+                    explorer.stats[i] = {v: explorer.stats[i][v] for v in kept}
+                    explorer.excluded[i] = {v.casefold() for v in elsewhere}
+
+
+#: option values that mean "no filter" when they are a field's default
+WILDCARDS = frozenset({"", "any", "all", "*", "-", "none"})
+
+
+def is_wildcard(value: str | None) -> bool:
+    """An unchecked box (``None``) or an "any"-like default option value."""
+    return value is None or value.strip().casefold() in WILDCARDS
