@@ -81,13 +81,18 @@ def npm_prefix(name: str, packages: list[str]) -> Path:
 
 
 def _dpkg_installed(package: str) -> bool:
-    done = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", package],
+    """``package`` (``name`` or ``name=version``) is installed (at that version)."""
+    name, _, version = package.partition("=")
+    done = subprocess.run(["dpkg-query", "-W", "-f", "${Status}|${Version}", name],
                           capture_output=True, text=True, check=False)
-    return done.returncode == 0 and "install ok installed" in done.stdout
+    status, _, have = done.stdout.partition("|")
+    return (done.returncode == 0 and "install ok installed" in status
+            and (not version or have == version))
 
 
 def apt_packages(packages: list[str]) -> None:
-    """Install the Debian ``packages`` that are missing (``--no-install-recommends``)."""
+    """Install the Debian ``packages`` (``name`` or ``name=version``) that are missing
+    (``--no-install-recommends``)."""
     missing = [p for p in packages if not _dpkg_installed(p)]
     if not missing:
         return

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from hiddenweb.bench.realsites.sites.base import Site, SiteSkipped
 from hiddenweb.bench.realsites.sites.datasette import Datasette
+from hiddenweb.bench.realsites.sites.dokuwiki import DokuWiki
 from hiddenweb.bench.realsites.sites.roundup import Roundup
 from hiddenweb.bench.realsites.sites.sqliteweb import SqliteWeb
 from hiddenweb.bench.realsites.sites.tiddlywiki import TiddlyWiki
 from hiddenweb.bench.realsites.sites.trac import Trac
 
 SITES: dict[str, type[Site]] = {cls.name: cls for cls in (Datasette, Roundup, Trac, SqliteWeb,
-                                                  TiddlyWiki)}
+                                                  TiddlyWiki, DokuWiki)}
 GIT_ONLY: dict[str, str] = {
     "wivet": "WIVET (bedirhan/wivet): PHP test cases for crawlers",
     "juice-shop": "OWASP Juice Shop: an Angular shop full of dangerous forms",
