@@ -108,8 +108,19 @@ class Servers:
             self.stop(name)
 
     def alive(self) -> list[int]:
-        """The PIDs this object started that still run (empty after :meth:`stop_all`)."""
-        return [pid for pid in self.started if _running(pid)]
+        """The processes this object started, and any left in their process groups, that
+        still run (empty after :meth:`stop_all`)."""
+        groups = set(self.started)
+        left = {pid for pid in self.started if _running(pid)}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[2]) in groups and fields[0] != "Z":
+                    left.add(int(entry.name))
+        return sorted(left)
 
 
 def _signal_group(pid: int, sig: int) -> None:
