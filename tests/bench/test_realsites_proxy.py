@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -104,6 +105,9 @@ def test_servers_stop_every_process_group_on_exit_and_on_interrupt(tmp_path: Pat
         servers.start("stubborn", ["sh", "-c", "trap '' TERM; sleep 60 & wait"],
                       tmp_path / "a.log")
         servers.start("plain", ["sleep", "60"], tmp_path / "b.log")
+        deadline = time.monotonic() + 10
+        while len(servers.alive()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the shell forks its sleep in its own time
         assert len(servers.alive()) == 3  # the shell, its sleep, the plain sleep
     assert servers.alive() == []
     with pytest.raises(KeyboardInterrupt), Servers() as servers:
