@@ -51,7 +51,7 @@ class NaiveSpider(scrapy.Spider):
             self.forms_seen.add(key)
             try:
                 request = form2request(form)
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, NotImplementedError):  # multipart POST: unsupported
                 continue
             if urlsplit(request.url).hostname == self.host:
                 yield request.to_scrapy(callback=self.parse, meta=self.meta())
