@@ -178,3 +178,29 @@ def test_dokuwiki_pages_by_token_and_its_acting_forms(tmp_path: Path):
     assert site.dangerous(get("/doku.php?id=x&do=login")) is None  # the form, not a login
     assert site.dangerous(post("/lib/exe/ajax.php", "call=qsearch&q=a")) is None
     assert site.dangerous(post("/lib/exe/ajax.php", "call=lock&id=x")) == "ajax call=lock"
+
+
+def test_wivet_kinds_take_the_plainest_path_a_path_as_hard_as_its_hardest_step(tmp_path: Path):
+    from hiddenweb.bench.realsites.sites.wivet import Wivet, kinds
+
+    pages, inner = tmp_path / "pages", tmp_path / "innerpages"
+    pages.mkdir()
+    inner.mkdir()
+    (pages / "1.php").write_text(
+        '<a href="../innerpages/<?php tc(\'1_aa\'); ?>.php">x</a>'
+        '<script>location.href = "../innerpages/1_bb.php";</script>'
+        '<form action="../innerpages/1_cc.php"><input name=q></form>'
+        '<a href="#" onclick="go(\'1_ee\')">y</a>')
+    (inner / "1_aa.php").write_text('<a href="1_dd.php">next</a>')
+    (inner / "1_bb.php").write_text('<a href="1_ff.php">after a script</a>')
+    (inner / "1_cc.php").write_text('<a href="1_dd.php">also</a><a href="1_ac.php">on</a>')
+    for name in ("1_dd", "1_ee", "1_ff", "1_ac", "2_ad"):
+        (inner / f"{name}.php").write_text("<p>case</p>")
+    assert kinds(tmp_path) == {"1_aa": "link", "1_bb": "js", "1_cc": "form", "1_dd": "link",
+                               "1_ee": "js", "1_ff": "js", "1_ac": "form", "2_ad": "js"}
+    site = Wivet()
+    assert site.found_in(get("/innerpages/1_aa.php")) == {"1_aa"}
+    assert site.dangerous(get("/logout.php")) == "GET logout.php"
+    assert site.dangerous(get("/offscanpages/remove-all-stats.php")) == \
+        "GET remove-all-stats.php"
+    assert site.dangerous(get("/pages/1.php")) is None
