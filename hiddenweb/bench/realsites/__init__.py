@@ -3,7 +3,7 @@
 Contract. Each app (:mod:`hiddenweb.bench.realsites.sites`) is installed by name from a package
 registry (PyPI into its own venv, npm into its own prefix, Debian through apt) into a cache
 outside the repository (:func:`~hiddenweb.bench.realsites.install.cache_root`,
-``~/.cache/hiddenweb/realsites`` unless ``HIDDENWEB_REALSITES_CACHE`` says otherwise), with the
+``$XDG_CACHE_HOME/hiddenweb/realsites``, by default ``~/.cache/hiddenweb/realsites``), with the
 versions pinned in its definition; apps that live only in a git repository come only from
 ``--source NAME=URL-OR-PATH`` and are skipped otherwise. For every crawler the app gets a fresh
 copy of its pristine data, starts on a free loopback port behind a logging reverse proxy

@@ -1,6 +1,7 @@
 """Installers for the real-site benchmark's apps, cached outside the repository.
 
-* :func:`cache_root`: ``$HIDDENWEB_REALSITES_CACHE`` or ``~/.cache/hiddenweb/realsites``.
+* :func:`cache_root`: ``$XDG_CACHE_HOME/hiddenweb/realsites`` (``~/.cache/hiddenweb/realsites``
+  when ``XDG_CACHE_HOME`` is unset).
 * :func:`pip_venv`: a venv per app with exactly the pinned requirements (never the crawler's
   venv); a stamp file holding the pins makes a second call free.
 * :func:`npm_prefix`: ``npm install`` of pinned packages into a prefix of the app's own.
@@ -25,8 +26,8 @@ class InstallError(RuntimeError):
 
 
 def cache_root() -> Path:
-    root = os.environ.get("HIDDENWEB_REALSITES_CACHE")
-    path = Path(root) if root else Path.home() / ".cache" / "hiddenweb" / "realsites"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    path = Path(base) / "hiddenweb" / "realsites"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
