@@ -62,8 +62,16 @@ def table(results: list[dict[str, Any]]) -> str:
 
 def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     md = ["# Real-site benchmark", "",
-          f"`{meta['command']}` — {meta['date']}, {meta['machine']}; measured code: "
-          f"{meta['code']}.", "",
+          "Third-party web apps installed from PyPI, npm and Debian, served on 127.0.0.1 behind "
+          "a logging reverse proxy, each crawled by three crawlers from a fresh copy of its "
+          "data: `naive` (the spider a Scrapy user writes: same-host links, each form once "
+          "with its defaults), `naive-browser` (the same, every page in Chromium) and `hwdla` "
+          "(`scrapy crawl hwdla` with its defaults). The truth comes from each app's data; "
+          "what a crawl found and its dangerous requests come from the server's log. Run it "
+          "with `hiddenweb bench realsites` (code: `hiddenweb/bench/realsites/`; each app's "
+          "module says what its units and dangerous requests are).", "",
+          f"Latest run: `{meta['command']}` — {meta['date']}, {meta['machine']}; measured "
+          f"code: {meta['code']}.", "",
           f"Caps per crawl: `CLOSESPIDER_PAGECOUNT={meta['caps']['pages']}`, "
           f"`CLOSESPIDER_TIMEOUT={meta['caps']['seconds']}` s (a crawl still running a minute "
           f"later is killed). Total time {meta['total_seconds']:.0f} s.", "",
