@@ -82,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(report.table(results))
         print(f"measured code: {meta['code']}; results in {out}")
-    return 0
+    return 130 if any("interrupted" in s for s in results) else 0
 
 
 def _cores() -> int:

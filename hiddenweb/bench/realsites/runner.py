@@ -6,7 +6,9 @@
 ``dangerous`` and its reasons, ``returncode``), or ``skipped``/``error`` with a one-line reason.
 Every crawl gets a fresh copy of the app's data, a fresh app process and proxy on free loopback
 ports, and both are stopped after it (``leftover_pids`` lists any that survived: it should be
-empty). Progress goes to stderr, one line per step and a live request count per crawl.
+empty). Ctrl-C stops the crawl and the servers and returns what was measured so far (the site
+then has ``interrupted``: the crawler it stopped). Progress goes to stderr, one line per step
+and a live request count per crawl.
 """
 
 from __future__ import annotations
@@ -137,8 +139,10 @@ def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | N
             say(f"[{name}] crawling with {crawler}")
             try:
                 crawl = crawl_site(site, truth, crawler, workdir, caps)
-            except KeyboardInterrupt:
-                raise
+            except KeyboardInterrupt:  # servers are stopped already; keep what was measured
+                say(f"[{name}] interrupted during {crawler}; every app and proxy stopped")
+                entry["interrupted"] = crawler
+                return results
             except Exception as exc:  # record and go on with the next crawler
                 traceback.print_exc(file=sys.stderr)
                 crawl = {"crawler": crawler, "error": f"{type(exc).__name__}: {exc}"
