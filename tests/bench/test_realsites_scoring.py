@@ -204,3 +204,13 @@ def test_wivet_kinds_take_the_plainest_path_a_path_as_hard_as_its_hardest_step(t
     assert site.dangerous(get("/offscanpages/remove-all-stats.php")) == \
         "GET remove-all-stats.php"
     assert site.dangerous(get("/pages/1.php")) is None
+
+
+def test_the_naive_browser_crawl_aborts_whatever_is_off_loopback():
+    from types import SimpleNamespace
+
+    from hiddenweb.bench.realsites.crawlers import BROWSER, off_loopback
+
+    assert BROWSER["PLAYWRIGHT_ABORT_REQUEST"].endswith(".off_loopback")
+    assert off_loopback(SimpleNamespace(url="https://tiddlywiki.com/x.png"))
+    assert not off_loopback(SimpleNamespace(url="http://127.0.0.1:8080/static/app.js"))

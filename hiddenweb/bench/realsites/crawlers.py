@@ -4,9 +4,11 @@
   (``ROBOTSTXT_OBEY`` on, as ``scrapy startproject`` writes it, and the same concurrency as the
   project's: 16 requests, 8 per domain);
 * ``naive-browser``: the same with every request rendered in Debian's Chromium through
-  scrapy-playwright (the launch flags of :data:`hiddenweb.browser.CHROMIUM_ARGS`);
+  scrapy-playwright (the launch flags of :data:`hiddenweb.browser.CHROMIUM_ARGS`; page
+  resources off 127.0.0.1 aborted, :func:`off_loopback`);
 * ``hwdla``: ``scrapy crawl hwdla -a seed=…`` from the project checkout with its defaults
-  (the visit store written into the crawl's own directory).
+  (the visit store written into the crawl's own directory; its browser aborts images, media,
+  fonts and styles by itself, and no setting of it is changed).
 
 Every crawl is capped by ``CLOSESPIDER_PAGECOUNT`` and ``CLOSESPIDER_TIMEOUT`` (the runner's
 caps), and killed if it outlives the timeout by a minute. :func:`run_crawler` returns the wall
@@ -23,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from hiddenweb.bench.coverage import PROJECT_DIR
 from hiddenweb.browser import CHROMIUM_ARGS
@@ -39,7 +42,14 @@ BROWSER = {
     "PLAYWRIGHT_LAUNCH_OPTIONS": json.dumps({
         "executable_path": "/usr/bin/chromium", "headless": True, "args": list(CHROMIUM_ARGS)}),
     "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": "8",
+    "PLAYWRIGHT_ABORT_REQUEST": "hiddenweb.bench.realsites.crawlers.off_loopback",
 }
+
+
+def off_loopback(request) -> bool:
+    """``PLAYWRIGHT_ABORT_REQUEST`` of the naive browser crawl: nothing leaves 127.0.0.1 (a page
+    resource on another host is aborted; the crawl's own links are same-host already)."""
+    return urlsplit(request.url).hostname not in ("127.0.0.1", "localhost")
 
 
 @dataclass
