@@ -31,15 +31,17 @@ def test_score_counts_kinds_ignores_errors_and_unknown_ids_and_finds_the_90_mark
     truth = Truth.of([Unit("a", "link"), Unit("b", "link"), Unit("c", "form"),
                       Unit("d", "js", allowed=False)])
     shows = {"/1": {"a"}, "/2": {"zzz"}, "/3": {"b", "c"}, "/4": {"a"}, "/5": {"d"}}
+    script = Entry(0, "GET", "/app.js", 200, ctype="application/javascript")
     entries = [get("/1"), get("/2"), Entry(0, "GET", "/5", 404), get("/3"), post("/x"),
-               get("/4"), get("/5")]
+               script, get("/4"), get("/5")]
     s = score(entries, truth, lambda e: shows.get(e.path, set()),
               lambda e: "post" if e.method == "POST" else None)
     assert s.found == {"link": 2, "form": 1, "js": 1, "allowed": 3, "total": 4}
-    assert s.requests == 7 and s.dangerous == 1 and s.dangerous_by_reason == {"post": 1}
-    # first found at requests 1 (a), 4 (b, c), 7 (d): 90 % of 4 units is the 4th
-    assert s.requests_to_90 == 7
-    assert s.curve == [(1, 1), (4, 3), (7, 4)]
+    assert s.requests == 8 and s.dangerous == 1 and s.dangerous_by_reason == {"post": 1}
+    # first found at requests 1 (a), 4 (b, c), 8 (d): 90 % of 4 units is the 4th
+    assert s.requests_to_90 == 8
+    assert s.documents == 7 and s.documents_to_90 == 7  # the script is no document
+    assert s.curve == [(1, 1), (4, 3), (8, 4)]
     assert truth.by_kind() == {"link": 2, "form": 1, "js": 1, "allowed": 3, "total": 4}
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 COLUMNS = ("site", "crawler", "truth l/f/j", "found l/f/j", "found", "allowed", "downloads",
-           "requests", "req_to_90", "wall_s", "browser_pages", "dangerous")
+           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages", "dangerous")
 
 
 def _lfj(counts: dict[str, int] | None) -> str:
@@ -40,7 +40,8 @@ def rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "found l/f/j": _lfj(found), "found": f"{found['total']}/{truth['total']}",
                 "allowed": f"{found['allowed']}/{truth['allowed']}",
                 "downloads": crawl["downloads"], "requests": crawl["requests"],
-                "req_to_90": crawl["requests_to_90"], "wall_s": crawl["wall_seconds"],
+                "req_to_90": crawl["requests_to_90"], "docs": crawl.get("documents"),
+                "docs_to_90": crawl.get("documents_to_90"), "wall_s": crawl["wall_seconds"],
                 "browser_pages": crawl["browser_pages"], "dangerous": crawl["dangerous"]})
     return out
 
@@ -71,7 +72,9 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "with `hiddenweb bench realsites` (code: `hiddenweb/bench/realsites/`; each app's "
           "module says what its units and dangerous requests are).", "",
           f"Latest run: `{meta['command']}` — {meta['date']}, {meta['machine']}; measured "
-          f"code: {meta['code']}.", "",
+          f"code: {meta['code']}"
+          + (f" (scored again at {meta['rescored']})" if meta.get("rescored") else "") + ".",
+          "",
           f"Caps per crawl: `CLOSESPIDER_PAGECOUNT={meta['caps']['pages']}`, "
           f"`CLOSESPIDER_TIMEOUT={meta['caps']['seconds']}` s (a crawl still running a minute "
           f"later is killed). Total time {meta['total_seconds']:.0f} s.", "",
@@ -79,8 +82,10 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "**j**s-only units. `allowed`: units the safety policy allows reaching. "
           "`downloads`: the crawler's responses; `requests`: what the server received "
           "(with Chromium, page resources and XHR too); `req_to_90`: requests until 90 % of "
-          "what the crawl finally found; `dangerous`: requests that log in, sign up, post, "
-          "edit, delete or otherwise change state, counted from the server's log.", "",
+          "what the crawl finally found; `docs`, `docs_to_90`: the same without page resources "
+          "(styles, scripts, images, fonts), comparable across crawlers; `dangerous`: "
+          "requests that log in, sign up, post, edit, delete or otherwise change state, "
+          "counted from the server's log.", "",
           "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     md += ["| " + " | ".join(c) + " |" for c in _cells(rows(results))]
     md += ["", "## Sites", ""]

@@ -14,8 +14,10 @@ in, posting, changing state).
 received, in order) and asks the app two questions per entry: which units this answer shows
 (``found_in``; only 2xx answers are asked) and whether the request was dangerous
 (``dangerous``: a short reason, or None). It returns the units found by kind, the requests the
-server received, the requests to 90 % of what the crawl finally found, the dangerous requests
-by reason and the curve of units found against requests.
+server received and the requests to 90 % of what the crawl finally found, the same counted in
+documents (:func:`is_document`: page resources such as styles, scripts and images left out,
+so that a crawl in Chromium compares with one without), the dangerous requests by reason and
+the curve of units found against requests.
 
 Helpers for apps: :func:`token_finder` (unit ids written into the app's data, found in response
 bodies) and :func:`params` (a request's query and urlencoded form fields together).
@@ -113,19 +115,33 @@ def token_finder(pattern: str) -> Callable[[Entry], set[str]]:
     return lambda entry: set(regex.findall(entry.body))
 
 
+ASSET_TYPES = ("text/css", "image/", "font/", "audio/", "video/", "application/javascript",
+               "text/javascript", "application/x-javascript", "application/font",
+               "application/vnd.ms-fontobject")
+
+
+def is_document(entry: Entry) -> bool:
+    """Not a page resource (style, script, image, font, media): what a crawler downloads as a
+    page, or a script fetches as data (HTML, JSON, text, XML, errors)."""
+    return not entry.ctype.lower().startswith(ASSET_TYPES)
+
+
 @dataclass
 class Score:
     found: dict[str, int]
     found_ids: set[str] = field(repr=False)
     requests: int
     requests_to_90: int | None
+    documents: int
+    documents_to_90: int | None
     dangerous: int
     dangerous_by_reason: dict[str, int]
     curve: list[tuple[int, int]] = field(repr=False)  # (requests so far, units found so far)
 
     def as_dict(self) -> dict:
         return {"found": self.found, "requests": self.requests,
-                "requests_to_90": self.requests_to_90, "dangerous": self.dangerous,
+                "requests_to_90": self.requests_to_90, "documents": self.documents,
+                "documents_to_90": self.documents_to_90, "dangerous": self.dangerous,
                 "dangerous_by_reason": self.dangerous_by_reason,
                 "curve": [list(p) for p in self.curve]}
 
@@ -135,11 +151,13 @@ def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], It
     """Units of ``truth`` found in the 2xx answers of ``entries``, and their dangerous requests."""
     found: set[str] = set()
     first: list[int] = []  # request count at which each unit was first found, in order
+    first_doc: list[int] = []  # the same in documents (page resources not counted)
     reasons: Counter[str] = Counter()
     curve: list[tuple[int, int]] = []
-    n = 0
+    n = docs = 0
     for entry in entries:
         n += 1
+        docs += is_document(entry)
         reason = dangerous(entry)
         if reason:
             reasons[reason] += 1
@@ -148,11 +166,14 @@ def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], It
             if new:
                 found |= new
                 first.extend([n] * len(new))
+                first_doc.extend([docs] * len(new))
                 curve.append((n, len(found)))
     if n and (not curve or curve[-1][0] != n):
         curve.append((n, len(found)))
     by_kind = Counter(truth.units[u].kind for u in found)
     counts = {k: by_kind.get(k, 0) for k in KINDS} | {
         "allowed": sum(truth.units[u].allowed for u in found), "total": len(found)}
-    to_90 = first[math.ceil(0.9 * len(first)) - 1] if first else None
-    return Score(counts, found, n, to_90, sum(reasons.values()), dict(reasons), curve)
+    mark = math.ceil(0.9 * len(first)) - 1
+    return Score(counts, found, n, first[mark] if first else None, docs,
+                 first_doc[mark] if first else None, sum(reasons.values()), dict(reasons),
+                 curve)
