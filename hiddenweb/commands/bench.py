@@ -3,6 +3,8 @@
 * ``coverage``: a strategy against a generated site's ground truth
   (:mod:`hiddenweb.bench.coverage`).
 * ``throughput``: ``hwdla`` against a bare Scrapy spider on the same form-less site.
+* ``realsites``: third-party web apps served locally, scored from the server's side
+  (:mod:`hiddenweb.bench.realsites`).
 * ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
 """
 
@@ -71,6 +73,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     frm.add_argument("--seed", type=int, default=1)
     frm.add_argument("--json", action="store_true")
     frm.set_defaults(func=forms)
+
+    from hiddenweb.bench.realsites.cli import add_parser as add_realsites_parser
+
+    add_realsites_parser(bench_sub)
 
     try:
         from hiddenweb.bench.lostsheep.cli import add_emris_parser
