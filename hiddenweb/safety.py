@@ -101,6 +101,11 @@ class _Lexicon:
         self.regex = re.compile(r"(?<!\S)(?:" + "|".join(alts) + r")(?!\S)") if alts else None
         self.cjk = tuple(cjk)
 
+    def search_all(self, text: str) -> list[str]:
+        """Every entry found in normalized ``text``, left to right."""
+        found = [m.group(0) for m in self.regex.finditer(text)] if self.regex else []
+        return found + [s for s in self.cjk if s in text]
+
     def search(self, text: str) -> str | None:
         """The first entry found in normalized ``text`` (a word or phrase), else None."""
         if self.regex is not None:
@@ -137,7 +142,9 @@ _WORDS: dict[str, list[str]] = {
         "deactivat*", "unsubscri*", "opt out", "optout", "logout", "log out", "logoff",
         "log off", "sign out", "signout", "sign off", "exit", "cancel*", "reset", "trash",
         "empty trash", "empty cart", "empty basket", "clear cart", "clear history",
-        "close account", "close my account", "terminate", "revok*", "unlink", "disconnect",
+        "close account", "close my account", "close session", "end session",
+        "stop emails", "stop these emails", "stop all emails", "stop receiving", "terminate",
+        "revok*", "unlink", "disconnect",
         "leave group", "approve", "reject", "unpublish", "ban", "mark as read", "mark all read",
         "mark all as read", "dismiss", "revert", "rollback", "undo", "destroy",
         "loschen", "losche", "loesch*", "entfern*", "abmelden", "ausloggen", "abmeldung",
@@ -165,7 +172,8 @@ _WORDS: dict[str, list[str]] = {
         "routing number", "sort code", "billing", "send money", "transfer*",
         "wire", "remit*", "withdraw*", "deposit", "donat*", "bid", "place bid", "book now",
         "reserve", "reservation", "reservations", "booking", "book this", "book a", "book your",
-        "book online", "rent now", "coupon", "voucher",
+        "book online", "free trial", "start trial", "start your trial", "start free trial",
+        "tip the", "send a tip", "leave a tip", "tip jar", "rent now", "coupon", "voucher",
         "promo code", "gift card", "subscribe and save",
         "kaufen", "kauf", "kaufe", "jetzt kaufen", "bestell*", "warenkorb", "in den warenkorb",
         "kasse", "zur kasse", "bezahl*", "zahlung*", "zahlen", "uberweis*", "ueberweis*",
@@ -223,7 +231,8 @@ _WORDS: dict[str, list[str]] = {
         "vote", "votes", "voted", "upvote", "downvote", "vote up", "vote down", "thumbs up",
         "thumbs down", "rate this", "add to favorites", "add to favourites", "favorite",
         "favourite", "add to wishlist", "wishlist", "bookmark this", "report abuse",
-        "report spam", "report this", "flag as", "abstimmen", "stimme abgeben", "bewerten",
+        "report spam", "report this", "flag as", "rsvp", "attend", "i m going", "abstimmen",
+        "stimme abgeben", "bewerten",
         "gefallt mir", "voter", "votez", "j aime", "votar", "voto", "me gusta", "vota",
         "votare", "mi piace", "curtir", "stemmen", "glosuj", "rosta",
         "голосовать", "投票", "いいね", "点赞",
@@ -267,7 +276,7 @@ HARMFUL_ORDER = ("password_reset", "destructive", "payment", "signup", "login", 
 #: a label that is only one of these words is a reaction or an action
 _SHORT_LABELS = {
     "vote": {"like", "unlike", "star", "unstar", "flag", "report", "1", "upvote", "pin",
-             "unpin", "clap", "heart", "love", "mi piace", "j aime", "me gusta", "curtir",
+             "unpin", "mi piace", "j aime", "me gusta", "curtir",
              "gefallt mir", "leuk", "polub", "lubie to", "follow", "unfollow", "watch",
              "unwatch", "subscribe"},
     "destructive": {"x", "close", "clear", "clear all", "block", "mute", "hide", "archive",
@@ -308,6 +317,13 @@ _SEARCH_FIELDS = {"q", "s", "k", "kw", "query", "search", "keyword", "keywords",
                   "search term", "searchterm", "text", "w", "wd", "p"}
 _STATE_NAMES = {"action", "op", "do", "cmd", "command", "task", "mode", "method", "event",
                 "intent", "act", "operation", "submit", "what"}
+#: words that name a topic in a link ("Password managers", "/p/7 payment"), not an action
+_LINK_NOUNS = frozenset(normalize(w) for w in (
+    "password", "passwords", "passwort", "kennwort", "mot de passe", "contraseña", "senha",
+    "wachtwoord", "пароль", "payment", "payments", "paiement", "pagamento", "pago", "zahlung",
+    "betaling", "deposit", "billing", "reservation", "reservations", "booking", "registration",
+    "newsletter", "newsletters", "username", "user name", "order", "orders", "donation",
+    "donations"))
 _URL_ACTIONS = {"del", "rm", "kill", "unsub", "signoff"}  # a whole path segment: an action
 _TEXT_KINDS = frozenset({"text", "search", "email", "tel", "url", "number", ""})
 _FINITE_KINDS = frozenset({"select", "radio", "checkbox"})
@@ -323,8 +339,9 @@ def token_like(value: str) -> bool:
     return len(value) >= 16 and " " not in value.strip()
 
 
-def _harmful(text: str) -> list[str]:
-    """Harmful classes whose words ``text`` (normalized) carries, in :data:`HARMFUL_ORDER`."""
+def _harmful(text: str, nouns: frozenset[str] = frozenset()) -> list[str]:
+    """Harmful classes whose words ``text`` (normalized) carries, in :data:`HARMFUL_ORDER`;
+    a match that is one of ``nouns`` (a link's topic: "password", "payment") does not count."""
     found = []
     for name in HARMFUL_ORDER:
         probe = text
@@ -332,14 +349,19 @@ def _harmful(text: str) -> list[str]:
             probe = _SORT.sub(" ", text)
             if _SORTWORDS.search(probe):
                 probe = _ORDER.sub(" ", probe)
-        if _LEX[name].search(probe):
+        if nouns:
+            if any(m not in nouns for m in _LEX[name].search_all(probe)):
+                found.append(name)
+        elif _LEX[name].search(probe):
             found.append(name)
-    if "password_reset" not in found and _PASSWORD.search(text) and re.search(
-            r"(?<!\S)(?:forgot\w*|reset|recover\w*|lost|vergessen|oublie|olvid\w*|"
-            r"dimenticat\w*|esquec\w*|vergeten|recuper\w*|restablec\w*|redefin\w*)(?!\S)",
-            text):
+    if "password_reset" not in found and _PASSWORD.search(text) and _RESET.search(text):
         found.insert(0, "password_reset")
     return found
+
+
+_RESET = re.compile(
+    r"(?<!\S)(?:forgot\w*|reset|recover\w*|lost|vergessen|oublie|olvid\w*|"
+    r"dimenticat\w*|esquec\w*|vergeten|recuper\w*|restablec\w*|redefin\w*)(?!\S)")
 
 
 def _short(text: str) -> list[str]:
@@ -565,9 +587,10 @@ def _classify(text: str, label: str, facts: _Facts, method: str) -> tuple[str, s
         if facts.only_email:
             return "subscribe", "e-mail field alone"
         return "unknown", "personal data"
-    if facts.finite and not facts.free:
-        return "filter", "finite fields"
     neutral = _LEX["neutral"].search(text)
+    if facts.finite and not facts.free and (neutral or not post):
+        # by POST only with a word that says so: a poll or an RSVP is finite fields too
+        return "filter", neutral or "finite fields"
     if neutral:
         return "neutral", neutral
     return "unknown", "no known word"
@@ -591,7 +614,7 @@ def judge_link(url: str, label: str = "", markup: Mapping[str, str] | None = Non
     if segments & _URL_ACTIONS and "destructive" not in allow:
         return Verdict(False, "destructive", "destructive", "/".join(segments & _URL_ACTIONS))
     text = f"{words} {url_words(url)}"
-    for kind in _harmful(text) + _short(words):
+    for kind in _harmful(text, _LINK_NOUNS) + _short(words):
         if kind in LINK_REFUSED and kind not in allow:
             return Verdict(False, kind, kind, _LEX[kind].search(text) or words)
     return Verdict(True, "neutral")

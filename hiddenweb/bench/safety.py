@@ -119,7 +119,8 @@ def run(path: Path = CORPUS, policy: SafetyPolicy | None = None) -> dict:
             held["tp" if refused and e.unsafe else "fp" if refused else
                  "fn" if e.unsafe else "tn"] += 1
         if refused != e.unsafe:
-            wrong.append({"line": e.line, "heldout": e.heldout, "label": "unsafe" if e.unsafe else "safe",
+            wrong.append({"line": e.line, "heldout": e.heldout,
+                          "label": "unsafe" if e.unsafe else "safe",
                           "class": e.kind, "lang": e.lang, "judged": why,
                           "html": e.html[:160]})
     return {
@@ -154,5 +155,6 @@ def print_report(result: dict) -> None:
     for key, fig in result["by"].items():
         print(f"  {key:10s} {fig['right']}/{fig['entries']} right")
     for w in result["misjudged"]:
-        print(f"  line {w['line']}{' (held out)' if w['heldout'] else ''}: {w['label']} {w['class']} ({w['lang']}) judged "
+        late = " (held out)" if w["heldout"] else ""
+        print(f"  line {w['line']}{late}: {w['label']} {w['class']} ({w['lang']}) judged "
               f"{w['judged']}: {w['html'][:100]}")

@@ -3,6 +3,7 @@
 * ``coverage``: a strategy against a generated site's ground truth
   (:mod:`hiddenweb.bench.coverage`).
 * ``throughput``: ``hwdla`` against a bare Scrapy spider on the same form-less site.
+* ``safety``: the safety policy on its labelled corpus (:mod:`hiddenweb.bench.safety`).
 * ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
 """
 
@@ -71,6 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     frm.add_argument("--seed", type=int, default=1)
     frm.add_argument("--json", action="store_true")
     frm.set_defaults(func=forms)
+
+    saf = bench_sub.add_parser("safety", help="the safety policy on its labelled corpus")
+    saf.add_argument("--corpus", type=Path, default=None,
+                     help="a corpus file (default: tests/safety/corpus.txt)")
+    saf.add_argument("--json", action="store_true")
+    saf.set_defaults(func=safety)
 
     try:
         from hiddenweb.lostsheep.cli import add_emris_parser
@@ -164,6 +171,21 @@ def forms(args: argparse.Namespace) -> int:
             frm.print_confusion(name, result[name])
     if result["formasaurus_error"]:
         print(f"formasaurus not usable: {result['formasaurus_error']}")
+    return 0
+
+
+def safety(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import safety as saf
+
+    path = args.corpus or saf.CORPUS
+    try:
+        result = saf.run(path)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"hiddenweb bench safety: {exc}") from None
+    if args.json:
+        print(json.dumps(result))
+    else:
+        saf.print_report(result)
     return 0
 
 
