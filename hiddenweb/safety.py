@@ -28,8 +28,9 @@ Contract
   (path, query keys and values) carries a destructive, auth, commerce, subscribe or vote word, or
   whose markup says it is not a plain GET (``data-method="delete"``, ``data-confirm``), is not
   followed. Contact links are followed (a contact page is public content).
-* :func:`judge_replay` → :class:`Verdict`: a stored request (method, URL, submitted fields) for
-  ``-a recrawl=1``, judged again by the current policy from what the store kept.
+* :func:`judge_replay` → :class:`Verdict`: a stored request (method, URL, submitted fields, the
+  class its form had) for ``-a recrawl=1``, judged again by the current policy from what the
+  store kept; a stored POST without a class is never replayed.
 
 Refusal reasons are the refused class names; the spider counts them as
 ``hiddenweb/safety/refused/<reason>``.
@@ -43,7 +44,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qsl, unquote_plus, urlsplit
+from urllib.parse import parse_qsl, unquote_plus, urljoin, urlsplit
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -77,45 +78,68 @@ def normalize(text: str) -> str:
     if not text:
         return ""
     text = _CAMEL.sub(r"\1 \2", text)
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    if text.isascii():
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
     return " ".join(t for t in _SPLIT.split(text) if t)
 
 
-class _Lexicon:
-    """Words (``delete``), phrases (``add to cart``), stems (``delet*``) and CJK strings of
-    one class, matched on :func:`normalize`\\ d text as one regular expression."""
+_MAX_GRAM = 5
 
-    def __init__(self, entries: Iterable[str]):
-        alts, cjk = [], []
-        for entry in entries:
-            if _CJK.search(entry):
-                cjk.append(entry)
-                continue
-            stem = entry.endswith("*")
-            words = normalize(entry.rstrip("*"))
-            if not words:
-                continue
-            alts.append(re.escape(words) + (r"\w*" if stem else ""))
-        alts.sort(key=len, reverse=True)
-        self.regex = re.compile(r"(?<!\S)(?:" + "|".join(alts) + r")(?!\S)") if alts else None
-        self.cjk = tuple(cjk)
+
+class _Lexicon:
+    """Words (``delete``), phrases (``add to cart``), stems (``delet*``, a word's start) and
+    CJK strings (found anywhere) of one or more classes, looked up in normalized
+    text by its word n-grams: a few dictionary lookups per word, whatever the lexicon's size."""
+
+    def __init__(self, entries: Iterable[str] | Mapping[str, Iterable[str]]):
+        classes = entries if isinstance(entries, Mapping) else {"": entries}
+        self.grams: dict[str, tuple[str, ...]] = {}
+        self.stems: dict[str, tuple[str, ...]] = {}
+        self.cjk: list[tuple[str, str]] = []
+        for name, words in classes.items():
+            for entry in words:
+                if _CJK.search(entry):
+                    self.cjk.append((entry, name))
+                    continue
+                stem = entry.endswith("*")
+                key = normalize(entry.rstrip("*"))
+                table = self.stems if stem else self.grams
+                if key and name not in table.get(key, ()):
+                    table[key] = (*table.get(key, ()), name)
+        self.stem_starts = tuple(self.stems)
+
+    def find(self, text: str) -> list[tuple[str, str]]:
+        """(class, entry found) for every entry in normalized ``text``, left to right."""
+        out: list[tuple[str, str]] = []
+        tokens = text.split()
+        grams, stems = self.grams, self.stem_starts
+        for i, token in enumerate(tokens):
+            gram = token
+            for j in range(i + 1, min(i + _MAX_GRAM, len(tokens)) + 1):
+                if j > i + 1:
+                    gram = f"{gram} {tokens[j - 1]}"
+                hit = grams.get(gram)
+                if hit:
+                    out.extend((c, gram) for c in hit)
+            if stems and token.startswith(stems):
+                for stem, names in self.stems.items():
+                    if token.startswith(stem):
+                        out.extend((c, token) for c in names)
+        if self.cjk and not text.isascii():
+            out.extend((c, s) for s, c in self.cjk if s in text)
+        return out
 
     def search_all(self, text: str) -> list[str]:
-        """Every entry found in normalized ``text``, left to right."""
-        found = [m.group(0) for m in self.regex.finditer(text)] if self.regex else []
-        return found + [s for s in self.cjk if s in text]
+        """Every entry found in normalized ``text``."""
+        return [entry for _, entry in self.find(text)]
 
     def search(self, text: str) -> str | None:
-        """The first entry found in normalized ``text`` (a word or phrase), else None."""
-        if self.regex is not None:
-            m = self.regex.search(text)
-            if m:
-                return m.group(0)
-        for s in self.cjk:
-            if s in text:
-                return s
-        return None
+        """The first entry found in normalized ``text``, else None."""
+        found = self.find(text)
+        return found[0][1] if found else None
 
 
 # Each class: English, then de, fr, es, it, pt, nl, pl, sv, ru, zh/ja. Stems end with "*".
@@ -270,6 +294,7 @@ _WORDS: dict[str, list[str]] = {
     ],
 }
 _LEX = {name: _Lexicon(entries) for name, entries in _WORDS.items()}
+_ALL = _Lexicon(_WORDS)
 #: harmful classes, in the order a reason is given when several apply
 HARMFUL_ORDER = ("password_reset", "destructive", "payment", "signup", "login", "subscribe",
                  "vote")
@@ -342,21 +367,17 @@ def token_like(value: str) -> bool:
 def _harmful(text: str, nouns: frozenset[str] = frozenset()) -> list[str]:
     """Harmful classes whose words ``text`` (normalized) carries, in :data:`HARMFUL_ORDER`;
     a match that is one of ``nouns`` (a link's topic: "password", "payment") does not count."""
-    found = []
-    for name in HARMFUL_ORDER:
-        probe = text
-        if name == "payment" and _ORDER.search(text):
-            probe = _SORT.sub(" ", text)
-            if _SORTWORDS.search(probe):
-                probe = _ORDER.sub(" ", probe)
-        if nouns:
-            if any(m not in nouns for m in _LEX[name].search_all(probe)):
-                found.append(name)
-        elif _LEX[name].search(probe):
-            found.append(name)
+    found = {c for c, entry in _ALL.find(text) if entry not in nouns}
+    if "payment" in found and _ORDER.search(text):
+        probe = _SORT.sub(" ", text)
+        if _SORTWORDS.search(probe):
+            probe = _ORDER.sub(" ", probe)
+        if not any(entry not in nouns for entry in _LEX["payment"].search_all(probe)):
+            found.discard("payment")
+    ordered = [name for name in HARMFUL_ORDER if name in found]
     if "password_reset" not in found and _PASSWORD.search(text) and _RESET.search(text):
-        found.insert(0, "password_reset")
-    return found
+        ordered.insert(0, "password_reset")
+    return ordered
 
 
 _RESET = re.compile(
@@ -608,9 +629,9 @@ def judge_link(url: str, label: str = "", markup: Mapping[str, str] | None = Non
             and "destructive" not in allow:
         return Verdict(False, "destructive", "destructive", "data-confirm")
     words = normalize(label)
-    if len(words.split()) > 3 and _LEX["payment"].search(words) in ("order", "orders"):
+    if len(words.split()) > 3 and set(_LEX["payment"].search_all(words)) <= {"order", "orders"}:
         words = _ORDER.sub(" ", words)  # a title ("The Order of the Phoenix"), not an action
-    segments = {normalize(seg) for seg in urlsplit(url or "").path.split("/")}
+    segments = {seg.lower() for seg in urlsplit(url or "").path.split("/")}
     if segments & _URL_ACTIONS and "destructive" not in allow:
         return Verdict(False, "destructive", "destructive", "/".join(segments & _URL_ACTIONS))
     text = f"{words} {url_words(url)}"
@@ -620,52 +641,65 @@ def judge_link(url: str, label: str = "", markup: Mapping[str, str] | None = Non
     return Verdict(True, "neutral")
 
 
-@dataclass
-class _StoredField:
-    name: str
-    kind: str
-    default: str
-    descriptors: list[str] = field(default_factory=list)
+_MARKED = ("//a[@href][@title or @aria-label or @data-method or @data-confirm"
+           " or @data-turbo-method or @data-turbo-confirm]")
+_MARKUP_KEYS = ("data-method", "data-confirm", "data-turbo-method", "data-turbo-confirm")
 
 
-@dataclass
-class _StoredForm:
-    action: str
-    method: str
-    text: str
-    fields: list[_StoredField]
-    buttons: list[Any] = field(default_factory=list)
+def link_markup(selector: Any, base_url: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """Absolute URL → (``title`` and ``aria-label`` text, the ``data-method``/``data-confirm``
+    attributes) of a page's links that have any, for :func:`judge_link` (a link extractor keeps
+    only the anchor text). ``selector``: the page's parsel ``Selector``; empty when it is not
+    markup."""
+    out: dict[str, tuple[str, dict[str, str]]] = {}
+    try:
+        anchors = selector.xpath(_MARKED)
+    except (ValueError, AttributeError):
+        return out
+    for a in anchors:
+        attrs = a.attrib
+        url = urljoin(base_url, attrs.get("href", "").strip())
+        label = " ".join(attrs.get(k, "") for k in ("title", "aria-label")).strip()
+        marks = {k: attrs[k] for k in _MARKUP_KEYS if k in attrs}
+        old = out.get(url)
+        if old is not None:  # the same URL twice: keep every word and mark
+            label, marks = f"{old[0]} {label}".strip(), {**old[1], **marks}
+        out[url] = (label, marks)
+    return out
 
 
 def judge_replay(method: str, url: str, fields: Mapping[str, Any] | None,
-                 allow: frozenset[str] = frozenset()) -> Verdict:
-    """The policy's verdict on replaying a stored request (``-a recrawl=1``): its URL as a link's,
-    and for a submission its fields as a form's (every field taken as free text, hidden when its
-    value looks like a token): a POST is replayed only when that reads as search, filter or
-    neutral."""
+                 form_class: str | None = None, allow: frozenset[str] = frozenset()
+                 ) -> Verdict:
+    """The policy's verdict on replaying a stored request (``-a recrawl=1``): its URL as a link's;
+    a submission only when the class its form was given when it was made (``form_class``, kept
+    by the store) is one the policy sends by ``method`` — a POST without one is never replayed —
+    and no field name or value is harmful or a password."""
     link = judge_link(url, allow=allow)
     if not link.allowed:
         return link
-    if not fields and method.upper() == "GET":
-        return link
-    stored = []
+    if form_class is None:
+        if method.upper() == "POST" and "unknown" not in allow:
+            return Verdict(False, "unknown", "unknown", "no form class stored")
+        if not fields:
+            return link
+    elif not permitted(form_class, method, allow):
+        return Verdict(False, form_class, form_class, "stored form class")
+    names = [str(n) for n in (fields or {})]
+    if any(set(normalize(n).split()) & _PASSWORD_NAMES or _PASSWORD.search(normalize(n))
+           for n in names) and "login" not in allow:
+        return Verdict(False, "login", "login", "password field")
+    words = " ".join(normalize(n) for n in names)
     for name, value in (fields or {}).items():
         text = "" if value is None else str(value)
-        kind = "hidden" if token_like(text) or normalize(name) in _STATE_NAMES else "text"
-        stored.append(_StoredField(name, kind, text, [name, name, "", "", "", ""]))
-    values = " ".join(str(v) for v in (fields or {}).values()
-                      if v is not None and not token_like(str(v)))
-    form = _StoredForm(url, method.upper(), "", stored)
-    verdict = judge_form(form, allow)
-    if verdict.reason == "unknown" and verdict.evidence == "no known word":
-        # the store keeps no form text: fields with no harmful, personal, message, payment
-        # or password name, values and URL with no harmful word, read as neutral
-        verdict = FormVerdict(True, "neutral", None, "stored fields")
-    if verdict.allowed and _harmful(normalize(values)):
-        kind = _harmful(normalize(values))[0]
+        if not token_like(text):
+            words += " " + normalize(text)
+        if normalize(str(name)) == "method" and text.lower() in ("delete", "put", "patch"):
+            words += " delete"
+    for kind in _harmful(words):
         if not permitted(kind, method, allow):
-            return Verdict(False, kind, kind, "submitted value")
-    return Verdict(verdict.allowed, verdict.kind, verdict.reason, verdict.evidence)
+            return Verdict(False, kind, kind, _LEX[kind].search(words) or kind)
+    return Verdict(True, form_class or "neutral")
 
 
 # -- configuration --------------------------------------------------------------------------------
@@ -706,5 +740,6 @@ class SafetyPolicy:
              ) -> Verdict:
         return judge_link(url, label, markup, self.allow)
 
-    def replay(self, method: str, url: str, fields: Mapping[str, Any] | None) -> Verdict:
-        return judge_replay(method, url, fields, self.allow)
+    def replay(self, method: str, url: str, fields: Mapping[str, Any] | None,
+               form_class: str | None = None) -> Verdict:
+        return judge_replay(method, url, fields, form_class, self.allow)

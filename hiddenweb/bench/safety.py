@@ -15,7 +15,7 @@ from pathlib import Path
 
 from parsel import Selector
 
-from hiddenweb.forms import extract_forms
+from hiddenweb.forms.extract import extract_forms
 from hiddenweb.safety import SafetyPolicy
 
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "safety" / "corpus.txt"

@@ -5,7 +5,9 @@
 endpoint's shared state (:class:`~hiddenweb.forms.endpoint.Endpoint`), and returns the requests
 to schedule. The interface with the spider:
 
-* :meth:`page` — a page with new content: its forms, classified; the safe, fillable ones start
+* :meth:`page` — a page with new content: its forms, judged by the safety policy
+  (``spider.safety``, :mod:`hiddenweb.safety`: one call per form, marked ``SAFETY:``, which also
+  picks the button to click); the allowed, fillable ones start
   exploring (their first wave of submissions); a form seen before adds the page's words to its
   prior; a dependent select starts a probe in Chromium (the spider's ``dependent_options``
   callback hands the probe's answer to :meth:`dependent_options`).
@@ -38,7 +40,6 @@ from scrapy.http import Response, TextResponse
 
 from hiddenweb import defaults
 from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS, submitted_by_script
-from hiddenweb.forms.classify import SAFE_FORM_CLASSES, button_class, classify, submit_button
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import ButtonInfo, FormInfo, dependent_fields, extract_forms, pin
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
+    from hiddenweb.safety import FormVerdict
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
 logger = logging.getLogger(__name__)
@@ -68,7 +70,6 @@ class FormsConfig:
     """The ``HIDDENWEB_*`` settings of form exploration (docs/settings.md)."""
 
     submit: bool
-    classes: frozenset[str]  # form classes submitted: search, filter and the opted-in ones
     max_submissions: int
     wave: int
     patience: int
@@ -86,7 +87,6 @@ class FormsConfig:
 
         return cls(
             submit=get("HIDDENWEB_SUBMIT_FORMS", s.getbool),
-            classes=SAFE_FORM_CLASSES | set(get("HIDDENWEB_UNSAFE_FORM_CLASSES", s.getlist)),
             max_submissions=get("HIDDENWEB_MAX_SUBMISSIONS_PER_FORM", s.getint),
             wave=get("HIDDENWEB_FORM_WAVE", s.getint),
             patience=get("HIDDENWEB_FORM_PATIENCE", s.getint),
@@ -152,7 +152,8 @@ class FormCrawler:
         rendered = "playwright" in (response.flags or [])
         prior: Callable[[str], float] | None = None  # the page's words: read once, if needed
         for form in extract_forms(response.selector, response.url):
-            form_class = classify(form)
+            verdict = self.spider.safety.form(form)  # SAFETY: a form, its buttons, their methods
+            form_class = verdict.kind
             stats.inc_value(f"hiddenweb/forms/found/{form_class}")
             if form.signature in self.seen:
                 seen = self.explorers.get(form.signature)
@@ -167,7 +168,7 @@ class FormCrawler:
                 stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
             self.seen.add(form.signature)
-            button = self._button(form, form_class, response.url)
+            button = self._button(form, verdict, response.url)
             if button is False:
                 continue
             form_only = bool(response.meta.get("hiddenweb_form_only"))
@@ -199,22 +200,23 @@ class FormCrawler:
                 stats.inc_value("hiddenweb/forms/browser_forms")
             yield from self._start(explorer)
 
-    def _button(self, form: FormInfo, form_class: str, url: str) -> ButtonInfo | None | bool:
+    def _button(self, form: FormInfo, verdict: FormVerdict, url: str
+                ) -> ButtonInfo | None | bool:
         """The button to click (None: submitted by Enter), or False when the form is not to be
-        submitted (its class, every button's class, or an action off the crawl's scope)."""
+        submitted (the safety policy refused it and every button, or its action is off the
+        crawl's scope). Refusals are counted (``hiddenweb/forms/skipped/<reason>``,
+        ``…/skipped_buttons`` and the spider's ``hiddenweb/safety/…``)."""
         stats = self.stats
-        allowed = self.config.classes
-        if form_class not in allowed:
-            stats.inc_value(f"hiddenweb/forms/skipped/{form_class}")
-            logger.debug("Not submitting %s form %s on %s", form_class, form.signature, url)
+        if not verdict.allowed:
+            stats.inc_value(f"hiddenweb/forms/skipped/{verdict.reason}")
+            self.spider.refuse("forms", verdict.reason)
+            logger.debug("Not submitting %s form %s on %s (%s)", verdict.reason, form.signature,
+                         url, verdict.evidence)
             return False
-        button = submit_button(form, form_class, allowed)
-        for b in form.buttons:
-            if button_class(form, form_class, b) not in allowed:
-                stats.inc_value("hiddenweb/forms/skipped_buttons")
-        if button is False:
-            stats.inc_value(f"hiddenweb/forms/skipped/{form_class}")
-            return False
+        for _, reason in verdict.refused_buttons:  # never clicked: another one is
+            stats.inc_value("hiddenweb/forms/skipped_buttons")
+            self.spider.refuse("buttons", reason)
+        button = form.buttons[verdict.button] if verdict.button is not None else None
         if not self.spider.in_scope(button.action if button else form.action):
             stats.inc_value("hiddenweb/forms/skipped/offsite")
             return False
