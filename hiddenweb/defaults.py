@@ -8,7 +8,9 @@ user has no reason to change, which benchmarks override for one crawl with ``HID
 
 # --- scope and safety (spider) ---------------------------------------------------------------
 HIDDENWEB_SUBMIT_FORMS = True
-HIDDENWEB_UNSAFE_FORM_CLASSES: list[str] = []  # opt in: e.g. ["login"]; never the default
+# form classes the safety policy may submit beyond its own (docs/safety.md); never the default
+HIDDENWEB_FORMS_ALLOW: list[str] = []
+HIDDENWEB_UNSAFE_FORM_CLASSES: list[str] = []  # deprecated alias of HIDDENWEB_FORMS_ALLOW
 HIDDENWEB_LVS_DIR = ""  # empty: the bundled lvs_data/ directory
 HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
 HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty is judged

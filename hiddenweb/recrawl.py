@@ -3,12 +3,15 @@ record → rank → filter loop, :meth:`hiddenweb.store.VisitStore.recrawl_targe
 
 :func:`recrawl_requests` yields one request per stored page that is due, highest rank first
 (priority by rank), each replayed as it was made (a form's POST with its fields), restricted
-to the seed's host when there is a seed. Pages are revisited, not expanded.
+to the seed's host when there is a seed, and only when the safety policy allows it now
+(:func:`hiddenweb.safety.judge_replay`: a stored POST without the form class the store keeps is
+never replayed). Pages are revisited, not expanded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
@@ -18,8 +21,9 @@ from hiddenweb import defaults
 
 
 def recrawl_requests(crawler: Crawler, host: str | None, callback: Callable,
-                     errback: Callable, logger: object) -> Iterator[scrapy.Request]:
-    """The store's pages in rank order (``VisitStore.recrawl_targets``), highest first."""
+                     errback: Callable, logger: Any, spider: Any) -> Iterator[scrapy.Request]:
+    """The store's pages in rank order (``VisitStore.recrawl_targets``), highest first, that
+    ``spider.safety`` allows (a refusal is counted by ``spider.refuse``)."""
     from hiddenweb.store import VisitStore, resolve_store_path
 
     s = crawler.settings
@@ -36,9 +40,16 @@ def recrawl_requests(crawler: Crawler, host: str | None, callback: Callable,
     logger.info("Recrawl: %d stored pages due, in rank order", len(targets))
     crawler.stats.set_value("hiddenweb/recrawl/targets", len(targets))
     for rank, target in enumerate(targets):
+        verdict = spider.safety.replay(target.method, target.url, target.formdata,
+                                       target.form_class)  # SAFETY: a stored request
+        if not verdict.allowed:
+            spider.refuse("replays", verdict.reason)
+            logger.info("Recrawl: not replaying %s %s (%s: %s)", target.method, target.url,
+                        verdict.reason, verdict.evidence)
+            continue
         fields = target.formdata
         form = ({"action": target.url, "method": target.method, "fields": fields,
-                 "form_class": "recrawl", "signature": "recrawl"} if fields else None)
+                 "form_class": target.form_class, "signature": "recrawl"} if fields else None)
         meta = {"hiddenweb_reached_by": {"kind": "recrawl", "form": form},
                 "hiddenweb_form_only": target.hidden}
         priority = len(targets) - rank

@@ -27,6 +27,9 @@ Choices where the paper is silent:
   form's action URL alone is shared by all its answers); ``form`` keeps the fields for a recrawl.
 - *Available* (for ``ttl``): the request got an HTTP status below 400.
 - *Time spent* for a crawl visit is ``fetch_seconds``; imported user visits give their own.
+- *Form class*: the safety policy's class of the form a submission was made with
+  (``form_class``, ``hiddenweb.safety``): a recrawl replays a POST only when it is one the policy
+  submits; a store written before it has none, and its POSTs are not replayed.
 - *Hidden*: 1 when every crawl visit reached the page only through a form (``form_only``); one
   visit over links alone makes it 0.
 - *Latest-visit fields* (``last_status``, ``fresh_until``, ``fingerprint`` …) come from the visit
@@ -68,7 +71,7 @@ RANKINGS: dict[str, str] = {
 }
 PAGE_COLUMNS = (
     "id, url, method, form, frequency, weightage, ttl, first_seen, last_seen, last_status, "
-    "final_url, fresh_until, fingerprint, hidden, reached_by, depth, title"
+    "final_url, fresh_until, fingerprint, hidden, reached_by, depth, title, form_class"
 )
 
 migrations = Migrations("hiddenweb.store")
@@ -104,6 +107,14 @@ def m001_visits_and_pages(db: Database) -> None:
     )
 
 
+@migrations()
+def m002_form_class(db: Database) -> None:
+    """The safety policy's class of the form a submission was made with (``search``, …), so a
+    recrawl replays a POST only when the policy had allowed it (``hiddenweb.safety``)."""
+    for table in ("visits", "pages"):
+        db[table].add_column("form_class", str)
+
+
 @dataclass(frozen=True, slots=True)
 class Visit:
     """One visit of one page, by the crawler or by a user."""
@@ -124,6 +135,7 @@ class Visit:
     reached_by: str | None = None
     depth: int | None = None
     title: str | None = None
+    form_class: str | None = None
 
     @property
     def key(self) -> str:
@@ -139,22 +151,26 @@ class Visit:
             self.visit_id, self.key, self.url, self.method.upper(), form, self.source, self.at,
             float(self.seconds), int(bool(self.available)), self.status, self.final_url,
             self.fresh_until, self.fingerprint, hidden, self.reached_by, self.depth, self.title,
+            self.form_class,
         )  # fmt: skip
 
 
 _INSERT_VISIT = (
     # ON CONFLICT(visit_id), not OR IGNORE: only a known visit id is skipped, a NULL still fails.
     "INSERT INTO visits (visit_id, key, url, method, form, source, at, seconds, "
-    "available, status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(visit_id) DO NOTHING"
+    "available, status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title, "
+    "form_class) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(visit_id) DO NOTHING"
 )
-_LATEST = ("last_status", "final_url", "fresh_until", "fingerprint", "reached_by", "depth", "title")
+_LATEST = ("last_status", "final_url", "fresh_until", "fingerprint", "reached_by", "depth", "title",
+           "form_class")
 # The paper's update algorithm, as one upsert per new visit row.
 _UPSERT_PAGE = (
     "INSERT INTO pages (key, url, method, form, frequency, weightage, ttl, first_seen, last_seen, "
-    "last_status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title) "
-    "SELECT key, url, method, form, 1, seconds, available, at, at, status, final_url, "
-    "fresh_until, fingerprint, hidden, reached_by, depth, title FROM visits WHERE visit_id = ? "
+    "last_status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title, "
+    "form_class) SELECT key, url, method, form, 1, seconds, available, at, at, status, final_url, "
+    "fresh_until, fingerprint, hidden, reached_by, depth, title, form_class FROM visits "
+    "WHERE visit_id = ? "
     "ON CONFLICT(key) DO UPDATE SET frequency = frequency + 1, "
     "weightage = weightage + excluded.weightage, ttl = ttl + excluded.ttl, "
     "first_seen = min(first_seen, excluded.first_seen), "
@@ -192,6 +208,7 @@ class RecrawlTarget:
     ttl: int
     fresh_until: float | None
     hidden: bool = False
+    form_class: str | None = None  # the safety policy's class of a form submission
 
 
 class VisitStore:
@@ -298,6 +315,7 @@ class VisitStore:
                     page["ttl"],
                     page["fresh_until"],
                     bool(page["hidden"]),
+                    page["form_class"],
                 )
             )
             if limit is not None and len(targets) >= limit:
@@ -427,4 +445,5 @@ def visit_from_item(item: Mapping[str, Any], visit_id: str, now: float | None = 
         reached_by=reached_by.get("kind") if isinstance(reached_by, Mapping) else None,
         depth=item.get("depth"),
         title=item.get("title"),
+        form_class=form.get("form_class") if isinstance(form, Mapping) else None,
     )

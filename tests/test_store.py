@@ -67,7 +67,7 @@ def test_reopen_keeps_data_and_schema_once(tmp_path):
         s.record([Visit("d:1", "http://x/a", 1.0, True, 2.0)])
         assert s.counts() == {"visits": 2, "pages": 1, "frequency": 2}
         applied = [m.name for m in __import__("hiddenweb.store").store.migrations.applied(s.db)]
-        assert applied == ["m001_visits_and_pages"]
+        assert applied == ["m001_visits_and_pages", "m002_form_class"]
         assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 

@@ -1,8 +1,8 @@
 """Classify a form, and its submit buttons, by rules on its fields, action and wording.
 
-:func:`classify` puts a form in one of :data:`FORM_CLASSES`. Only ``search`` and ``filter``
-forms are submitted unless the user opts in (``HIDDENWEB_UNSAFE_FORM_CLASSES``): a crawler must
-never log in, sign up, pay, post a message or delete anything by default.
+:func:`classify` puts a form in one of :data:`FORM_CLASSES` (``hiddenweb bench forms`` compares
+it with formasaurus). What the crawl submits and clicks is decided by the safety policy,
+:mod:`hiddenweb.safety` (``docs/safety.md``), not by these rules.
 :func:`submit_button` picks the first button whose own click is of an allowed class (a "Delete"
 button beside "Search" is never clicked).
 """

@@ -11,7 +11,6 @@ from scrapy.settings import BaseSettings
 
 from hiddenweb import defaults
 from hiddenweb.config import lab
-from hiddenweb.forms.classify import SAFE_FORM_CLASSES
 
 
 @dataclass(frozen=True)
@@ -19,7 +18,6 @@ class FormsConfig:
     """The ``HIDDENWEB_*`` settings of form exploration (docs/settings.md)."""
 
     submit: bool
-    classes: frozenset[str]  # form classes submitted: search, filter and the opted-in ones
     max_submissions: int
     wave: int
     patience: int
@@ -37,7 +35,6 @@ class FormsConfig:
 
         return cls(
             submit=get("HIDDENWEB_SUBMIT_FORMS", s.getbool),
-            classes=SAFE_FORM_CLASSES | set(get("HIDDENWEB_UNSAFE_FORM_CLASSES", s.getlist)),
             max_submissions=get("HIDDENWEB_MAX_SUBMISSIONS_PER_FORM", s.getint),
             wave=lab(s, "form_wave"),
             patience=lab(s, "form_patience"),

@@ -5,7 +5,9 @@
 endpoint's shared state (:class:`~hiddenweb.forms.endpoint.Endpoint`), and returns the requests
 to schedule. The interface with the spider:
 
-* :meth:`page` — a page with new content: its forms, classified; the safe, fillable ones start
+* :meth:`page` — a page with new content: its forms, judged by the safety policy
+  (``spider.safety``, :mod:`hiddenweb.safety`: one call per form, marked ``SAFETY:``, which also
+  picks the button to click); the allowed, fillable ones start
   exploring (their first wave of submissions); a form seen before adds the page's words to its
   prior; a dependent select starts a probe in Chromium (the spider's ``dependent_options``
   callback hands the probe's answer to :meth:`dependent_options`).
@@ -36,7 +38,6 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS, submitted_by_script
-from hiddenweb.forms.classify import button_class, classify, submit_button
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -56,6 +57,7 @@ from hiddenweb.signals import download_budget_exhausted
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from hiddenweb.safety import FormVerdict
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
 logger = logging.getLogger(__name__)
@@ -114,7 +116,8 @@ class FormCrawler:
         rendered = "playwright" in (response.flags or [])
         prior: Callable[[str], float] | None = None  # the page's words: read once, if needed
         for form in extract_forms(response.selector, response.url):
-            form_class = classify(form)
+            verdict = self.spider.safety.form(form)  # SAFETY: a form, its buttons, their methods
+            form_class = verdict.kind
             stats.inc_value(f"hiddenweb/forms/found/{form_class}")
             if form.signature in self.seen:
                 seen = self.explorers.get(form.signature)
@@ -129,7 +132,7 @@ class FormCrawler:
                 stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
             self.seen.add(form.signature)
-            button = self._button(form, form_class, response.url)
+            button = self._button(form, verdict, response.url)
             if button is False:
                 continue
             form_only = bool(response.meta.get("hiddenweb_form_only"))
@@ -161,22 +164,23 @@ class FormCrawler:
                 stats.inc_value("hiddenweb/forms/browser_forms")
             yield from self._start(explorer)
 
-    def _button(self, form: FormInfo, form_class: str, url: str) -> ButtonInfo | None | bool:
+    def _button(self, form: FormInfo, verdict: FormVerdict, url: str
+                ) -> ButtonInfo | None | bool:
         """The button to click (None: submitted by Enter), or False when the form is not to be
-        submitted (its class, every button's class, or an action off the crawl's scope)."""
+        submitted (the safety policy refused it and every button, or its action is off the
+        crawl's scope). Refusals are counted (``hiddenweb/forms/skipped/<reason>``,
+        ``…/skipped_buttons`` and the spider's ``hiddenweb/safety/…``)."""
         stats = self.stats
-        allowed = self.config.classes
-        if form_class not in allowed:
-            stats.inc_value(f"hiddenweb/forms/skipped/{form_class}")
-            logger.debug("Not submitting %s form %s on %s", form_class, form.signature, url)
+        if not verdict.allowed:
+            stats.inc_value(f"hiddenweb/forms/skipped/{verdict.reason}")
+            self.spider.refuse("forms", verdict.reason)
+            logger.debug("Not submitting %s form %s on %s (%s)", verdict.reason, form.signature,
+                         url, verdict.evidence)
             return False
-        button = submit_button(form, form_class, allowed)
-        for b in form.buttons:
-            if button_class(form, form_class, b) not in allowed:
-                stats.inc_value("hiddenweb/forms/skipped_buttons")
-        if button is False:
-            stats.inc_value(f"hiddenweb/forms/skipped/{form_class}")
-            return False
+        for _, reason in verdict.refused_buttons:  # never clicked: another one is
+            stats.inc_value("hiddenweb/forms/skipped_buttons")
+            self.spider.refuse("buttons", reason)
+        button = form.buttons[verdict.button] if verdict.button is not None else None
         if not self.spider.in_scope(button.action if button else form.action):
             stats.inc_value("hiddenweb/forms/skipped/offsite")
             return False

@@ -19,6 +19,14 @@ not expanded. A page whose scripts build links or forms is rendered again in Chr
 (:mod:`hiddenweb.browser`). Scope is the seed's *host* (any port: Scrapy's
 ``LinkExtractor(allow_domains=…)`` compares ``host:port``); robots.txt is obeyed.
 
+Every form submission, submit button, link and recrawl replay is judged by the safety policy
+(:mod:`hiddenweb.safety`, ``docs/safety.md``; ``HIDDENWEB_FORMS_ALLOW`` opts in to more), built
+once here (``spider.safety``) and asked at one call site each, marked ``SAFETY:``: links in
+:meth:`HwdlaSpider.link_allowed`, forms in :meth:`hiddenweb.forms.crawl.FormCrawler.page`,
+replays in :func:`hiddenweb.recrawl.recrawl_requests`. Refusals are counted in
+``hiddenweb/safety/refused/<reason>`` and ``hiddenweb/safety/<what>_refused`` (forms, buttons,
+links, replays): :meth:`HwdlaSpider.refuse`.
+
 Request meta written (all picklable) is listed in ``docs/architecture.md``; the main keys:
 ``hiddenweb_reached_by`` (seed, link or form with its fields), ``hiddenweb_form_only`` (a form
 lies on the chain from the seed), ``hiddenweb_action`` (the action the DLA scheduler learns
@@ -46,6 +54,7 @@ from hiddenweb.items import PageItem, failed_item, header, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, visible_text
 from hiddenweb.recrawl import recrawl_requests
+from hiddenweb.safety import SafetyPolicy, link_markup
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -96,6 +105,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.link_extractor = LinkExtractor(unique=True)
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
+        spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -112,7 +122,7 @@ class HwdlaSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.recrawl:
             for request in recrawl_requests(self.crawler, self.host, self.parse, self.on_error,
-                                            self.logger):
+                                            self.logger, self):
                 yield request
             return
         if self.finder is not None:
@@ -269,14 +279,34 @@ class HwdlaSpider(scrapy.Spider):
         parts = urlsplit(url)
         return parts.scheme in ("http", "https") and parts.hostname == self.host
 
+    def link_allowed(self, url: str, text: str, markup: dict[str, tuple[str, dict]]) -> bool:
+        """Whether the safety policy lets the crawl follow a link (``markup``: the page's
+        :func:`~hiddenweb.safety.link_markup`); a refusal is counted."""
+        label, attrs = markup.get(url, ("", {}))
+        verdict = self.safety.link(url, f"{text} {label}", attrs)
+        if not verdict.allowed:
+            self.refuse("links", verdict.reason)
+            self.logger.debug("Not following %s (%s: %s)", url, verdict.reason,
+                              verdict.evidence)
+        return verdict.allowed
+
+    def refuse(self, what: str, reason: str | None) -> None:
+        """Count a refusal of the safety policy: ``what`` forms, buttons, links or replays."""
+        stats = self.crawler.stats
+        stats.inc_value(f"hiddenweb/safety/refused/{reason}")
+        stats.inc_value(f"hiddenweb/safety/{what}_refused")
+
     def link_requests(self, response: TextResponse) -> Iterator[scrapy.Request]:
         meta = response.meta
         form_only = bool(meta.get("hiddenweb_form_only"))
         answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
         contexts = link_contexts(response) if self.query else None
+        markup = link_markup(response.selector, response.url)
         for link in self.link_extractor.extract_links(response):
             if not self.in_scope(link.url):
                 self.crawler.stats.inc_value("hiddenweb/links/offsite")
+                continue
+            if not self.link_allowed(link.url, link.text, markup):  # SAFETY: a link
                 continue
             yield scrapy.Request(
                 link.url, callback=self.parse, errback=self.on_error,
