@@ -133,7 +133,7 @@ def test_browser_settings_are_checked_and_never_configures_nothing():
     assert "http" not in never.getdict("DOWNLOAD_HANDLERS")
     auto = Settings({"HIDDENWEB_BROWSER": "auto"})
     BrowserAddon().update_settings(auto)
-    assert auto.getdict("DOWNLOAD_HANDLERS")["http"].endswith("LazyPlaywrightHandler")
+    assert auto.getdict("DOWNLOAD_HANDLERS")["http"].endswith("BrowserHandler")
     assert auto.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == "/usr/bin/chromium"
 
 
