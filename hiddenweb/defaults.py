@@ -29,8 +29,6 @@ HIDDENWEB_LOSTSHEEP_ON_QUIT = "drop"  # a link whose sheep quits on its label: "
 HIDDENWEB_STORE_ENABLED = True
 # Relative: in the project's .scrapy/ directory, like HTTPCACHE_DIR (shared by crawls and the CLI).
 HIDDENWEB_STORE_PATH = "hiddenweb.db"
-HIDDENWEB_STORE_BATCH_SIZE = 100  # visits per transaction
-HIDDENWEB_STORE_FLUSH_INTERVAL = 5.0  # seconds; 0: only by batch size and at close
 HIDDENWEB_STORE_TIMEOUT = 30.0  # seconds to wait for another writer's lock
 
 # --- browser rendering (issue 5) ---------------------------------------------------------------
@@ -38,9 +36,6 @@ HIDDENWEB_BROWSER = "auto"  # "auto": pages whose scripts build links/forms; "al
 HIDDENWEB_BROWSER_PATH = "/usr/bin/chromium"  # Debian's Chromium (no browser downloads here)
 HIDDENWEB_BROWSER_MAX_PAGES = 8  # pages open at once in the one browser context
 HIDDENWEB_BROWSER_TIMEOUT = 20.0  # seconds for a navigation; then the request falls back
-HIDDENWEB_BROWSER_PAGE_REUSE = 25  # requests served by one page before it is closed
-HIDDENWEB_BROWSER_REUSE_BODY = True  # a rerender gets the body fetched over plain HTTP
-HIDDENWEB_BROWSER_SAME_DOCUMENT = True  # ... written into a page already on the site
 
 # --- form exploration (issue 5) ----------------------------------------------------------------
 HIDDENWEB_EMIT_REPEATS = False  # emit items for pages whose content was already seen
@@ -67,5 +62,10 @@ LAB: dict = {
     # reorder waiting LVS values by their company on the site's pages (hiddenweb.forms.values)
     "form_affinity": True,
     "form_answers_first": True,
+    "store_batch_size": 100,  # visits per transaction
+    "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
+    "browser_page_reuse": 25,  # requests served by one page before it is closed
+    "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
+    "browser_same_document": True,  # ... written into a page already on the site
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
 }

@@ -135,7 +135,7 @@ def test_browser_settings_are_checked_and_never_configures_nothing():
     assert "http" not in never.getdict("DOWNLOAD_HANDLERS")
     auto = Settings({"HIDDENWEB_BROWSER": "auto"})
     BrowserAddon().update_settings(auto)
-    assert auto.getdict("DOWNLOAD_HANDLERS")["http"].endswith("LazyPlaywrightHandler")
+    assert auto.getdict("DOWNLOAD_HANDLERS")["http"].endswith("BrowserHandler")
     assert auto.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == "/usr/bin/chromium"
 
 
@@ -325,7 +325,7 @@ def test_result_words():
 
 
 # --- end to end, real Chromium -------------------------------------------------------------------
-def crawl(tmp_path: Path, seed_url: str, **settings: str) -> tuple[list[dict], dict, str]:
+def crawl(tmp_path: Path, seed_url: str, **settings: object) -> tuple[list[dict], dict, str]:
     run = run_crawl(tmp_path, "-a", f"seed={seed_url}/",
                     settings={"LOG_LEVEL": "INFO", "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
                               **settings})
@@ -436,15 +436,15 @@ def test_browser_failure_falls_back_to_plain_http(tmp_path, failure):
 
 @needs_chromium
 def test_rerender_reuses_the_plain_body_and_finds_the_same_pages(tmp_path):
-    """HIDDENWEB_BROWSER_REUSE_BODY / _SAME_DOCUMENT: a rerender is not downloaded again, and
+    """Lab knobs browser_reuse_body / browser_same_document: a rerender is not downloaded again, and
     writing the body into a page on the site's origin finds what navigating to it finds."""
     site = SiteModel(pages=200, seed=5, forms=False, traps=False)
     js_only = {p["key"] for p in site.truth() if p["needs_browser"]}
     runs = {}
-    for name, reuse in (("reuse", "1"), ("navigate", "0")):
+    for name, reuse in (("reuse", True), ("navigate", False)):
         with serve_in_thread(site) as server:
             items, stats, _ = crawl(tmp_path / name, server.url, HIDDENWEB_BROWSER="auto",
-                                    HIDDENWEB_BROWSER_REUSE_BODY=reuse)
+                                    HIDDENWEB_LAB={"browser_reuse_body": reuse})
             runs[name] = (keys_found(site, items), stats, server.stats()["requests"])
     (found, stats, requests), (found_nav, stats_nav, requests_nav) = runs["reuse"], runs["navigate"]
     assert js_only and js_only <= found and found == found_nav  # script-built links followed

@@ -20,8 +20,10 @@ from hiddenweb.store import VisitStore
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def pipeline_for(db: Path, **settings) -> VisitStorePipeline:
-    base = {"HIDDENWEB_STORE_PATH": str(db), "HIDDENWEB_STORE_FLUSH_INTERVAL": 0}
+def pipeline_for(db: Path, batch_size: int | None = None, **settings) -> VisitStorePipeline:
+    lab = {"store_flush_interval": 0, **({} if batch_size is None else
+                                          {"store_batch_size": batch_size})}
+    base = {"HIDDENWEB_STORE_PATH": str(db), "HIDDENWEB_LAB": lab}
     crawler = get_crawler(settings_dict={**base, **settings})
     crawler.stats.open_spider()
     return VisitStorePipeline.from_crawler(crawler)
@@ -33,13 +35,13 @@ def test_not_configured_when_disabled(tmp_path):
 
 
 def test_bad_batch_size_is_rejected_naming_the_setting(tmp_path):
-    with pytest.raises(ValueError, match="HIDDENWEB_STORE_BATCH_SIZE"):
-        pipeline_for(tmp_path / "s.db", HIDDENWEB_STORE_BATCH_SIZE=0)
+    with pytest.raises(ValueError, match="store_batch_size"):
+        pipeline_for(tmp_path / "s.db", batch_size=0)
 
 
 def test_batches_and_stats(tmp_path):
     db = tmp_path / "s.db"
-    pipeline = pipeline_for(db, HIDDENWEB_STORE_BATCH_SIZE=10)
+    pipeline = pipeline_for(db, batch_size=10)
     pipeline.open_spider()
     items = list(synthetic_items(25, urls=5))
     for item in items[:19]:
@@ -145,7 +147,7 @@ async def test_real_crawl_writes_through_the_timer_and_at_close(tmp_path):
 
     db = tmp_path / "crawl.db"
     crawler = get_crawler(Spider, {
-        "HIDDENWEB_STORE_PATH": str(db), "HIDDENWEB_STORE_FLUSH_INTERVAL": 0.1,
+        "HIDDENWEB_STORE_PATH": str(db), "HIDDENWEB_LAB": {"store_flush_interval": 0.1},
         "ITEM_PIPELINES": {"hiddenweb.pipelines.visitstore.VisitStorePipeline": 800},
     })  # fmt: skip
     await crawler.crawl()

@@ -57,8 +57,8 @@ def run(
     crawler = get_crawler(
         settings_dict={
             "HIDDENWEB_STORE_PATH": db,
-            "HIDDENWEB_STORE_BATCH_SIZE": batch_size,
-            "HIDDENWEB_STORE_FLUSH_INTERVAL": 0,  # no event loop runs here: flush by size only
+            # no event loop runs here: flush by size only
+            "HIDDENWEB_LAB": {"store_batch_size": batch_size, "store_flush_interval": 0},
         }
     )
     crawler.stats.open_spider()

@@ -3,14 +3,14 @@
 Each item becomes one :class:`hiddenweb.store.Visit` (see :func:`hiddenweb.store.visit_from_item`;
 the optional item keys ``cache_control`` and ``expires`` give HTTP freshness). Visits are buffered
 and written by one writer path, :meth:`VisitStorePipeline.flush`: every
-``HIDDENWEB_STORE_BATCH_SIZE`` items, every ``HIDDENWEB_STORE_FLUSH_INTERVAL`` seconds and at
+````store_batch_size```` items, every ````store_flush_interval```` seconds and at
 close, each batch in one ``BEGIN IMMEDIATE`` transaction that holds the visit rows and the aggregate
 updates together. Visit ids are ``<crawl id>:<sequence>`` with a fresh crawl id per run, so two
 crawls can share a store (the second waits up to ``HIDDENWEB_STORE_TIMEOUT`` seconds for the
 lock) and a batch written twice counts once. A failed batch stays buffered and is retried.
 
-Settings: ``HIDDENWEB_STORE_ENABLED``, ``HIDDENWEB_STORE_PATH``, ``HIDDENWEB_STORE_BATCH_SIZE``,
-``HIDDENWEB_STORE_FLUSH_INTERVAL``, ``HIDDENWEB_STORE_TIMEOUT`` (``docs/settings.md``).
+Settings: ``HIDDENWEB_STORE_ENABLED``, ``HIDDENWEB_STORE_PATH``, ````store_batch_size````,
+````store_flush_interval````, ``HIDDENWEB_STORE_TIMEOUT`` (``docs/settings.md``).
 Stats: ``hiddenweb/store/visits``, ``…/pages_new``, ``…/pages_updated``, ``…/duplicates``,
 ``…/batches``, ``…/errors``, ``…/skipped``, ``…/lost``.
 Items are returned unchanged; the pipeline never drops one.
@@ -30,6 +30,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from hiddenweb import defaults
+from hiddenweb.config import lab
 from hiddenweb.store import Visit, VisitStore, resolve_store_path, visit_from_item
 
 if TYPE_CHECKING:
@@ -50,20 +51,18 @@ class StoreConfig:
     def from_settings(cls, settings: BaseSettings) -> StoreConfig:
         config = cls(
             path=settings.get("HIDDENWEB_STORE_PATH", defaults.HIDDENWEB_STORE_PATH),
-            batch_size=settings.getint(
-                "HIDDENWEB_STORE_BATCH_SIZE", defaults.HIDDENWEB_STORE_BATCH_SIZE
-            ),
-            flush_interval=settings.getfloat(
-                "HIDDENWEB_STORE_FLUSH_INTERVAL", defaults.HIDDENWEB_STORE_FLUSH_INTERVAL
-            ),
+            batch_size=lab(settings, "store_batch_size"),
+            flush_interval=lab(settings, "store_flush_interval"),
             timeout=settings.getfloat("HIDDENWEB_STORE_TIMEOUT", defaults.HIDDENWEB_STORE_TIMEOUT),
         )
         if not config.path:
             raise ValueError("HIDDENWEB_STORE_PATH is empty: give a file name or path")
         if config.batch_size < 1:
-            raise ValueError(f"HIDDENWEB_STORE_BATCH_SIZE must be >= 1, not {config.batch_size}")
+            raise ValueError(f"store_batch_size (HIDDENWEB_LAB) must be >= 1, not "
+                             f"{config.batch_size}")
         if config.flush_interval < 0 or config.timeout < 0:
-            raise ValueError("HIDDENWEB_STORE_FLUSH_INTERVAL and HIDDENWEB_STORE_TIMEOUT are >= 0")
+            raise ValueError("store_flush_interval (HIDDENWEB_LAB) and HIDDENWEB_STORE_TIMEOUT "
+                             "are >= 0")
         return config
 
 

@@ -1,0 +1,68 @@
+"""The browser's settings, parsed once (:class:`BrowserConfig`), and its fixed bounds.
+
+Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.md``):
+``HIDDENWEB_BROWSER`` (``"auto"`` | ``"always"`` | ``"never"``), ``HIDDENWEB_BROWSER_PATH``,
+``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``; lab knobs (``HIDDENWEB_LAB``,
+docs/design-notes.md) ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``.
+A browser request as a
+whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scrapy.settings import BaseSettings
+
+from hiddenweb import defaults
+from hiddenweb.config import lab
+
+MODES = ("auto", "always", "never")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+# Browser requests get their own download slot (meta "download_slot") and concurrency on top of
+# the plain ones: waiting for a page never holds up plain HTTP.
+BROWSER_SLOT = "hiddenweb-browser"
+
+# Fixed bounds (constants, not settings: nobody tunes them; each was enough on a loaded 2-core
+# machine for every pattern of tests/browser/patterns.py):
+CLOSE_TIMEOUT = 5.0  # seconds for page.close(); then the page's whole context is closed
+SETTLE_LOAD = 1.0  # after DOMContentLoaded, wait this long at most for "load" ...
+SETTLE = 0.15  # ... then this long, so a page navigating itself ~50-100 ms after load is seen
+IDLE_CAP = 5.0  # a page action's wait for "networkidle" gives up after this (endless polling)
+RETRIES = 1  # a request whose page or browser died, or that the watchdog cancelled, is retried
+
+
+@dataclass(frozen=True)
+class BrowserConfig:
+    mode: str
+    path: str
+    max_pages: int
+    timeout: float
+    page_reuse: int
+    reuse_body: bool = True
+    same_document: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
+        mode = str(settings.get("HIDDENWEB_BROWSER", defaults.HIDDENWEB_BROWSER)).lower()
+        if mode not in MODES:
+            raise ValueError(f"HIDDENWEB_BROWSER={mode!r}: choose one of {', '.join(MODES)}")
+        max_pages = settings.getint("HIDDENWEB_BROWSER_MAX_PAGES",
+                                    defaults.HIDDENWEB_BROWSER_MAX_PAGES)
+        if max_pages < 1:
+            raise ValueError(f"HIDDENWEB_BROWSER_MAX_PAGES={max_pages}: must be at least 1")
+        timeout = settings.getfloat("HIDDENWEB_BROWSER_TIMEOUT", defaults.HIDDENWEB_BROWSER_TIMEOUT)
+        if timeout <= 0:
+            raise ValueError(f"HIDDENWEB_BROWSER_TIMEOUT={timeout}: must be > 0 seconds")
+        return cls(
+            mode=mode,
+            path=settings.get("HIDDENWEB_BROWSER_PATH", defaults.HIDDENWEB_BROWSER_PATH),
+            max_pages=max_pages,
+            timeout=timeout,
+            page_reuse=max(1, lab(settings, "browser_page_reuse")),
+            reuse_body=lab(settings, "browser_reuse_body"),
+            same_document=lab(settings, "browser_same_document"),
+        )

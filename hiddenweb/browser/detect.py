@@ -1,0 +1,82 @@
+"""Which pages need the browser: :func:`needs_browser` (scripts build links or forms, or submit
+forms), :func:`submitted_by_script` (a form only a script submits), and :class:`BrowserPolicy`
+(per URL template: send pages straight to the browser once most of them needed it).
+
+Pure functions of a page's HTML; no setting, no Playwright.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from parsel import Selector
+
+from hiddenweb.pagetext import template_key
+
+_BUILDS = re.compile(r"createElement|appendChild|insertAdjacentHTML|innerHTML|document\.write"
+                     r"|fetch\s*\(|XMLHttpRequest|\.submit\s*\(|requestSubmit|addEventListener")
+_SUBMITS = re.compile(r"fetch\s*\(|XMLHttpRequest|preventDefault")
+
+
+def needs_browser(page: Selector) -> bool:
+    """True when scripts on the page build links or forms, or submit forms (any inline script
+    doing DOM work or requests, any external script, any ``on*`` handler on a form or link)."""
+    for script in page.xpath("//script"):
+        kind = (script.attrib.get("type") or "text/javascript").lower()
+        if "json" in kind or "template" in kind:
+            continue
+        if script.attrib.get("src") or _BUILDS.search(script.xpath("string(.)").get() or ""):
+            return True
+    return bool(page.xpath("//form[@onsubmit] | //a[@onclick] | //*[@onclick][ancestor::form]"))
+
+
+_BY_ID = re.compile(r"""getElementById\(\s*["']([^"']+)["']|querySelector\(\s*["']#([\w-]+)""")
+_ANY_FORM = re.compile(r"""document\.forms|querySelectorAll\(|getElementsByTagName\(\s*["']form""")
+
+
+def submitted_by_script(page: Selector, form: Selector | None) -> bool:
+    """True when a script (not the browser's navigation) submits ``form``: an ``onsubmit``
+    handler, or a page script that intercepts submissions and sends them by fetch / XHR.
+
+    A page script that names the forms it hooks by id (``getElementById("form-2")``) is taken
+    to hook only those: the page's other forms are submitted by the browser's navigation, and
+    plain HTTP does for them. A script that reaches forms in general (``document.forms``,
+    ``querySelectorAll``), or names none, is taken to hook every form of the page."""
+    if form is not None and (form.attrib.get("onsubmit") or form.attrib.get("data-xhr")):
+        return True
+    hooks = [code for code in page.xpath("//script[not(@src)]/text()").getall()
+             if "submit" in code and _SUBMITS.search(code)]
+    if not hooks:
+        return False
+    form_id = form.attrib.get("id") if form is not None else None
+    for code in hooks:
+        named = {a or b for a, b in _BY_ID.findall(code)}
+        if form_id is None or not named or _ANY_FORM.search(code) or form_id in named:
+            return True
+    return False
+
+
+class BrowserPolicy:
+    """Per URL template: how many pages were checked over plain HTTP and how many needed the
+    browser. Once ``min_seen`` pages of a template were checked and at least ``share`` of them
+    needed it, the template's pages go straight to the browser (one download instead of two)."""
+
+    def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5) -> None:
+        self.mode, self.min_seen, self.share = mode, min_seen, share
+        self.seen: dict[str, int] = defaultdict(int)
+        self.needed: dict[str, int] = defaultdict(int)
+
+    def record(self, url: str, needed: bool) -> None:
+        key = template_key(url)
+        self.seen[key] += 1
+        self.needed[key] += int(needed)
+
+    def direct(self, url: str) -> bool:
+        if self.mode == "always":
+            return True
+        if self.mode == "never":
+            return False
+        key = template_key(url)
+        seen = self.seen.get(key, 0)
+        return seen >= self.min_seen and self.needed.get(key, 0) >= self.share * seen

@@ -1,0 +1,270 @@
+"""Every request Chromium makes, routed: the crawl's scope, robots.txt, and the page's own
+navigations (issues 26 and 31).
+
+:meth:`Guard.install` puts one route on a page (``page.route("**")``, from the handler's
+``playwright_page_init_callback``, so after scrapy-playwright's own route, which it replaces) and
+answers every request of the page itself:
+
+* **scope**: a request to a host other than the rendered request's (host names compared, not
+  host:port) is aborted (stat ``hiddenweb/browser/offsite_aborted``), whatever asked for it: a
+  script, an iframe, ``fetch`` or XHR (any method), a form, a navigation. The rest are fetched
+  with ``route.fetch(max_redirects=0)``: a redirect off the host is aborted too, before Chromium
+  follows it. (A second redirect hop is followed by Chromium itself, without the user's headers.)
+* **robots.txt**: a request that the crawl's ``RobotsTxtMiddleware`` would refuse is aborted
+  (``hiddenweb/browser/robots_aborted``).
+* **headers**: navigations carry the Scrapy request's headers (scrapy-playwright's
+  ``use_scrapy_headers``: ``Authorization``, cookies, the user agent), other requests the
+  browser's own with Scrapy's user agent; as nothing off the host is let through, no header a
+  user set for the crawl reaches another host.
+* **navigations**: a render allows as many main-frame navigations as it started (the request's
+  own, then one per submitting page action, :class:`Render`); any other navigation the page makes
+  by itself (a timer, ``location.replace``, a form's script submit, a refresh) is aborted and its
+  URL kept as a URL found (``hiddenweb/browser/self_navigations``), so the document stays put
+  and its scripts' execution context is never destroyed under ``evaluate``/``content``.
+* **the fetched body**: a rerender's own navigation is answered with ``meta["hiddenweb_body"]``
+  (the page as plain HTTP fetched it), so the server is not asked twice.
+* images, media, fonts and styles are not loaded (they build no links).
+* a page between renders (idle in the pool) loads nothing.
+
+Per page, once: dialogs (``alert``, ``confirm``, ``prompt``) are dismissed and ``beforeunload``
+accepted (``hiddenweb/browser/dialogs``); ``window.open`` opens nothing and records its URL
+(:data:`~hiddenweb.browser.scripts.RECORD_OPEN_JS`); a popup that opens anyway (a form's
+``target=_blank``) is closed and its requests aborted by a context-wide route
+(``hiddenweb/browser/popups``); a WebSocket connects only to the host being rendered. Service
+workers are blocked by the handler (they would bypass page routes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy_playwright.headers import use_scrapy_headers
+
+from hiddenweb.browser.config import CLOSE_TIMEOUT
+from hiddenweb.browser.scripts import RECORD_OPEN_JS
+
+logger = logging.getLogger(__name__)
+
+SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
+MAX_FOUND = 50  # URLs found by one render's self-navigations and window.open
+
+
+def skip_resource(request: Any) -> bool:
+    """``PLAYWRIGHT_ABORT_REQUEST``-style predicate: no images, media, fonts or styles."""
+    return request.resource_type in SKIPPED_RESOURCES
+
+
+@dataclass(eq=False)
+class Render:
+    """One request being rendered in a page."""
+
+    request: Request
+    navigations: int = 1  # main-frame navigations still allowed: the request's own first
+    found: list[str] = field(default_factory=list)
+    own_done: bool = False  # the request's own navigation was seen (method/body applied)
+    # set when a self-navigation was aborted: a navigation started while the document was being
+    # parsed stops the parser, and DOMContentLoaded / load never come
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def host(self) -> str | None:
+        return urlsplit(self.request.url).hostname
+
+    def find(self, url: str) -> None:
+        if url not in self.found and len(self.found) < MAX_FOUND:
+            self.found.append(url)
+
+
+class Guard:
+    def __init__(self, crawler: Crawler, timeout: float) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.timeout_ms = timeout * 1000
+        self.renders: weakref.WeakKeyDictionary[Any, Render] = weakref.WeakKeyDictionary()
+        self._pages: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._robots: RobotsTxtMiddleware | None | bool = None
+        self._user_agent = crawler.settings.get("USER_AGENT") or "Scrapy"
+        self._warned_offsite = False
+
+    # -- set-up ------------------------------------------------------------------------------
+    async def install(self, page: Any, render: Render) -> None:
+        """Route ``page``'s requests for ``render`` (again at each render: scrapy-playwright
+        removes every ``**`` route of a page it is given back)."""
+        self.renders[page] = render
+        if page not in self._pages:
+            self._pages.add(page)
+            page.set_default_timeout(self.timeout_ms)
+            page.on("dialog", self._dialog)
+            page.on("popup", self._popup)
+            await page.add_init_script(RECORD_OPEN_JS)
+        context = page.context
+        if context not in self._contexts:
+            self._contexts.add(context)
+            await context.route("**", self._context_route)
+            await context.route_web_socket("**", self._web_socket)
+        await page.route("**", lambda route, request: self._route(page, route, request))
+
+    def begin(self, page: Any, render: Render) -> None:
+        """A render on a page already routed (the same-document write)."""
+        self.renders[page] = render
+
+    def end(self, page: Any) -> None:
+        self.renders.pop(page, None)
+
+    # -- routing -----------------------------------------------------------------------------
+    async def _route(self, page: Any, route: Any, request: Any) -> None:
+        try:
+            await self._decide(page, route, request)
+        except PlaywrightError as exc:  # the page or browser went away meanwhile
+            logger.debug("Route of %s not completed: %s", request.url, exc)
+
+    async def _decide(self, page: Any, route: Any, request: Any) -> None:
+        render = self.renders.get(page)
+        url = request.url
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            await route.fallback()
+            return
+        navigation = request.is_navigation_request()
+        if render is None:  # idle in the pool: a leftover timer or poll
+            await route.abort("aborted")
+            return
+        if parts.hostname != render.host:
+            self._offsite(url, render)
+            await route.abort("aborted" if navigation else "blockedbyclient")
+            return
+        main = navigation and _frame_is_main(request, page)
+        if main:
+            if render.navigations <= 0:
+                self.stats.inc_value("hiddenweb/browser/self_navigations")
+                logger.debug("Self-navigation of %s to %s kept as a URL found",
+                             render.request.url, url)
+                if request.method == "GET":
+                    render.find(url)
+                await route.abort("aborted")
+                render.stopped.set()
+                return
+            render.navigations -= 1
+        if skip_resource(request):
+            await route.abort("blockedbyclient")
+            return
+        if not await self._robots_allow(url, render):
+            self.stats.inc_value("hiddenweb/browser/robots_aborted")
+            await route.abort("aborted" if navigation else "blockedbyclient")
+            return
+        own = main and not render.own_done and _same(url, render.request.url)
+        if own:
+            render.own_done = True
+            body = render.request.meta.get("hiddenweb_body")
+            if body is not None and request.method == "GET":
+                headers = render.request.meta.get("hiddenweb_body_headers") \
+                    or {"Content-Type": "text/html"}
+                await route.fulfill(status=200, headers=headers, body=body)
+                return
+        await self._forward(route, request, render, navigation, own, parts.hostname)
+
+    async def _forward(self, route: Any, request: Any, render: Render, navigation: bool,
+                       own: bool, host: str | None) -> None:
+        scrapy_request = render.request
+        headers = await use_scrapy_headers(
+            browser_type_name="chromium", playwright_request=request,
+            scrapy_request_data={"method": scrapy_request.method, "url": scrapy_request.url,
+                                 "headers": scrapy_request.headers, "body": scrapy_request.body,
+                                 "encoding": scrapy_request.encoding})
+        kwargs: dict[str, Any] = {}
+        if navigation:  # a form's POST keeps its own content type
+            headers = {**await request.all_headers(), **headers}
+        if own:
+            if scrapy_request.method.upper() != request.method.upper():
+                kwargs["method"] = scrapy_request.method
+            if scrapy_request.body:
+                kwargs["post_data"] = scrapy_request.body
+        response = await route.fetch(headers=headers, max_redirects=0,
+                                     timeout=self.timeout_ms, **kwargs)
+        location = response.headers.get("location")
+        if 300 <= response.status < 400 and location:
+            target = urljoin(request.url, location)
+            if urlsplit(target).hostname != host:
+                self._offsite(target, render)
+                await route.abort("aborted" if navigation else "blockedbyclient")
+                return
+        await route.fulfill(response=response)
+
+    def _offsite(self, url: str, render: Render) -> None:
+        self.stats.inc_value("hiddenweb/browser/offsite_aborted")
+        if not self._warned_offsite:
+            self._warned_offsite = True
+            logger.info("Chromium asked for %s, off the crawl's host %s: aborted (this and all "
+                        "others: stat hiddenweb/browser/offsite_aborted)", url, render.host)
+
+    async def _robots_allow(self, url: str, render: Render) -> bool:
+        if self._robots is None:
+            self._robots = False
+            if self.crawler.settings.getbool("ROBOTSTXT_OBEY") and self.crawler.engine:
+                for mw in self.crawler.engine.downloader.middleware.middlewares:
+                    if isinstance(mw, RobotsTxtMiddleware):
+                        self._robots = mw
+        if not self._robots:
+            return True
+        parser = await self._robots.robot_parser(Request(url))  # type: ignore[union-attr]
+        if parser is None:
+            return True
+        agent = render.request.headers.get(b"User-Agent")
+        return parser.allowed(url, agent.decode() if agent else self._user_agent)
+
+    # -- what a page does besides requests -------------------------------------------------
+    async def _dialog(self, dialog: Any) -> None:
+        self.stats.inc_value("hiddenweb/browser/dialogs")
+        try:
+            if dialog.type == "beforeunload":
+                await dialog.accept()
+            else:
+                await dialog.dismiss()
+        except PlaywrightError:
+            pass
+
+    async def _popup(self, popup: Any) -> None:
+        self.stats.inc_value("hiddenweb/browser/popups")
+        try:
+            await asyncio.wait_for(popup.close(), CLOSE_TIMEOUT)
+        except (TimeoutError, PlaywrightError):
+            pass
+
+    async def _web_socket(self, ws: Any) -> None:
+        """A WebSocket connects only to a host a page is being rendered for."""
+        if urlsplit(ws.url).hostname in {r.host for r in list(self.renders.values())}:
+            ws.connect_to_server()
+            return
+        self.stats.inc_value("hiddenweb/browser/offsite_aborted")
+        try:
+            await ws.close()
+        except PlaywrightError:
+            pass
+
+    async def _context_route(self, route: Any, request: Any) -> None:
+        """Requests of pages that are not the pool's (popups): none goes out."""
+        try:
+            await route.abort("blockedbyclient")
+        except PlaywrightError:
+            pass
+
+
+def _frame_is_main(request: Any, page: Any) -> bool:
+    try:
+        return request.frame == page.main_frame
+    except PlaywrightError:  # a service worker's request
+        return False
+
+
+def _same(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")

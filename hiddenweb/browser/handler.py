@@ -1,0 +1,443 @@
+"""The download handler for browser requests: every one ends, a failure costs one page.
+
+:class:`BrowserHandler` is scrapy-playwright's handler with one public method overridden,
+``download_request`` (Scrapy's download-handler interface), and uses only scrapy-playwright's
+public surface beneath it: the meta keys ``playwright_page``, ``playwright_include_page``,
+``playwright_page_init_callback`` and ``playwright_context_kwargs``, the settings the add-on sets
+(:mod:`hiddenweb.browser.addon`), the ``PLAYWRIGHT_BROWSER_PROVIDER`` (Chromium starts at the
+first browser request: :mod:`hiddenweb.browser.provider`). ``tests/browser/test_upstream.py``
+fails when those change.
+
+A browser request (``meta["playwright"]``):
+
+1. waits for one of ``HIDDENWEB_BROWSER_MAX_PAGES`` permits and takes an idle page of the pool
+   (each serves ``lab knob browser_page_reuse`` requests) or lets scrapy-playwright open one;
+2. is rendered within the download timeout (meta ``download_timeout``, Scrapy's
+   ``DOWNLOAD_TIMEOUT``): a rerender whose page is already on the site's origin is written into
+   it (``lab knob browser_same_document``), anything else is scrapy-playwright's navigation with
+   the page routed by :class:`~hiddenweb.browser.guard.Guard` (scope, robots.txt, the page's own
+   navigations kept as URLs found); then the page settles (``load``, at most
+   :data:`~hiddenweb.browser.config.SETTLE_LOAD` s, then
+   :data:`~hiddenweb.browser.config.SETTLE` s), the request's page actions
+   (``playwright_page_methods``) run here, not in scrapy-playwright (a submitting action, a
+   ``click`` or a script ``submit``, allows one more navigation; a ``wait_for_load_state`` gives
+   up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s), and the DOM is read;
+3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
+   returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
+   link (they are also in ``meta["hiddenweb_found"]``);
+4. gives its page back to the pool, or closes it within
+   :data:`~hiddenweb.browser.config.CLOSE_TIMEOUT` s (then closes the page's whole context:
+   scrapy-playwright opens a new one), and always frees its permit.
+
+A request whose page crashed or whose Chromium died is tried once more (``…/retries``; Chromium is
+relaunched by scrapy-playwright, counted in ``…/relaunches``); one that times out
+(``…/timeouts``) fails at once, and the spider falls back to plain HTTP. A
+:class:`~hiddenweb.browser.watchdog.Watchdog` cancels and retries (once) a request stuck beyond
+every bound. The worst case for one request is thus about twice the download timeout plus two
+page closes.
+
+Stats (``hiddenweb/browser/``): ``launched``, ``relaunches``, ``timeouts``, ``retries``,
+``crashes``, ``self_navigations``, ``found_urls``, ``stuck_cancelled``, ``offsite_aborted``,
+``robots_aborted``, ``dialogs``, ``popups``, ``pages_reused``, ``pages_closed``,
+``close_timeouts``, ``same_document``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import re
+import time
+import weakref
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Headers, HtmlResponse, Response, TextResponse
+from scrapy.utils.misc import load_object
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.page import PageMethod
+
+from hiddenweb.browser.config import (
+    CLOSE_TIMEOUT,
+    IDLE_CAP,
+    RETRIES,
+    SETTLE,
+    SETTLE_LOAD,
+    BrowserConfig,
+)
+from hiddenweb.browser.fetched import SERVE_FETCHED_BODY, writable
+from hiddenweb.browser.guard import Guard, Render
+from hiddenweb.browser.scripts import (
+    HOLD_SUBMIT_JS,
+    OPENED_JS,
+    RELEASE_SUBMIT_JS,
+    WRITE_DOCUMENT_JS,
+)
+from hiddenweb.browser.watchdog import BrowserStuck, Job, Watchdog
+
+logger = logging.getLogger(__name__)
+
+# a new context: service workers blocked (their requests would bypass the pages' routes)
+CONTEXT_KWARGS = {"service_workers": "block"}
+# errors after which the same request may well succeed on a fresh page or browser
+_DIED = re.compile(r"crash|closed|disconnected|context was destroyed", re.IGNORECASE)
+_META_KEYS = ("playwright_page_methods", "playwright_page_init_callback",
+              "playwright_include_page", "playwright_page", "playwright_page_goto_kwargs")
+
+
+class BrowserTimeout(Exception):
+    """A browser request that did not end within its download timeout."""
+
+
+class BrowserHandler(ScrapyPlaywrightDownloadHandler):
+    """scrapy-playwright's handler, bounded, with a page pool and a routed page."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.crawler = crawler
+        self.hw = BrowserConfig.from_settings(crawler.settings)
+        if self.hw.mode == "never":
+            raise NotConfigured("HIDDENWEB_BROWSER is never")
+        self.download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") or 180.0
+        self.guard = Guard(crawler, self.hw.timeout)
+        self.watchdog = Watchdog(crawler.stats,
+                                 stuck_after=self.download_timeout + 2 * CLOSE_TIMEOUT + 1)
+        self._permits: asyncio.Semaphore | None = None
+        self._idle: list[Any] = []
+        self._uses: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._browsers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._closing = False
+
+    # -- Scrapy's download-handler interface ------------------------------------------------
+    async def download_request(self, request: Request, spider: Any = None) -> Response:
+        if not request.meta.get("playwright"):
+            return await super().download_request(request)
+        bound = float(request.meta.get("download_timeout") or self.download_timeout)
+        for attempt in range(RETRIES + 1):
+            job = self.watchdog.start(request.url)
+            job.task = asyncio.ensure_future(self._attempt(request, job, bound))
+            try:
+                return await job.task
+            except asyncio.CancelledError:
+                if not job.stuck:  # the crawl itself cancelled us
+                    job.task.cancel()
+                    raise
+                if attempt == RETRIES:
+                    raise BrowserStuck(f"stuck twice at {job.stage!r}: {request.url}") from None
+            except (PlaywrightError, BrowserTimeout) as exc:
+                if attempt == RETRIES or isinstance(exc, BrowserTimeout) \
+                        or not _DIED.search(str(exc)):
+                    raise
+                self.stats.inc_value("hiddenweb/browser/retries")
+                logger.info("Page or browser died under %s (%s): trying once more",
+                            request.url, str(exc).splitlines()[0][:120])
+                await self._browser_settled()
+            finally:
+                self.watchdog.done(job)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def close(self) -> None:  # type: ignore[override]
+        self._closing = True
+        self.watchdog.stop()
+        idle, self._idle = self._idle, []
+        for page in idle:
+            await self._close_page(page)
+        try:
+            await asyncio.wait_for(super().close(), 4 * CLOSE_TIMEOUT)
+        except TimeoutError:
+            logger.warning("Chromium did not close within %.0f s; left to exit with the crawl",
+                           4 * CLOSE_TIMEOUT)
+
+    # -- one attempt ------------------------------------------------------------------------
+    async def _attempt(self, request: Request, job: Job, bound: float) -> Response:
+        if self._permits is None:
+            self._permits = asyncio.Semaphore(self.hw.max_pages)
+        own_page = bool(request.meta.get("playwright_include_page"))  # the caller closes it
+        async with self._permits:
+            page = None if own_page else self._take()
+            job.stage = "rendering"
+            ok = False
+            try:
+                response = await asyncio.wait_for(self._render(request, page, job), bound)
+                ok = True
+                return response
+            except TimeoutError:
+                self.stats.inc_value("hiddenweb/browser/timeouts")
+                raise BrowserTimeout(f"no answer within {bound:.0f} s (at {job.stage!r}, page "
+                                     f"{job.page_url}): {request.url}") from None
+            except PlaywrightError as exc:
+                if "Timeout" in type(exc).__name__:
+                    self.stats.inc_value("hiddenweb/browser/timeouts")
+                elif "crash" in str(exc).lower():
+                    self.stats.inc_value("hiddenweb/browser/crashes")
+                raise
+            finally:
+                job.stage = "closing"
+                used = job.page if job.page is not None else page
+                if used is not None:
+                    self.guard.end(used)
+                    if own_page and ok:
+                        request.meta["playwright_page"] = used
+                    else:
+                        await self._release(used, ok)
+
+    async def _render(self, request: Request, page: Any, job: Job) -> Response:
+        started = time.monotonic()
+        render = Render(request)
+        if page is not None and self.hw.same_document and writable(page, request):
+            job.page, job.page_url = page, page.url
+            render.navigations = 0
+            self.guard.begin(page, render)
+            response = await self._write(page, request, render, job)
+        else:
+            response = await self._navigate(request, page, render, job)
+        request.meta["download_latency"] = time.monotonic() - started
+        return response
+
+    async def _navigate(self, request: Request, page: Any, render: Render, job: Job
+                        ) -> Response:
+        """scrapy-playwright's navigation, then the settle, the page actions and the DOM."""
+        meta = request.meta
+        saved = {k: meta[k] for k in _META_KEYS if k in meta}
+        methods = meta.pop("playwright_page_methods", None) or []
+        meta["playwright_page_init_callback"] = partial(
+            self._init_page, job, render, saved.get("playwright_page_init_callback"))
+        meta["playwright_include_page"] = True
+        # the navigation returns once committed; the settle waits for the document, bounded,
+        # and stops waiting when the page's own navigation stopped its parser
+        meta["playwright_page_goto_kwargs"] = {
+            **(saved.get("playwright_page_goto_kwargs") or {}), "wait_until": "commit"}
+        if page is not None:
+            meta["playwright_page"] = page
+            self.stats.inc_value("hiddenweb/browser/pages_reused")
+        meta.setdefault("playwright_context_kwargs", CONTEXT_KWARGS)
+        job.stage = "navigating"
+        meta.pop("playwright_suggested_filename", None)
+        try:
+            response = await super().download_request(request)
+        finally:
+            for key in _META_KEYS:
+                meta.pop(key, None)
+            meta.update(saved)
+        page = job.page
+        if "playwright_suggested_filename" in meta or not isinstance(response, TextResponse) \
+                or page is None:
+            return response  # a download (scrapy-playwright's response of the file)
+        job.stage, job.page_url = "settling", page.url
+        await self._wait(page, "domcontentloaded", self.hw.timeout, render)
+        await self._settle(page, render)
+        if methods:
+            job.stage = "page actions"
+            await self._actions(page, methods, render)
+            await self._settle(page, render)
+        job.stage, job.page_url = "reading the DOM", page.url
+        found = await self._found(page, render)
+        content = await page.content()
+        return self._response(request, page.url, response.status, response.headers, content,
+                              found, response.flags, getattr(response, "ip_address", None))
+
+    async def _init_page(self, job: Job, render: Render, original: Any, page: Any,
+                         request: Request) -> None:
+        """``playwright_page_init_callback``: route the page (before its navigation)."""
+        job.page = page
+        try:
+            self._note_browser(page)
+            await self.guard.install(page, render)
+            if original and original != SERVE_FETCHED_BODY:  # the guard serves the body
+                await load_object(original)(page, request)
+        except Exception:
+            # scrapy-playwright logs and goes on: an unrouted page must not navigate
+            await self._close_page(page)
+            raise
+
+    async def _write(self, page: Any, request: Request, render: Render, job: Job) -> Response:
+        """Render ``meta["hiddenweb_body"]`` in ``page`` (already on the request's origin)
+        without a navigation: :data:`WRITE_DOCUMENT_JS`; the response is the DOM after it."""
+        meta = request.meta
+        body = meta["hiddenweb_body"].decode(meta.get("hiddenweb_body_encoding") or "utf-8",
+                                             "replace")
+        job.stage = "writing the document"
+        await page.evaluate(WRITE_DOCUMENT_JS, [request.url, body])
+        job.stage = "settling"
+        await self._settle(page, render)
+        job.stage = "reading the DOM"
+        found = await self._found(page, render)
+        content = await page.content()
+        self.stats.inc_value("hiddenweb/browser/same_document")
+        self.stats.inc_value("hiddenweb/browser/pages_reused")
+        return self._response(request, request.url, 200,
+                              Headers(meta.get("hiddenweb_body_headers") or {}), content, found,
+                              ["playwright"], None)
+
+    async def _settle(self, page: Any, render: Render) -> None:
+        """Wait for ``load`` (bounded: a page may never finish loading), then a little more, so
+        that a page navigating itself shortly after load does it while we watch."""
+        await self._wait(page, "load", SETTLE_LOAD, render)
+        await asyncio.sleep(SETTLE)
+
+    async def _wait(self, page: Any, state: str, seconds: float, render: Render) -> None:
+        """``page.wait_for_load_state(state)`` for at most ``seconds``, and no longer once a
+        self-navigation stopped the document's parser (the state will never come)."""
+        if render.stopped.is_set():
+            return
+        waiter = asyncio.ensure_future(page.wait_for_load_state(state, timeout=seconds * 1000))
+        stopped = asyncio.ensure_future(render.stopped.wait())
+        try:
+            await asyncio.wait({waiter, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not waiter.done():
+                waiter.cancel()
+                waiter.add_done_callback(_retrieve)
+        if waiter.done() and not waiter.cancelled() and waiter.exception() is not None:
+            exc = waiter.exception()
+            if "Timeout" not in type(exc).__name__:
+                raise exc  # type: ignore[misc]
+
+    async def _actions(self, page: Any, methods: list[Any], render: Render) -> None:
+        """The request's page actions, the page's own submits held until the crawler's."""
+        await page.evaluate(HOLD_SUBMIT_JS)
+        try:
+            for pm in methods:
+                if not isinstance(pm, PageMethod):
+                    logger.warning("Ignoring %r: not a PageMethod", pm)
+                    continue
+                if _submits(pm):  # the crawler's own submission navigates: allowed
+                    await page.evaluate(RELEASE_SUBMIT_JS)
+                    render.navigations += 1
+                if pm.method == "wait_for_load_state":
+                    state = pm.args[0] if pm.args else pm.kwargs.get("state", "load")
+                    await self._wait(page, state, min(self.hw.timeout, IDLE_CAP), render)
+                    continue
+                method = partial(pm.method, page) if callable(pm.method) \
+                    else getattr(page, pm.method)
+                result = method(*pm.args, **pm.kwargs)
+                pm.result = await result if asyncio.iscoroutine(result) else result
+        finally:
+            if not page.is_closed():
+                try:
+                    await page.evaluate(RELEASE_SUBMIT_JS)
+                except PlaywrightError:  # navigated meanwhile: a new window, nothing held
+                    pass
+
+    async def _found(self, page: Any, render: Render) -> list[str]:
+        try:
+            for url in await page.evaluate(OPENED_JS):
+                render.find(url)
+        except PlaywrightError as exc:
+            if not _DIED.search(str(exc)):
+                logger.debug("window.open record not read on %s: %s", page.url, exc)
+            else:
+                raise
+        found = [u for u in render.found
+                 if urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname == render.host]
+        if found:
+            self.stats.inc_value("hiddenweb/browser/found_urls", len(found))
+        return found
+
+    def _response(self, request: Request, url: str, status: int, headers: Headers,
+                  content: str, found: list[str], flags: list[str] | None,
+                  ip_address: Any) -> HtmlResponse:
+        if found:
+            request.meta["hiddenweb_found"] = found
+            content = _with_links(content, found)
+        headers = Headers(headers)
+        headers.pop("Content-Encoding", None)
+        return HtmlResponse(url=url, status=status, headers=headers,
+                            body=content.encode("utf-8"), encoding="utf-8", request=request,
+                            flags=list(flags or ["playwright"]), ip_address=ip_address)
+
+    # -- the pool ---------------------------------------------------------------------------
+    def _take(self) -> Any:
+        while self._idle:
+            page = self._idle.pop()
+            if not page.is_closed():
+                return page
+        return None
+
+    async def _release(self, page: Any, ok: bool) -> None:
+        uses = self._uses.get(page, 0) + 1
+        if ok and not page.is_closed() and uses < self.hw.page_reuse:
+            self._uses[page] = uses
+            self._idle.append(page)
+            return
+        self._uses.pop(page, None)
+        await self._close_page(page)
+
+    async def _close_page(self, page: Any) -> None:
+        """Close ``page`` within CLOSE_TIMEOUT; failing that, its whole context."""
+        if page.is_closed():
+            return
+        try:
+            await asyncio.wait_for(page.close(), CLOSE_TIMEOUT)
+            self.stats.inc_value("hiddenweb/browser/pages_closed")
+            return
+        except PlaywrightError:
+            return  # already gone with its browser
+        except TimeoutError:
+            self.stats.inc_value("hiddenweb/browser/close_timeouts")
+            logger.warning("A page did not close within %.0f s (%s): closing its context",
+                           CLOSE_TIMEOUT, page.url)
+        try:
+            await asyncio.wait_for(page.context.close(), CLOSE_TIMEOUT)
+        except (TimeoutError, PlaywrightError):
+            logger.warning("The browser context did not close either: left to the browser")
+
+    # -- the browser ------------------------------------------------------------------------
+    def _note_browser(self, page: Any) -> None:
+        browser = page.context.browser
+        if browser is None or browser in self._browsers:
+            return
+        self._browsers.add(browser)
+        if self.stats.get_value("hiddenweb/browser/launched"):
+            self.stats.inc_value("hiddenweb/browser/relaunches")
+            logger.warning("Chromium relaunched")
+        else:
+            self.stats.set_value("hiddenweb/browser/launched", 1)
+        browser.on("disconnected", self._disconnected)
+
+    def _disconnected(self, browser: Any) -> None:
+        if self._closing:
+            return
+        logger.warning("Chromium disconnected (%d browser requests in flight: each is tried "
+                       "once more)", len(self.watchdog.jobs))
+
+    async def _browser_settled(self) -> None:
+        """After a death: wait (a little) until scrapy-playwright has let the dead browser go,
+        so that the retry launches a new one instead of failing on the old."""
+        deadline = time.monotonic() + CLOSE_TIMEOUT
+        while time.monotonic() < deadline:
+            browser = getattr(self, "browser", None)
+            if browser is None or browser.is_connected():
+                return
+            await asyncio.sleep(0.05)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # a cancelled wait's late error: nobody waits for it
+
+
+def _submits(pm: PageMethod) -> bool:
+    if pm.method == "click":
+        return True
+    return pm.method == "evaluate" and bool(pm.args) and "submit" in str(pm.args[0]).lower()
+
+
+_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
+
+
+def _with_links(content: str, urls: list[str]) -> str:
+    links = "".join(f'<a href="{html.escape(u, quote=True)}" data-hiddenweb-found></a>'
+                    for u in urls)
+    ends = list(_BODY_END.finditer(content))
+    if not ends:
+        return content + links
+    at = ends[-1].start()
+    return content[:at] + links + content[at:]

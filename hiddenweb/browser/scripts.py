@@ -1,0 +1,81 @@
+"""Scripts run in the page: :data:`WRITE_DOCUMENT_JS` (render a body in place),
+:data:`DEPENDENT_PROBE_JS` (read a script-filled select's options), :data:`RECORD_OPEN_JS`
+(``window.open`` records its URL instead of opening a window)."""
+
+# A page already showing the request's origin renders the next body in place: the URL becomes
+# the request's (history.replaceState: relative links, fetches and pushState resolve as after a
+# navigation), then document.open/write/close parse the body and run its scripts, up to
+# DOMContentLoaded — Playwright's page.set_content does the same write, keeping the old URL.
+WRITE_DOCUMENT_JS = """([url, html]) => {
+  history.replaceState(null, "", url);
+  document.open();
+  document.write(html);
+  document.close();
+}"""
+
+
+# A dependent select (issue 5): in the page, choose each value of the parent select in turn
+# (input + change events, as a user's choice fires) and read the child's options once they
+# changed, or once the request the choice started has been answered (a resource entry) and the
+# page has stayed unchanged for 0.5 s, or after ``timeout`` ms. Returns {parent: [child values]}.
+DEPENDENT_PROBE_JS = """async ([i, parent, child, limit, timeout]) => {
+  const f = document.forms[i], p = f.elements[parent], out = {};
+  const values = () => Array.from(f.elements[child].options, o => o.value).filter(v => v);
+  const vals = Array.from(p.options, o => o.value).filter(v => v).slice(0, limit);
+  for (const v of vals) {
+    const before = performance.getEntriesByType("resource").length;
+    const old = values().join("\\n");
+    p.value = v;
+    p.dispatchEvent(new Event("input", {bubbles: true}));
+    p.dispatchEvent(new Event("change", {bubbles: true}));
+    const t0 = performance.now();
+    let answered = null;
+    while (performance.now() - t0 < timeout) {
+      await new Promise(r => setTimeout(r, 15));
+      const now = values();
+      if (now.length && now.join("\\n") !== old) break;
+      if (performance.getEntriesByType("resource").length > before) {
+        if (answered === null) answered = performance.now();
+        else if (performance.now() - answered > 500) break;
+      }
+    }
+    out[v] = values();
+  }
+  return out;
+}"""
+
+
+# Installed in every page (an init script, so in every document it loads): window.open opens no
+# window (a popup would be a page outside the pool, outside the routing of its opener); its URL
+# is kept for the handler, which reads it as a URL found (hiddenweb.browser.handler).
+RECORD_OPEN_JS = """(() => {
+  if (window.__hiddenwebOpened) return;
+  const opened = [];
+  Object.defineProperty(window, "__hiddenwebOpened", {value: opened});
+  window.open = function (url) {
+    try { if (url) opened.push(String(new URL(url, document.baseURI))); } catch (e) {}
+    return null;
+  };
+})();"""
+OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # read and clear
+
+
+# While the crawler fills a form (page actions before its own submit), the page's scripts cannot
+# submit it (a select whose change event submits the form would navigate away under the next
+# action): form.submit / requestSubmit do nothing until RELEASE_SUBMIT_JS. The crawler's own
+# click submits natively, and is preceded by the release.
+HOLD_SUBMIT_JS = """() => {
+  const P = HTMLFormElement.prototype;
+  if (window.__hiddenwebHeld) return;
+  Object.defineProperty(window, "__hiddenwebHeld", {value: [P.submit, P.requestSubmit],
+                                                    configurable: true});
+  P.submit = function () {};
+  P.requestSubmit = function () {};
+}"""
+RELEASE_SUBMIT_JS = """() => {
+  const held = window.__hiddenwebHeld;
+  if (!held) return;
+  HTMLFormElement.prototype.submit = held[0];
+  HTMLFormElement.prototype.requestSubmit = held[1];
+  delete window.__hiddenwebHeld;
+}"""

@@ -1,0 +1,132 @@
+"""Issue 26, scope in the browser: Chromium asks only the crawl's host, and a header the user set
+for the crawl reaches no other host.
+
+Two local servers: the site on ``127.0.0.1`` and "elsewhere" on ``localhost`` (another host name:
+the scope compares host names, not host:port). The site's page points everything at elsewhere:
+a script, an iframe, an image, a stylesheet, ``fetch`` GET and POST, XHR, a beacon, an
+EventSource, a WebSocket, a prefetch, ``window.open``, a form the page submits itself, a form the
+crawler submits in Chromium, a script navigation, and a redirect of its own host to elsewhere;
+and a ``fetch`` of a path robots.txt disallows. Elsewhere must see 0 requests; the site must see
+the user's ``Authorization`` header and no request to the disallowed path.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from crawlrun import run_crawl
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+SECRET = "Bearer hiddenweb-test-secret"
+
+
+class Recorder(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, pages: dict[str, bytes]) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.pages = pages
+        self.log: list[tuple[str, str, str | None]] = []  # method, path, Authorization
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Recorder
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _any(self) -> None:
+        self.server.log.append((self.command, self.path, self.headers.get("Authorization")))
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        body = self.server.pages.get(self.path)
+        if body is None and self.path.startswith("/go"):
+            self.send_response(302)
+            self.send_header("Location", self.server.pages["redirect-to"].decode())
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        status = 200 if body is not None else 404
+        body = body or b"nothing here"
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain" if self.path == "/robots.txt"
+                         else "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_HEAD = _any
+
+
+def site_pages(elsewhere: str) -> dict[str, bytes]:
+    page = f"""<!doctype html><html><head><title>everything points elsewhere</title>
+<script src="{elsewhere}/script.js"></script>
+<link rel="stylesheet" href="{elsewhere}/style.css">
+<link rel="prefetch" href="{elsewhere}/prefetch">
+</head><body><h1>Catalogue</h1>
+<img src="{elsewhere}/image.png">
+<iframe src="{elsewhere}/frame"></iframe>
+<form id="auto" action="{elsewhere}/auto-submit" method="post"><input type="hidden" name="a"
+ value="1"></form>
+<form id="search" action="{elsewhere}/search" method="get" onsubmit="return true">
+<label>Category <select name="category"><option value="">any</option>
+<option value="books">Books</option><option value="music">Music</option></select></label>
+<input type="submit" value="Search"></form>
+<script>
+const a = document.createElement("a"); a.href = "/leaf"; a.textContent = "leaf";
+document.body.appendChild(a);
+fetch("{elsewhere}/fetch-get").catch(() => {{}});
+fetch("{elsewhere}/fetch-post", {{method: "POST", body: "x=1",
+  headers: {{"Authorization": "{SECRET}"}}}}).catch(() => {{}});
+const x = new XMLHttpRequest(); x.open("PUT", "{elsewhere}/xhr"); x.send("y");
+navigator.sendBeacon("{elsewhere}/beacon", "z");
+try {{ new EventSource("{elsewhere}/events"); }} catch (e) {{}}
+try {{ new WebSocket("{elsewhere.replace("http", "ws")}/ws"); }} catch (e) {{}}
+fetch("/go").catch(() => {{}});
+fetch("/private/data").catch(() => {{}});
+window.open("{elsewhere}/popup");
+setTimeout(() => document.getElementById("auto").submit(), 20);
+setTimeout(() => {{ location.href = "{elsewhere}/navigation"; }}, 60);
+</script></body></html>"""
+    return {
+        "/": b'<html><body><a href="/page">the page</a></body></html>',
+        "/page": page.encode(),
+        "/leaf": b"<html><body><p>leaf</p></body></html>",
+        "/robots.txt": b"User-agent: *\nDisallow: /private\n",
+        "redirect-to": f"{elsewhere}/redirected".encode(),
+    }
+
+
+@pytest.mark.parametrize("mode", ["auto", "always"])
+def test_chromium_asks_no_other_host_and_leaks_no_header(tmp_path, mode):
+    elsewhere = Recorder({})
+    site = Recorder({})
+    site.pages.update(site_pages(f"http://localhost:{elsewhere.server_port}"))
+    try:
+        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/", settings={
+            "HIDDENWEB_BROWSER": mode, "HIDDENWEB_BROWSER_TIMEOUT": "5",
+            "DOWNLOAD_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO",
+            "DEFAULT_REQUEST_HEADERS": json.dumps({"Authorization": SECRET})}, timeout=300)
+    finally:
+        for server in (elsewhere, site):
+            server.shutdown()
+            server.server_close()
+    assert run.returncode == 0 and run.stats["finish_reason"] == "finished", run.stderr[-3000:]
+    assert elsewhere.log == []  # not one request, so no header either
+    paths = Counter(path for _, path, _ in site.log)
+    assert paths["/page"] >= 1 and paths["/leaf"] == 1  # the script-built link was followed
+    assert not any(path.startswith("/private") for path in paths)  # robots.txt
+    assert all(auth == SECRET for _, path, auth in site.log
+               if path in ("/", "/page", "/leaf")), site.log  # the header where it belongs
+    stats = run.stats
+    assert stats["hiddenweb/browser/pages"] >= 1
+    assert stats["hiddenweb/browser/offsite_aborted"] >= 8, stats
+    assert stats["hiddenweb/browser/robots_aborted"] >= 1, stats
