@@ -37,3 +37,49 @@ def run_crawl(out_dir: Path, *args: str, settings: dict | None = None,
     items = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     return CrawlRun(items, json.loads(stats.read_text()) if stats.exists() else None,
                     proc.stderr, proc.returncode)
+
+
+def _run(tmp_path: Path, *args: str, settings: dict | None = None) -> CrawlRun:
+    return run_crawl(tmp_path, *args, settings={"LOG_LEVEL": "INFO",
+                                                "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+                                                **(settings or {})})
+
+
+def crawl(tmp_path: Path, *args: str, settings: dict | None = None) -> tuple[list[dict], str, int]:
+    run = _run(tmp_path, *args, settings=settings)
+    return run.items, run.stderr, run.returncode
+
+
+def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str, int], dict]:
+    """Crawl the served site from its home page with ``settings``: the hidden truth pages
+    found (key → the download count when first seen) and the crawl's final stats."""
+    run = _run(tmp_path, "-a", f"seed={served_site.url}/", settings=settings)
+    assert run.returncode == 0, run.stderr[-3000:]
+    truth = truth_of(served_site.site)
+    found: dict[str, int] = {}
+    for item in run.items:
+        if item["status"] == 200:
+            key = resolve(served_site.site, item)
+            if key in truth and truth[key]["hidden"]:
+                found.setdefault(key, item["downloads"])
+    return found, run.stats or {}
+
+
+def hidden_found_on_off(served_site, tmp_path: Path, setting: str
+                        ) -> tuple[dict[str, int], dict, dict[str, int], dict]:
+    """:func:`hidden_found` over plain HTTP with the boolean lab knob ``setting`` on, then
+    off: ``(on, on_stats, off, off_stats)``."""
+    runs = [hidden_found(served_site, tmp_path / name, {"HIDDENWEB_LAB": {setting: value},
+                                                        "HIDDENWEB_BROWSER": "never"})
+            for name, value in (("on", True), ("off", False))]
+    return (*runs[0], *runs[1])
+
+
+def truth_of(site):
+    return {page["key"]: page for page in site.truth()}
+
+
+def resolve(site, item):
+    form = (item.get("reached_by") or {}).get("form")
+    data = list(form["fields"].items()) if form and item["method"] == "POST" else None
+    return site.resolve(item["method"], item["url"], data)

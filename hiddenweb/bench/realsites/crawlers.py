@@ -4,7 +4,7 @@
   (``ROBOTSTXT_OBEY`` on, as ``scrapy startproject`` writes it, and the same concurrency as the
   project's: 16 requests, 8 per domain);
 * ``naive-browser``: the same with every request rendered in Debian's Chromium through
-  scrapy-playwright (the launch flags of :data:`hiddenweb.browser.CHROMIUM_ARGS`; page
+  scrapy-playwright (the launch flags of :data:`hiddenweb.browser.config.CHROMIUM_ARGS`; page
   resources off 127.0.0.1 aborted, :func:`off_loopback`);
 * ``hwdla``: ``scrapy crawl hwdla -a seed=…`` from the project checkout with its defaults
   (the visit store written into the crawl's own directory; its browser aborts images, media,
@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from hiddenweb.bench.coverage import PROJECT_DIR
-from hiddenweb.browser import CHROMIUM_ARGS
+from hiddenweb.browser.config import CHROMIUM_ARGS
 
 CRAWLERS = ("naive", "naive-browser", "hwdla")
 NAIVE = Path(__file__).with_name("naive_spider.py")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_spider_e2e import _run, hidden_found  # tests/ is on sys.path (rootdir)
+from crawlrun import _run, hidden_found  # tests/ is on sys.path (rootdir)
 
 from hiddenweb.bench.provingground.server import serve_in_thread
 from hiddenweb.bench.provingground.site import SiteModel

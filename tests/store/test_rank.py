@@ -11,7 +11,7 @@ import pytest
 from hiddenweb.cli import main
 from hiddenweb.store import Visit, VisitStore
 
-TABLE1 = Path(__file__).parent / "fixtures" / "paper_table1.csv"
+TABLE1 = Path(__file__).parents[1] / "fixtures" / "paper_table1.csv"
 # Page numbers in the order the paper prints them: table 2, table 3 and the combined query.
 BY_FREQUENCY = [11, 22, 8, 14, 23, 7, 12, 13, 10, 21, 1, 3, 9, 2, 6, 20, 19, 5, 4, 16, 15, 17, 18]
 BY_WEIGHTAGE = [19, 21, 18, 22, 4, 10, 8, 5, 17, 20, 13, 6, 15, 11, 3, 7, 14, 9, 16, 12, 2, 1, 23]

@@ -17,7 +17,7 @@ from hiddenweb.bench.store import run, synthetic_items
 from hiddenweb.pipelines.visitstore import VisitStorePipeline
 from hiddenweb.store import VisitStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pipeline_for(db: Path, batch_size: int | None = None, **settings) -> VisitStorePipeline:

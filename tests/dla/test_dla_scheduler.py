@@ -8,47 +8,14 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from scrapy import Request, Spider
+from dlakit import SITE, drain, form, link, make  # noqa: E402  (tests/ is on sys.path)
+from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.http import HtmlResponse
-from scrapy.utils.test import get_crawler
 
 from hiddenweb.dla.middleware import DLAFeedbackMiddleware
 from hiddenweb.dla.scheduler import STATE_FILE, DLAScheduler
 from hiddenweb.items import PageItem
-
-SITE = "http://ex.org"
-
-
-class _Spider(Spider):
-    name = "dla-test"
-
-
-def make(settings: dict[str, Any] | None = None) -> DLAScheduler:
-    crawler = get_crawler(_Spider, settings or {})
-    crawler.spider = crawler._create_spider()
-    scheduler = DLAScheduler.from_crawler(crawler)
-    scheduler.open(crawler.spider)
-    return scheduler
-
-
-def link(page: str, path: str, label: str = "") -> Request:
-    meta = {"hiddenweb_action": {"kind": "link", "page": page, "label": label, "form": None}}
-    return Request(SITE + path, meta=meta)
-
-
-def form(page: str, signature: str, value: str, label: str = "search") -> Request:
-    action = {"kind": "form", "page": page, "label": label,
-              "form": {"signature": signature, "fields": {"q": value}}}
-    path = signature.split("|")[0].removeprefix("ex.org")
-    return Request(f"{SITE}{path}?q={value}", meta={"hiddenweb_action": action})
-
-
-def drain(scheduler: DLAScheduler) -> list[str]:
-    out = []
-    while (request := scheduler.next_request()) is not None:
-        out.append(request.url.removeprefix(SITE))
-    return out
 
 
 def test_contract_and_dupefilter() -> None:

@@ -130,7 +130,7 @@ def test_a_crawl_reorders_by_company_only_when_asked(served_site, tmp_path):
     site's pages to the explorers and their probes reorder the search boxes' values (the stat);
     off, nothing is reordered. Reordering changes when a value is sent, not which hidden pages
     the crawl ends with."""
-    from test_spider_e2e import hidden_found_on_off  # tests/ is on sys.path (rootdir)
+    from crawlrun import hidden_found_on_off  # tests/ is on sys.path (rootdir)
 
     on, on_stats, off, off_stats = hidden_found_on_off(served_site, tmp_path,
                                                        "form_affinity")

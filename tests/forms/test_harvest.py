@@ -4,9 +4,9 @@ the effect of both on a crawl of a served proving-ground site."""
 from __future__ import annotations
 
 import pytest
+from crawlrun import hidden_found_on_off  # tests/ is on sys.path (rootdir)
+from dlakit import SITE, drain, link, make
 from parsel import Selector
-from test_dla_scheduler import SITE, drain, link, make  # tests/ is on sys.path (rootdir)
-from test_spider_e2e import hidden_found_on_off
 
 from hiddenweb.dla.kinds import kinds, parent_kind
 from hiddenweb.forms.endpoint import offer_record

@@ -23,7 +23,7 @@ from hiddenweb.bench.provingground import vocab
 from hiddenweb.bench.provingground.graph import ALPHA
 from hiddenweb.bench.provingground.site import SiteModel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HREF = re.compile(r'<a href="([^"]*)"')
 
 

@@ -4,50 +4,13 @@ site (a real HTTP server on 127.0.0.1), scored against the site's ground truth."
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 
 import pytest
-from crawlrun import CrawlRun, run_crawl  # tests/ is on sys.path (rootdir)
+from crawlrun import crawl, resolve, truth_of  # tests/ is on sys.path
 
 ITEM_KEYS = {"url", "final_url", "method", "status", "error", "depth", "referrer", "reached_by",
              "form_only", "title", "fingerprint", "fetch_seconds", "fetched_at", "content_type",
              "cache_control", "expires", "downloads"}
-
-
-def _run(tmp_path: Path, *args: str, settings: dict | None = None) -> CrawlRun:
-    return run_crawl(tmp_path, *args, settings={"LOG_LEVEL": "INFO",
-                                                "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
-                                                **(settings or {})})
-
-
-def crawl(tmp_path: Path, *args: str, settings: dict | None = None) -> tuple[list[dict], str, int]:
-    run = _run(tmp_path, *args, settings=settings)
-    return run.items, run.stderr, run.returncode
-
-
-def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str, int], dict]:
-    """Crawl the served site from its home page with ``settings``: the hidden truth pages
-    found (key → the download count when first seen) and the crawl's final stats."""
-    run = _run(tmp_path, "-a", f"seed={served_site.url}/", settings=settings)
-    assert run.returncode == 0, run.stderr[-3000:]
-    truth = truth_of(served_site.site)
-    found: dict[str, int] = {}
-    for item in run.items:
-        if item["status"] == 200:
-            key = resolve(served_site.site, item)
-            if key in truth and truth[key]["hidden"]:
-                found.setdefault(key, item["downloads"])
-    return found, run.stats or {}
-
-
-def hidden_found_on_off(served_site, tmp_path: Path, setting: str
-                        ) -> tuple[dict[str, int], dict, dict[str, int], dict]:
-    """:func:`hidden_found` over plain HTTP with the boolean lab knob ``setting`` on, then
-    off: ``(on, on_stats, off, off_stats)``."""
-    runs = [hidden_found(served_site, tmp_path / name, {"HIDDENWEB_LAB": {setting: value},
-                                                        "HIDDENWEB_BROWSER": "never"})
-            for name, value in (("on", True), ("off", False))]
-    return (*runs[0], *runs[1])
 
 
 @pytest.fixture(scope="module")
@@ -56,16 +19,6 @@ def demo_crawl(served_site, tmp_path_factory):
     items, log, code = crawl(tmp_path_factory.mktemp("crawl"), "-a", f"seed={served_site.url}/")
     assert code == 0, log[-3000:]
     return items, log, served_site.stats()
-
-
-def truth_of(site):
-    return {page["key"]: page for page in site.truth()}
-
-
-def resolve(site, item):
-    form = (item.get("reached_by") or {}).get("form")
-    data = list(form["fields"].items()) if form and item["method"] == "POST" else None
-    return site.resolve(item["method"], item["url"], data)
 
 
 def test_items_follow_the_schema(demo_crawl):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from test_spider_e2e import crawl
+from crawlrun import crawl
 
 from hiddenweb.store import VisitStore
 

@@ -4,9 +4,9 @@ blind guesses wait while its answers are read and while what they show leaves no
 
 from __future__ import annotations
 
+from crawlrun import hidden_found_on_off
 from parsel import Selector
 from test_harvest import locate_explorer  # tests/ is on sys.path (rootdir)
-from test_spider_e2e import hidden_found_on_off
 
 from hiddenweb.forms.endpoint import offer_record
 from hiddenweb.forms.explorer import FormExplorer
