@@ -59,6 +59,15 @@ from hiddenweb.safety import SafetyPolicy, link_markup
 _TRUE = ("1", "true", "yes", "on")
 
 
+def is_markup(response: Response) -> bool:
+    """Whether ``response`` is HTML or XML, whose links and forms can be read (a JSON reply is
+    a ``TextResponse`` whose selector cannot run XPath)."""
+    try:
+        return isinstance(response, TextResponse) and response.selector.type in ("html", "xml")
+    except (ValueError, AttributeError):
+        return False
+
+
 def parse_seed(seed: str | None) -> str:
     """Validate the ``seed`` argument; raise ``ValueError`` with a message a user can act on."""
     if not seed:
@@ -175,8 +184,8 @@ class HwdlaSpider(scrapy.Spider):
                 stats.inc_value("hiddenweb/pages_form_only")
         else:
             stats.inc_value("hiddenweb/repeats")
-        if not isinstance(response, TextResponse) or self.recrawl:
-            return
+        if not is_markup(response) or self.recrawl:
+            return  # JSON, plain text, binary: an item, no links or forms to read
         if self.oracle is not None:
             yield from self.oracle.requests(response, self.parse, self.on_error)
             return

@@ -64,3 +64,29 @@ def test_shape_tells_result_pages_apart_but_not_calendar_months():
         return shape_fingerprint(Selector(text=html), f"http://h/calendar?month=2024-{m:02d}")
 
     assert month(3) == month(4) == month(5)
+
+
+@pytest.mark.parametrize(("cls", "body", "ctype"), [
+    ("JsonResponse", b'{"next": "/page/2", "items": [1, 2]}', b"application/json"),
+    ("TextResponse", b"just text, no markup", b"text/plain"),
+    ("Response", b"\x89PNG\r\n\x1a\n\x00\x00", b"image/png"),
+])
+def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype):
+    """A JSON, plain-text or binary reply gives its item and nothing else; the parse runs to its
+    end (a JSON reply once raised AttributeError in the link extractor, issue 30)."""
+    import scrapy.http
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})
+    spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
+    crawler.stats.open_spider()
+    url = "http://127.0.0.1:1/data"
+    request = scrapy.Request(url, meta={"hiddenweb_form_only": False})
+    kwargs = {"encoding": "utf-8"} if cls != "Response" else {}
+    response = getattr(scrapy.http, cls)(url, body=body, request=request,
+                                         headers={"Content-Type": ctype}, **kwargs)
+    out = list(spider.parse(response))
+    assert [type(o).__name__ for o in out] == ["PageItem"]
+    assert out[0]["content_type"] == ctype.decode() and out[0]["status"] == 200
