@@ -14,6 +14,7 @@ import re
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from parsel import Selector
+from scrapy.http import Response, TextResponse
 
 _WS = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
@@ -100,3 +101,12 @@ class SeenContent:
         if NEW_CONTENT_META not in meta:
             meta[NEW_CONTENT_META] = self.is_new(fp)
         return bool(meta[NEW_CONTENT_META])
+
+
+def is_markup(response: Response) -> bool:
+    """Whether ``response`` is HTML or XML, whose links and forms can be read (a JSON reply is
+    a ``TextResponse`` whose selector cannot run XPath)."""
+    try:
+        return isinstance(response, TextResponse) and response.selector.type in ("html", "xml")
+    except (ValueError, AttributeError):
+        return False

@@ -19,19 +19,10 @@ not expanded. A page whose scripts build links or forms is rendered again in Chr
 (:mod:`hiddenweb.browser`). Scope is the seed's *host* (any port: Scrapy's
 ``LinkExtractor(allow_domains=…)`` compares ``host:port``); robots.txt is obeyed.
 
-Every form submission, submit button, link and recrawl replay is judged by the safety policy
-(:mod:`hiddenweb.safety`, ``docs/safety.md``; ``HIDDENWEB_FORMS_ALLOW`` opts in to more), built
-once here (``spider.safety``) and asked at one call site each, marked ``SAFETY:``: links in
-:meth:`HwdlaSpider.link_allowed`, forms in :meth:`hiddenweb.forms.crawl.FormCrawler.page`,
-replays in :func:`hiddenweb.recrawl.recrawl_requests`. Refusals are counted in
-``hiddenweb/safety/refused/<reason>`` and ``hiddenweb/safety/<what>_refused`` (forms, buttons,
-links, replays): :meth:`HwdlaSpider.refuse`.
-
-Request meta written (all picklable) is listed in ``docs/architecture.md``; the main keys:
-``hiddenweb_reached_by`` (seed, link or form with its fields), ``hiddenweb_form_only`` (a form
-lies on the chain from the seed), ``hiddenweb_action`` (the action the DLA scheduler learns
-from), ``hiddenweb_rerender`` (rendered again in Chromium), ``hiddenweb_label_context`` (with
-a query: the link's label context for the lost sheep).
+Every submission, button, link and recrawl replay is judged by the safety policy
+(:mod:`hiddenweb.safety`, ``docs/safety.md``), asked at one call site each, marked ``SAFETY:``;
+refusals are counted (:meth:`HwdlaSpider.refuse`). The request meta keys, all ``hiddenweb_``
+and picklable, are listed in ``docs/architecture.md``.
 """
 
 from __future__ import annotations
@@ -48,24 +39,16 @@ from scrapy.linkextractors import LinkExtractor
 from twisted.python.failure import Failure
 
 from hiddenweb import defaults
-from hiddenweb.browser import BROWSER_SLOT, BrowserConfig, BrowserPolicy, needs_browser
+from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser
+from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_request
 from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
-from hiddenweb.items import PageItem, failed_item, header, page_item
+from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
-from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, visible_text
+from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, is_markup, visible_text
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.safety import SafetyPolicy, link_markup
 
 _TRUE = ("1", "true", "yes", "on")
-
-
-def is_markup(response: Response) -> bool:
-    """Whether ``response`` is HTML or XML, whose links and forms can be read (a JSON reply is
-    a ``TextResponse`` whose selector cannot run XPath)."""
-    try:
-        return isinstance(response, TextResponse) and response.selector.type in ("html", "xml")
-    except (ValueError, AttributeError):
-        return False
 
 
 def parse_seed(seed: str | None) -> str:
@@ -147,8 +130,7 @@ class HwdlaSpider(scrapy.Spider):
     def browser_meta(self, url: str, meta: dict) -> dict:
         """``meta`` plus ``playwright`` when the URL's template goes straight to the browser."""
         if self.policy.direct(url):
-            meta.update(playwright=True, download_slot=BROWSER_SLOT,
-                        playwright_page_goto_kwargs={"wait_until": "domcontentloaded"})
+            meta.update(direct_meta())
         return meta
 
     # -- pages -----------------------------------------------------------------------------
@@ -207,20 +189,7 @@ class HwdlaSpider(scrapy.Spider):
 
     def rerender(self, response: TextResponse) -> scrapy.Request:
         self.crawler.stats.inc_value("hiddenweb/browser/needed")
-        request = response.request
-        meta = {k: v for k, v in request.meta.items() if k.startswith("hiddenweb_")
-                and k not in ("hiddenweb_explore", NEW_CONTENT_META, "hiddenweb_new_forms")}
-        meta.update(playwright=True, hiddenweb_rerender=True, download_slot=BROWSER_SLOT,
-                    # inline scripts have run by then; images and styles are not loaded anyway
-                    playwright_page_goto_kwargs={"wait_until": "domcontentloaded"})
-        if self.browser.reuse_body and response.status == 200 \
-                and response.url == request.url and request.method == "GET":
-            # Chromium gets the body already fetched instead of downloading it again
-            ctype = header(response.headers, b"Content-Type") or "text/html"
-            meta.update(hiddenweb_body=response.body, hiddenweb_body_encoding=response.encoding,
-                        hiddenweb_body_headers={"Content-Type": ctype},
-                        playwright_page_init_callback="hiddenweb.browser.serve_fetched_body")
-        return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
+        return rerender_request(response, self.browser.reuse_body)
 
     @staticmethod
     def visible(response: Response) -> str | None:
@@ -275,13 +244,10 @@ class HwdlaSpider(scrapy.Spider):
         stats.inc_value("hiddenweb/downloads")
         self.logger.warning("Browser failed on %s (%s): %s", request.url,
                             failure.type.__name__, failure.getErrorMessage()[:200])
-        if request.meta.get("hiddenweb_rerender") or request.meta.get("hiddenweb_browser_form"):
-            return
-        stats.inc_value("hiddenweb/browser/fallbacks")
-        meta = {k: v for k, v in request.meta.items()
-                if not k.startswith("playwright") and k != "download_slot"}
-        meta["hiddenweb_browser_fallback"] = True
-        yield request.replace(meta=meta, dont_filter=True)
+        fallback = fallback_request(request)
+        if fallback is not None:
+            stats.inc_value("hiddenweb/browser/fallbacks")
+            yield fallback
 
     # -- links -----------------------------------------------------------------------------
     def in_scope(self, url: str) -> bool:
