@@ -79,6 +79,9 @@ def form_signature(action_url: str, field_names: list[str] | tuple[str, ...]) ->
 #: known, before any feedback, to be a better bet than a blind one (the HiWE / adaptive query
 #: selection premise, :mod:`hiddenweb.forms.records`). Every other kind starts at 1/2 or its
 #: parent's.
+#: the two actions of a kind's automaton: pursue the kind's requests, or skip them
+PURSUE, SKIP = "+", "-"
+
 PRIOR_REWARDS = {"src:harvest": 1}
 #: the kind every link on a public page also has (the last of its kinds): what the site's
 #: public links taught, where a URL template seen for the first time starts

@@ -56,24 +56,8 @@ O(kinds * log groups).
 Budget (the paper's ``k_threshold``): after ``HIDDENWEB_DLA_MAX_STEPS`` dequeued requests the
 scheduler reports nothing pending, and the crawl ends; pending requests stay saved in JOBDIR.
 
-JOBDIR. The scheduler writes, inside the job directory:
-
-* ``hiddenweb_dla.queue/<sha1 of the bucket key, 16 hex>/``: a ``scrapy.squeues.
-  PickleFifoDiskQueue`` per non-empty bucket. Unpicklable requests fall back to a memory deque
-  per bucket (lost at close, as with Scrapy's ``Scheduler``; counted in
-  ``hiddenweb/dla/unserializable``).
-* ``hiddenweb_dla.json``, at close, read at open::
-
-      {"format": "hiddenweb-dla", "version": 1, "transfer": bool, "a": float|null, "b": float,
-       "steps": int, "next_seq": int,
-       "pages": {page_url: {"keys": [...], "p": [...], "steps": int, "converged": bool}},
-       "kinds": {kind: p_pursue}, "roots": {kind: root kind}, "paid": [kind, ...],
-       "rewarded": bool, "best_served": float,
-       "buckets": [{"key": str, "group": str, "page": str, "action": str, "seq": int,
-                    "dir": str}]}
-
-  A state with another format/version or another ``dla_transfer`` is refused with a
-  ``ValueError`` naming the cause (the bucket layout differs); changed ``a``/``b`` are accepted.
+JOBDIR: the pending requests in a disk queue per bucket (:mod:`hiddenweb.dla.queues`) and the
+automata in ``hiddenweb_dla.json`` (:mod:`hiddenweb.dla.jobdir`).
 
 Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hiddenweb_dla_kinds``
 (the request's kinds, a list of str, primary first) so that feedback needs no second parse,
@@ -92,25 +76,29 @@ request back).
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import json
 import logging
-import shutil
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy.squeues import PickleFifoDiskQueue
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from hiddenweb import defaults
-from hiddenweb.config import lab
 from hiddenweb.dla.automaton import Automaton
+from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
-from hiddenweb.dla.kinds import PRIOR_REWARDS, ROOT_KINDS, action_of, kinds, parent_kind
+from hiddenweb.dla.jobdir import load_state, save_state
+from hiddenweb.dla.kinds import (
+    PRIOR_REWARDS,
+    PURSUE,
+    ROOT_KINDS,
+    SKIP,
+    action_of,
+    kinds,
+    parent_kind,
+)
+from hiddenweb.dla.queues import Bucket, DiskQueues, Group
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
@@ -122,101 +110,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STATE_FILE = "hiddenweb_dla.json"
-QUEUE_DIR = "hiddenweb_dla.queue"
-STATE_FORMAT = "hiddenweb-dla"
-STATE_VERSION = 1
 KINDS_META = "hiddenweb_dla_kinds"
 SCORE_META = "hiddenweb_dla_score"
 GROUP_META = "hiddenweb_dla_group"
-_PURSUE, _SKIP = "+", "-"
 #: scores are compared rounded to this many decimals (heap keys and the requests in flight
 #: alike): float jitter does not reorder ties, and a kind penalized into the 1e-13s scores 0
 SCORE_DECIMALS = 12
-#: ``dla_label_words``: which label words are kinds (see :mod:`hiddenweb.dla.kinds`).
-#: ``answers``: words of links on a form's answers and of submit labels; ``all``: also the words
-#: of links on public pages; ``none``.
-LABEL_WORD_SCOPES = ("answers", "all", "none")
-
-
-@dataclass(frozen=True)
-class DLAConfig:
-    a: float | None
-    b: float
-    transfer: bool
-    max_steps: int
-    converge_p: float
-    label_words: str = "answers"
-    wait: float = 0.0
-    explore_in_flight: int = 0
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> DLAConfig:
-        raw_a = lab(settings, "dla_a")
-        a = None if raw_a in (None, "", "entropy") else float(raw_a)
-        b = lab(settings, "dla_b")
-        if a is not None and not 0.0 < a < 1.0:
-            raise ValueError(f"HIDDENWEB_LAB dla_a must be 'entropy' or in (0, 1), got {raw_a!r}")
-        if not 0.0 <= b < 1.0:
-            raise ValueError(f"HIDDENWEB_LAB dla_b must be in [0, 1), got {b!r}")
-        if a is not None and b >= a:
-            raise ValueError(f"HIDDENWEB_LAB dla_b ({b}) must be below dla_a ({a})")
-        converge_p = lab(settings, "dla_converge_p")
-        if not 0.0 < converge_p <= 1.0:
-            raise ValueError(f"HIDDENWEB_LAB dla_converge_p must be in (0, 1], got {converge_p}")
-        raw_words = lab(settings, "dla_label_words")
-        words = str(raw_words).strip().lower()
-        words = {"true": "all", "1": "all", "false": "none", "0": "none"}.get(words, words)
-        if words not in LABEL_WORD_SCOPES:
-            raise ValueError(f"HIDDENWEB_LAB dla_label_words must be one of "
-                             f"{', '.join(LABEL_WORD_SCOPES)}, got {raw_words!r}")
-        wait = settings.getfloat("HIDDENWEB_DLA_WAIT", defaults.HIDDENWEB_DLA_WAIT)
-        if not 0.0 <= wait < 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_WAIT must be in [0, 1), got {wait}")
-        explore = lab(settings, "dla_explore_in_flight")
-        if explore < 0:
-            raise ValueError(f"HIDDENWEB_LAB dla_explore_in_flight must be >= 0, got {explore}")
-        return cls(
-            a=a, b=b,
-            transfer=lab(settings, "dla_transfer"),
-            max_steps=settings.getint("HIDDENWEB_DLA_MAX_STEPS", defaults.HIDDENWEB_DLA_MAX_STEPS),
-            converge_p=converge_p,
-            label_words=words,
-            wait=wait,
-            explore_in_flight=explore,
-        )
-
-
-class _Bucket:
-    """FIFO requests of one bucket: a disk queue (JOBDIR) and a memory deque (fallback)."""
-
-    __slots__ = ("key", "group", "page", "action", "seq", "version", "dq", "mq")
-
-    def __init__(self, key: str, group: str, page: str, action: str, seq: int) -> None:
-        self.key, self.group, self.page, self.action, self.seq = key, group, page, action, seq
-        self.version = 0
-        self.dq: Any = None
-        self.mq: deque[Request] | None = None
-
-    @property
-    def dir(self) -> str:
-        return hashlib.sha1(self.key.encode("utf-8")).hexdigest()[:16]
-
-    def __len__(self) -> int:
-        return (len(self.dq) if self.dq is not None else 0) + (len(self.mq) if self.mq else 0)
-
-
-class _Group:
-    """Buckets competing as one heap entry; ``heap`` orders them (best first)."""
-
-    __slots__ = ("key", "seq", "version", "heap", "buckets", "epoch")
-
-    def __init__(self, key: str, seq: int) -> None:
-        self.key, self.seq, self.version, self.epoch = key, seq, 0, 0
-        self.heap: list[tuple[float, int, int, str]] = []
-        self.buckets: dict[str, _Bucket] = {}
-
-
 class DLAScheduler:
     """Scrapy scheduler (``BaseScheduler`` contract) ordered by learning automata."""
 
@@ -227,7 +126,7 @@ class DLAScheduler:
         self.df = dupefilter
         self.config = config
         self.jobdir = jobdir
-        self.logunser = logunser
+        self.disk = DiskQueues(crawler, jobdir, logunser) if jobdir else None
         self.pages: dict[str, Automaton] = {}
         self.kind_la: dict[str, Automaton] = {}
         # parent kind -> groups of child kinds with no automaton yet (they score as the parent)
@@ -236,7 +135,7 @@ class DLAScheduler:
         self.roots: dict[str, str] = {}
         # kinds rewarded at least once: a link kind not in it scores at most as its root
         self.paid: set[str] = set()
-        self.groups: dict[str, _Group] = {}
+        self.groups: dict[str, Group] = {}
         self.heap: list[tuple[float, int, int, str]] = []
         self.pending = 0
         self.steps = 0
@@ -268,7 +167,7 @@ class DLAScheduler:
         except RuntimeError:
             self.engine = None
         if self.jobdir:
-            self._load_state(Path(self.jobdir))
+            load_state(self, Path(self.jobdir))
             if self.pending:
                 logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
                             {"queuesize": self.pending}, extra={"spider": spider})
@@ -276,7 +175,7 @@ class DLAScheduler:
 
     def close(self, reason: str) -> Any:
         if self.jobdir:
-            self._save_state(Path(self.jobdir))
+            save_state(self, Path(self.jobdir))
         return self.df.close(reason)
 
     def has_pending_requests(self) -> bool:
@@ -431,10 +330,10 @@ class DLAScheduler:
             for kind in ks:
                 kla = self._kind(kind)
                 if outcome == "reward":
-                    kla.reward(_PURSUE)
+                    kla.reward(PURSUE)
                     self.paid.add(kind)
                 else:
-                    kla.penalize(_PURSUE)
+                    kla.penalize(PURSUE)
                 if kind in self.groups:
                     self._rekey(self.groups[kind])
                 heirs = self.heirs.get(kind)
@@ -472,16 +371,16 @@ class DLAScheduler:
             if kind not in PRIOR_REWARDS:
                 return self._start_score(kind)
             kla = self._kind(kind)
-        p = kla.prob(_PURSUE)
+        p = kla.prob(PURSUE)
         root = self.roots.get(kind)
         if root is not None and kind not in self.paid and root in self.kind_la:
-            return min(p, self.kind_la[root].prob(_PURSUE))
+            return min(p, self.kind_la[root].prob(PURSUE))
         return p
 
     def _start_score(self, kind: str) -> float:
         """Where a kind with no automaton starts: the lower of its parent's and its root's
         ``p(pursue)`` (those that exist), else 1/2."""
-        known = [self.kind_la[k].prob(_PURSUE) for k in (parent_kind(kind), self.roots.get(kind))
+        known = [self.kind_la[k].prob(PURSUE) for k in (parent_kind(kind), self.roots.get(kind))
                  if k and k in self.kind_la]
         return min(known) if known else 0.5
 
@@ -494,12 +393,12 @@ class DLAScheduler:
         if kla is None:
             start = self._start_score(kind)  # its parent's, if the parent is known
             kla = self.kind_la[kind] = Automaton(a=self.config.a, b=self.config.b)
-            kla.add_action(_PURSUE)
-            kla.add_action(_SKIP)
+            kla.add_action(PURSUE)
+            kla.add_action(SKIP)
             if start != 0.5:
-                kla.load_state({"keys": [_PURSUE, _SKIP], "p": [start, 1.0 - start]})
+                kla.load_state({"keys": [PURSUE, SKIP], "p": [start, 1.0 - start]})
             for _ in range(PRIOR_REWARDS.get(kind, 0)):
-                kla.reward(_PURSUE)
+                kla.reward(PURSUE)
             self.stats.inc_value("hiddenweb/dla/kinds")
         return kla
 
@@ -514,7 +413,7 @@ class DLAScheduler:
                 best, best_score = kind, score
         return best
 
-    def _group_score(self, group: _Group) -> float:
+    def _group_score(self, group: Group) -> float:
         if self.config.transfer:
             return self.kind_score(group.key)
         while group.heap:
@@ -525,11 +424,11 @@ class DLAScheduler:
             heapq.heappop(group.heap)
         return 0.0
 
-    def _key_score(self, group: _Group) -> float:
+    def _key_score(self, group: Group) -> float:
         """The group's score as the heap keys it (:data:`SCORE_DECIMALS`)."""
         return round(self._group_score(group), SCORE_DECIMALS)
 
-    def _rekey(self, group: _Group) -> None:
+    def _rekey(self, group: Group) -> None:
         group.version += 1
         heapq.heappush(self.heap, (-self._key_score(group), group.seq, group.version, group.key))
         if len(self.heap) > 2 * len(self.groups) + 64:
@@ -537,16 +436,16 @@ class DLAScheduler:
                          for g in self.groups.values()]
             heapq.heapify(self.heap)
 
-    def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> _Bucket:
+    def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> Bucket:
         group = self.groups.get(gkey)
         if group is None:
-            group = self.groups[gkey] = _Group(gkey, self.next_seq)
+            group = self.groups[gkey] = Group(gkey, self.next_seq)
             self.next_seq += 1
             if page in self.pages:
                 group.epoch = self.pages[page].epoch
             if self.config.transfer:
                 self._add_heir(gkey)
-        bucket = _Bucket(key, gkey, page, action, self.next_seq)
+        bucket = Bucket(key, gkey, page, action, self.next_seq)
         self.next_seq += 1
         group.buckets[key] = bucket
         order = self.pages[page].order_key(action) if page in self.pages else 0.0
@@ -559,7 +458,7 @@ class DLAScheduler:
             if ancestor and self._follows(gkey, ancestor):
                 self.heirs.setdefault(ancestor, set()).add(gkey)
 
-    def _group_of(self, key: str, gkey: str, page: str, action: str) -> _Bucket:
+    def _group_of(self, key: str, gkey: str, page: str, action: str) -> Bucket:
         group = self.groups.get(gkey)
         bucket = group.buckets.get(key) if group is not None else None
         if bucket is None:
@@ -569,33 +468,13 @@ class DLAScheduler:
 
     def _push(self, request: Request, key: str, gkey: str, page: str, action: str) -> None:
         bucket = self._group_of(key, gkey, page, action)
-        if not (self.jobdir and self._dqpush(bucket, request)):
+        if not (self.disk and self.disk.push(bucket, request, self.spider)):
             if bucket.mq is None:
                 bucket.mq = deque()
             bucket.mq.append(request)
         self.pending += 1
 
-    def _dqpush(self, bucket: _Bucket, request: Request) -> bool:
-        if bucket.dq is None:
-            bucket.dq = self._open_dq(bucket)
-        try:
-            bucket.dq.push(request)
-        except ValueError as e:  # unpicklable request: memory fallback, as Scrapy does
-            if self.logunser:
-                logger.warning("Unable to serialize request: %(request)s - reason: %(reason)s"
-                               " - no more unserializable requests will be logged",
-                               {"request": request, "reason": e}, extra={"spider": self.spider})
-                self.logunser = False
-            self.stats.inc_value("hiddenweb/dla/unserializable")
-            return False
-        return True
-
-    def _open_dq(self, bucket: _Bucket) -> Any:
-        assert self.jobdir
-        path = Path(self.jobdir, QUEUE_DIR, bucket.dir)
-        return build_from_crawler(PickleFifoDiskQueue, self.crawler, str(path))
-
-    def _pop_from(self, group: _Group) -> Request | None:
+    def _pop_from(self, group: Group) -> Request | None:
         while group.heap:
             _, _, version, bkey = group.heap[0]
             bucket = group.buckets.get(bkey)
@@ -613,88 +492,7 @@ class DLAScheduler:
         del self.groups[group.key]
         return None
 
-    def _drop_bucket(self, group: _Group, bucket: _Bucket) -> None:
+    def _drop_bucket(self, group: Group, bucket: Bucket) -> None:
         del group.buckets[bucket.key]
         if bucket.dq is not None:
-            bucket.dq.close()
-            shutil.rmtree(Path(self.jobdir or "", QUEUE_DIR, bucket.dir), ignore_errors=True)
-
-    # -- internals: JOBDIR state -----------------------------------------------------------
-    def _save_state(self, jobdir: Path) -> None:
-        buckets = []
-        for group in self.groups.values():
-            for b in group.buckets.values():
-                if b.dq is not None:
-                    b.dq.close()
-                    if len(b.dq):
-                        buckets.append({"key": b.key, "group": b.group, "page": b.page,
-                                        "action": b.action, "seq": b.seq, "dir": b.dir})
-        state = {
-            "format": STATE_FORMAT, "version": STATE_VERSION,
-            "transfer": self.config.transfer, "a": self.config.a, "b": self.config.b,
-            "steps": self.steps, "next_seq": self.next_seq,
-            "pages": {page: la.to_state() for page, la in self.pages.items()},
-            "kinds": {k: la.prob(_PURSUE) for k, la in self.kind_la.items()},
-            "roots": self.roots,
-            "paid": sorted(self.paid),
-            "rewarded": self.rewarded, "best_served": self.best_served,
-            "buckets": buckets,
-        }
-        jobdir.mkdir(parents=True, exist_ok=True)
-        tmp = jobdir / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(state), encoding="utf-8")
-        tmp.replace(jobdir / STATE_FILE)
-
-    def _load_state(self, jobdir: Path) -> None:
-        path = jobdir / STATE_FILE
-        if not path.exists():
-            return
-        state = json.loads(path.read_text(encoding="utf-8"))
-        if state.get("format") != STATE_FORMAT or state.get("version") != STATE_VERSION:
-            raise ValueError(
-                f"{path}: saved DLA state has format {state.get('format')!r} version "
-                f"{state.get('version')!r}; this scheduler reads {STATE_FORMAT!r} version "
-                f"{STATE_VERSION}. Use a new JOBDIR.")
-        if bool(state.get("transfer")) != self.config.transfer:
-            raise ValueError(
-                f"{path}: the job was saved with dla_transfer="
-                f"{bool(state.get('transfer'))} and is resumed with "
-                f"dla_transfer={self.config.transfer}: the queues are laid out "
-                "differently. Resume with the same setting or use a new JOBDIR.")
-        if (state.get("a"), state.get("b")) != (self.config.a, self.config.b):
-            logger.info("Resuming with new DLA steps a=%s b=%s (saved: a=%s b=%s)",
-                        self.config.a, self.config.b, state.get("a"), state.get("b"))
-        self.steps = int(state["steps"])
-        self.next_seq = int(state["next_seq"])
-        self.rewarded = bool(state.get("rewarded", False))
-        self.best_served = float(state.get("best_served", 0.0))
-        for page, la_state in state["pages"].items():
-            la = Automaton(a=self.config.a, b=self.config.b, converge_p=self.config.converge_p)
-            la.load_state(la_state)
-            self.pages[page] = la
-        for kind, p in state["kinds"].items():
-            kla = self._kind(kind)
-            kla.load_state({"keys": [_PURSUE, _SKIP], "p": [p, 1.0 - p]})
-        for b in sorted(state["buckets"], key=lambda b: b["seq"]):
-            group = self.groups.get(b["group"])
-            if group is None:
-                group = self.groups[b["group"]] = _Group(b["group"], b["seq"])
-            bucket = _Bucket(b["key"], b["group"], b["page"], b["action"], b["seq"])
-            bucket.dq = self._open_dq(bucket)
-            if not len(bucket):
-                bucket.dq.close()
-                continue
-            group.buckets[bucket.key] = bucket
-            la = self.pages.get(bucket.page)
-            order = la.order_key(bucket.action) if la and bucket.action in la else 0.0
-            heapq.heappush(group.heap, (-order, bucket.seq, 0, bucket.key))
-            self.pending += len(bucket)
-        self.roots.update(state.get("roots") or {})
-        self.paid.update(state.get("paid") or ())
-        for group in list(self.groups.values()):
-            if not group.buckets:
-                del self.groups[group.key]
-                continue
-            if self.config.transfer:
-                self._add_heir(group.key)  # it follows them again, as before the stop
-            self._rekey(group)
+            self.disk.drop(bucket)

@@ -13,8 +13,9 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.http import HtmlResponse
 
+from hiddenweb.dla.jobdir import STATE_FILE
 from hiddenweb.dla.middleware import DLAFeedbackMiddleware
-from hiddenweb.dla.scheduler import STATE_FILE, DLAScheduler
+from hiddenweb.dla.scheduler import DLAScheduler
 from hiddenweb.items import PageItem
 
 
