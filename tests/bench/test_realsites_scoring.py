@@ -126,6 +126,9 @@ def test_trac_wiki_pages_by_url_tickets_by_token_and_what_is_dangerous(tmp_path:
         "wiki:Trac Guide", "tkt-0007"}
     assert site.dangerous(get("/login")) == "GET /login"
     assert site.dangerous(post("/prefs", "tz=UTC")) == "POST /prefs"
+    assert site.dangerous(get("/prefs")) is None  # the form, not a change
+    assert site.dangerous(post("/batchmodify", "selected_tickets=")) == "POST /batchmodify"
+    assert site.dangerous(post("/wiki/WikiStart?version=1", "action=diff&version=1")) is None
     assert site.dangerous(post("/query", "status=closed")) is None
     assert site.dangerous(get("/wiki/WikiStart?action=edit")) == "GET /wiki/WikiStart?action=edit"
     assert site.dangerous(post("/ticket/3", "comment=hi")) == "POST /ticket/3"
