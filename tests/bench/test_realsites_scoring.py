@@ -219,3 +219,41 @@ def test_the_naive_browser_crawl_aborts_whatever_is_off_loopback():
     assert BROWSER["PLAYWRIGHT_ABORT_REQUEST"].endswith(".off_loopback")
     assert off_loopback(SimpleNamespace(url="https://tiddlywiki.com/x.png"))
     assert not off_loopback(SimpleNamespace(url="http://127.0.0.1:8080/static/app.js"))
+
+
+def test_state_changes_name_dropped_created_and_changed_tables_and_files(tmp_path: Path):
+    import shutil
+
+    from hiddenweb.bench.realsites.state import sqlite_changes, tree_changes
+
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    con = sqlite3.connect(before / "db.sqlite")
+    con.execute("create table a (x)")
+    con.execute("create table b (x)")
+    con.execute("create table sessions (x)")
+    con.executemany("insert into a values (?)", [(1,), (2,)])
+    con.commit()
+    con.close()
+    (before / "pages").mkdir()
+    (before / "pages" / "one.txt").write_text("one")
+    (before / "pages" / "two.txt").write_text("two")
+    shutil.copytree(before, after)
+    assert sqlite_changes(before / "db.sqlite", after / "db.sqlite") == []
+    assert tree_changes(before / "pages", after / "pages") == []
+    con = sqlite3.connect(after / "db.sqlite")
+    con.execute("update a set x = 3 where x = 2")
+    con.execute("drop table b")
+    con.execute("create table c (x)")
+    con.execute("insert into sessions values ('s')")
+    con.commit()
+    con.close()
+    assert sqlite_changes(before / "db.sqlite", after / "db.sqlite", ["sess*"]) == [
+        "table a: 2 → 2 rows (1 removed or changed, 1 added or changed)",
+        "table b dropped (0 rows)", "table c created (0 rows)"]
+    (after / "pages" / "one.txt").write_text("edited")
+    (after / "pages" / "two.txt").unlink()
+    (after / "pages" / "three.txt").write_text("new")
+    (after / "pages" / "x.lock").write_text("")
+    assert tree_changes(before / "pages", after / "pages", ["*.lock"]) == [
+        "pages/one.txt changed", "pages/three.txt added", "pages/two.txt removed"]

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 COLUMNS = ("site", "crawler", "truth l/f/j", "found l/f/j", "found", "allowed", "downloads",
-           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages", "dangerous")
+           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages", "dangerous",
+           "changed")
 
 
 def _lfj(counts: dict[str, int] | None) -> str:
@@ -42,7 +43,8 @@ def rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "downloads": crawl["downloads"], "requests": crawl["requests"],
                 "req_to_90": crawl["requests_to_90"], "docs": crawl.get("documents"),
                 "docs_to_90": crawl.get("documents_to_90"), "wall_s": crawl["wall_seconds"],
-                "browser_pages": crawl["browser_pages"], "dangerous": crawl["dangerous"]})
+                "browser_pages": crawl["browser_pages"], "dangerous": crawl["dangerous"],
+                "changed": len(crawl["state_changes"]) if "state_changes" in crawl else None})
     return out
 
 
@@ -85,7 +87,8 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "what the crawl finally found; `docs`, `docs_to_90`: the same without page resources "
           "(styles, scripts, images, fonts), comparable across crawlers; `dangerous`: "
           "requests that log in, sign up, post, edit, delete or otherwise change state, "
-          "counted from the server's log.", "",
+          "counted from the server's log; `changed`: tables and files of the app's data that "
+          "differ after the crawl (listed below).", "",
           "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     md += ["| " + " | ".join(c) + " |" for c in _cells(rows(results))]
     md += ["", "## Sites", ""]
@@ -97,6 +100,11 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                     reasons = ", ".join(f"{k} ×{v}" for k, v in
                                         sorted(c["dangerous_by_reason"].items()))
                     md.append(f"  - {c['crawler']} dangerous: {reasons}")
+                if c.get("state_changes"):
+                    shown = "; ".join(c["state_changes"][:6])
+                    more = len(c["state_changes"]) - 6
+                    md.append(f"  - {c['crawler']} changed: {shown}"
+                              + (f"; and {more} more" if more > 0 else ""))
                 if c.get("error"):
                     md.append(f"  - {c['crawler']} error: {c['error']}")
                 elif c.get("returncode"):

@@ -49,6 +49,7 @@ class SqliteWeb(Site):
     origin = "PyPI"
     pins = ("sqlite-web==0.8.2", "flask==3.1.3", "peewee==4.5.3", "werkzeug==3.1.9",
             "vega-datasets==0.9.0", "pandas==3.1.1")
+    state_dbs = (("db.sqlite", ()),)
     hidden = ("1,611 rows, all linked (50 a page); insert/edit/delete/drop forms on every table "
               "page")
 

@@ -60,6 +60,7 @@ class Trac(Site):
     name = "trac"
     origin = "PyPI"
     pins = ("trac==1.6", "Jinja2==3.1.6", "MarkupSafe==3.0.4")
+    state_dbs = (("env/db/trac.db", ("cache",)),)
     hidden = "control: everything linked; timeline and query URL spaces without end"
 
     def install(self) -> None:
