@@ -71,8 +71,8 @@ def main(args: argparse.Namespace) -> int:
         meta = doc["meta"]
         meta["rescored"] = describe(code_revision(PROJECT_DIR))
     else:
+        code = code_revision(PROJECT_DIR)  # before the crawls: what they run
         results = runner.run(names, out / "work", caps, sources, crawlers)
-        code = code_revision(PROJECT_DIR)
         meta = {"command": "hiddenweb bench realsites " + " ".join(sys.argv[3:]),
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "machine": f"{platform.machine()}, {_cores()} cores, "
