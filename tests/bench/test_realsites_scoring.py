@@ -148,6 +148,8 @@ def test_sqliteweb_reading_queries_are_safe_writes_and_drops_are_not(tmp_path: P
     assert site.dangerous(post("/iris/query/", "sql=delete+from+iris")) == \
         "POST /iris/query/ (writing SQL)"
     assert site.dangerous(post("/iris/drop/", "")) == "POST /drop/"
+    assert site.dangerous(post("/iris/delete/WyJpcmlzLTAwMDEiXQ==/", "")) == "POST /delete/"
+    assert site.dangerous(post("/create-table/", "table_name=x")) == "POST /create-table/"
     assert site.dangerous(post("/iris/export/", "format=json")) is None
     assert site.dangerous(get("/iris/drop/")) is None  # the confirmation page only
 

@@ -84,5 +84,6 @@ class SqliteWeb(Site):
         if route.endswith("/query/"):
             sql = params(entry).get("sql", [""])[0].strip().lower()
             return None if sql.startswith(READING) or not sql else f"POST {route} (writing SQL)"
-        parts = [p for p in route.split("/") if p]
-        return f"{entry.method} /{parts[-1] if parts else ''}/"
+        parts = [p for p in route.split("/") if p]  # /create-table/, /TABLE/ACTION/[PK/]
+        action = parts[1] if len(parts) > 1 else (parts[0] if parts else "")
+        return f"{entry.method} /{action}/"

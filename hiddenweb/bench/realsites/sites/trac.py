@@ -60,7 +60,8 @@ class Trac(Site):
     name = "trac"
     origin = "PyPI"
     pins = ("trac==1.6", "Jinja2==3.1.6", "MarkupSafe==3.0.4")
-    state_dbs = (("env/db/trac.db", ("cache",)),)
+    # an anonymous session keeps the last query and its tickets just by reading: not compared
+    state_dbs = (("env/db/trac.db", ("cache", "session", "session_attribute")),)
     hidden = "control: everything linked; timeline and query URL spaces without end"
 
     def install(self) -> None:
