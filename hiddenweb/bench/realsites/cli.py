@@ -8,7 +8,8 @@ Prints the table (or, with ``--json``, one JSON document), and writes ``results.
 data copies and request logs stay in ``--out``/``work``. ``--rescore`` crawls nothing: it scores
 the request logs of the run in ``--out`` again with the current scorers. ``--docs FILE`` also
 writes the Markdown summary there and the figure beside it, same name, ``.png``
-(``docs/benchmarks.md`` for a full run).
+(``docs/benchmarks.md`` for a full run); whatever follows the :data:`NOTES` marker in that file
+is kept (the notes people write about a run).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from pathlib import Path
 
 from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps
 from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES
+
+NOTES = "<!-- notes: kept when --docs writes this page again -->"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -91,7 +94,9 @@ def main(args: argparse.Namespace) -> int:
             copy = args.docs.with_suffix(".png")
             shutil.copyfile(fig, copy)
             image = f"\n![units found against requests, per crawler and site]({copy.name})\n"
-        args.docs.write_text(summary + image)
+        kept = args.docs.read_text() if args.docs.exists() else ""
+        notes = kept[kept.index(NOTES):] if NOTES in kept else ""
+        args.docs.write_text(summary + image + (f"\n{notes}" if notes else ""))
     if args.json:
         print(json.dumps(doc))
     else:
