@@ -41,7 +41,7 @@ def test_score_counts_kinds_ignores_errors_and_unknown_ids_and_finds_the_90_mark
     # first found at requests 1 (a), 4 (b, c), 8 (d): 90 % of 4 units is the 4th
     assert s.requests_to_90 == 8
     assert s.documents == 7 and s.documents_to_90 == 7  # the script is no document
-    assert s.curve == [(1, 1), (4, 3), (8, 4)]
+    assert s.curve == [(1, 1, 1), (4, 4, 3), (8, 7, 4)]
     assert truth.by_kind() == {"link": 2, "form": 1, "js": 1, "allowed": 3, "total": 4}
 
 

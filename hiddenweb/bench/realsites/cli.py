@@ -93,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
         if fig:
             copy = args.docs.with_suffix(".png")
             shutil.copyfile(fig, copy)
-            image = f"\n![units found against requests, per crawler and site]({copy.name})\n"
+            image = f"\n![units found against downloads, per crawler and site]({copy.name})\n"
         kept = args.docs.read_text() if args.docs.exists() else ""
         notes = kept[kept.index(NOTES):] if NOTES in kept else ""
         args.docs.write_text(summary + image + (f"\n{notes}" if notes else ""))

@@ -3,7 +3,8 @@
 :func:`rows` flattens :func:`hiddenweb.bench.realsites.runner.run`'s results into one row per
 site and crawler; :func:`table` prints them; :func:`markdown` writes the summary (the same
 table, the caps, the skipped sites and the code measured); :func:`figure` draws units found
-against requests the server received, one panel per site, one line per crawler (matplotlib,
+against documents the server sent (requests less page resources: the downloads of a crawl
+with or without Chromium), one panel per site, one line per crawler (matplotlib,
 Agg backend).
 """
 
@@ -131,12 +132,13 @@ def figure(results: list[dict[str, Any]], path: Path) -> Path | None:
         for crawl in site["crawls"]:
             curve = crawl.get("curve") or []
             if curve:
-                xs, ys = zip(*([(0, 0), *curve]), strict=True)
+                xs = [0] + [p[1] for p in curve]  # documents: page resources left out
+                ys = [0] + [p[-1] for p in curve]
                 ax.step(xs, ys, where="post", label=crawl["crawler"])
         ax.axhline(site["truth"]["total"], color="grey", linestyle=":", linewidth=1,
                    label="truth")
         ax.set_title(site["name"])
-        ax.set_xlabel("requests the server received")
+        ax.set_xlabel("documents the server sent (downloads)")
         ax.set_ylabel("units found")
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(sites):]:
