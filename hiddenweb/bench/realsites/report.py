@@ -92,6 +92,11 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "differ after the crawl (listed below).", "",
           "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     md += ["| " + " | ".join(c) + " |" for c in _cells(rows(results))]
+    crawls = [c for site in results for c in site.get("crawls", [])]
+    left = sorted({p for c in crawls for p in c.get("leftover_pids", [])})
+    md += ["", f"Processes left running after the crawls (apps, proxies, crawlers, checked by "
+               f"PID and process group after each of the {len(crawls)} crawls): "
+               f"{', '.join(map(str, left)) if left else 'none'}."]
     md += ["", "## Sites", ""]
     for s in results:
         if "crawls" in s:
