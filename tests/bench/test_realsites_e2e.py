@@ -41,3 +41,10 @@ def test_realsites_runs_the_three_crawlers_on_sqlite_web(tmp_path: Path) -> None
     for name in ("results.json", "summary.md", "figure.png"):
         assert (out / name).stat().st_size > 0
     assert "| sqlite-web | naive |" in (out / "summary.md").read_text()
+    again = subprocess.run(
+        [sys.executable, "-m", "hiddenweb.cli", "bench", "realsites", "--rescore", "--json",
+         "--out", str(out)], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rescored = json.loads(again.stdout)["sites"][0]
+    for before, after in zip(site["crawls"], rescored["crawls"], strict=True):
+        assert after == before  # the same logs, the same scorers: the same scores

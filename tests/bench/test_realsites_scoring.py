@@ -41,7 +41,7 @@ def test_score_counts_kinds_ignores_errors_and_unknown_ids_and_finds_the_90_mark
     # first found at requests 1 (a), 4 (b, c), 8 (d): 90 % of 4 units is the 4th
     assert s.requests_to_90 == 8
     assert s.documents == 7 and s.documents_to_90 == 7  # the script is no document
-    assert s.curve == [(1, 1), (4, 3), (8, 4)]
+    assert s.curve == [(1, 1, 1), (4, 4, 3), (8, 7, 4)]
     assert truth.by_kind() == {"link": 2, "form": 1, "js": 1, "allowed": 3, "total": 4}
 
 
@@ -126,6 +126,9 @@ def test_trac_wiki_pages_by_url_tickets_by_token_and_what_is_dangerous(tmp_path:
         "wiki:Trac Guide", "tkt-0007"}
     assert site.dangerous(get("/login")) == "GET /login"
     assert site.dangerous(post("/prefs", "tz=UTC")) == "POST /prefs"
+    assert site.dangerous(get("/prefs")) is None  # the form, not a change
+    assert site.dangerous(post("/batchmodify", "selected_tickets=")) == "POST /batchmodify"
+    assert site.dangerous(post("/wiki/WikiStart?version=1", "action=diff&version=1")) is None
     assert site.dangerous(post("/query", "status=closed")) is None
     assert site.dangerous(get("/wiki/WikiStart?action=edit")) == "GET /wiki/WikiStart?action=edit"
     assert site.dangerous(post("/ticket/3", "comment=hi")) == "POST /ticket/3"
@@ -145,6 +148,8 @@ def test_sqliteweb_reading_queries_are_safe_writes_and_drops_are_not(tmp_path: P
     assert site.dangerous(post("/iris/query/", "sql=delete+from+iris")) == \
         "POST /iris/query/ (writing SQL)"
     assert site.dangerous(post("/iris/drop/", "")) == "POST /drop/"
+    assert site.dangerous(post("/iris/delete/WyJpcmlzLTAwMDEiXQ==/", "")) == "POST /delete/"
+    assert site.dangerous(post("/create-table/", "table_name=x")) == "POST /create-table/"
     assert site.dangerous(post("/iris/export/", "format=json")) is None
     assert site.dangerous(get("/iris/drop/")) is None  # the confirmation page only
 
@@ -216,3 +221,41 @@ def test_the_naive_browser_crawl_aborts_whatever_is_off_loopback():
     assert BROWSER["PLAYWRIGHT_ABORT_REQUEST"].endswith(".off_loopback")
     assert off_loopback(SimpleNamespace(url="https://tiddlywiki.com/x.png"))
     assert not off_loopback(SimpleNamespace(url="http://127.0.0.1:8080/static/app.js"))
+
+
+def test_state_changes_name_dropped_created_and_changed_tables_and_files(tmp_path: Path):
+    import shutil
+
+    from hiddenweb.bench.realsites.state import sqlite_changes, tree_changes
+
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    con = sqlite3.connect(before / "db.sqlite")
+    con.execute("create table a (x)")
+    con.execute("create table b (x)")
+    con.execute("create table sessions (x)")
+    con.executemany("insert into a values (?)", [(1,), (2,)])
+    con.commit()
+    con.close()
+    (before / "pages").mkdir()
+    (before / "pages" / "one.txt").write_text("one")
+    (before / "pages" / "two.txt").write_text("two")
+    shutil.copytree(before, after)
+    assert sqlite_changes(before / "db.sqlite", after / "db.sqlite") == []
+    assert tree_changes(before / "pages", after / "pages") == []
+    con = sqlite3.connect(after / "db.sqlite")
+    con.execute("update a set x = 3 where x = 2")
+    con.execute("drop table b")
+    con.execute("create table c (x)")
+    con.execute("insert into sessions values ('s')")
+    con.commit()
+    con.close()
+    assert sqlite_changes(before / "db.sqlite", after / "db.sqlite", ["sess*"]) == [
+        "table a: 2 → 2 rows (1 removed or changed, 1 added or changed)",
+        "table b dropped (0 rows)", "table c created (0 rows)"]
+    (after / "pages" / "one.txt").write_text("edited")
+    (after / "pages" / "two.txt").unlink()
+    (after / "pages" / "three.txt").write_text("new")
+    (after / "pages" / "x.lock").write_text("")
+    assert tree_changes(before / "pages", after / "pages", ["*.lock"]) == [
+        "pages/one.txt changed", "pages/three.txt added", "pages/two.txt removed"]

@@ -5,8 +5,11 @@
 
 Prints the table (or, with ``--json``, one JSON document), and writes ``results.json``,
 ``summary.md`` and ``figure.png`` into ``--out`` (default ``out/realsites``); the crawls' logs,
-data copies and request logs stay in ``--out``/``work``. ``--docs FILE`` also writes the
-Markdown summary there (``docs/benchmarks.md`` for a full run).
+data copies and request logs stay in ``--out``/``work``. ``--rescore`` crawls nothing: it scores
+the request logs of the run in ``--out`` again with the current scorers. ``--docs FILE`` also
+writes the Markdown summary there and the figure beside it, same name, ``.png``
+(``docs/benchmarks.md`` for a full run); whatever follows the :data:`NOTES` marker in that file
+is kept (the notes people write about a run).
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
 import sys
 import time
 from pathlib import Path
 
 from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps
 from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES
+
+NOTES = "<!-- notes: kept when --docs writes this page again -->"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="CLOSESPIDER_TIMEOUT per crawl")
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", type=Path, default=Path("out/realsites"))
+    p.add_argument("--rescore", action="store_true",
+                   help="crawl nothing: score the request logs of the run in --out again")
     p.add_argument("--docs", type=Path, default=None, metavar="FILE",
                    help="also write the Markdown summary here (docs/benchmarks.md)")
     p.set_defaults(func=main)
@@ -60,23 +68,35 @@ def main(args: argparse.Namespace) -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    results = runner.run(names, out / "work", caps, sources, crawlers)
-    code = code_revision(PROJECT_DIR)
-    meta = {"command": "hiddenweb bench realsites " + " ".join(sys.argv[3:]),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "machine": f"{platform.machine()}, {_cores()} cores, "
-                       f"Python {platform.python_version()}",
-            "code": describe(code), "caps": {"pages": caps.pages, "seconds": caps.seconds},
-            "total_seconds": time.monotonic() - start}
-    doc = {"meta": meta | {"code_revision": code}, "sites": results}
+    if args.rescore:
+        doc = json.loads((out / "results.json").read_text())
+        results = runner.rescore(doc["sites"], out / "work", sources)
+        meta = doc["meta"]
+        meta["rescored"] = describe(code_revision(PROJECT_DIR))
+    else:
+        code = code_revision(PROJECT_DIR)  # before the crawls: what they run
+        results = runner.run(names, out / "work", caps, sources, crawlers)
+        meta = {"command": "hiddenweb bench realsites " + " ".join(sys.argv[3:]),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "machine": f"{platform.machine()}, {_cores()} cores, "
+                           f"Python {platform.python_version()}",
+                "code": describe(code), "caps": {"pages": caps.pages, "seconds": caps.seconds},
+                "total_seconds": time.monotonic() - start, "code_revision": code}
+    doc = {"meta": meta, "sites": results}
     (out / "results.json").write_text(json.dumps(doc, indent=1))
     summary = report.markdown(results, meta)
     (out / "summary.md").write_text(summary)
     fig = report.figure(results, out / "figure.png")
     if args.docs:
         args.docs.parent.mkdir(parents=True, exist_ok=True)
-        args.docs.write_text(summary + (f"\n![units found vs requests]({fig.name})\n"
-                                        if fig else ""))
+        image = ""
+        if fig:
+            copy = args.docs.with_suffix(".png")
+            shutil.copyfile(fig, copy)
+            image = f"\n![units found against downloads, per crawler and site]({copy.name})\n"
+        kept = args.docs.read_text() if args.docs.exists() else ""
+        notes = kept[kept.index(NOTES):] if NOTES in kept else ""
+        args.docs.write_text(summary + image + (f"\n{notes}" if notes else ""))
     if args.json:
         print(json.dumps(doc))
     else:

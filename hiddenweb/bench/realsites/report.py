@@ -3,7 +3,8 @@
 :func:`rows` flattens :func:`hiddenweb.bench.realsites.runner.run`'s results into one row per
 site and crawler; :func:`table` prints them; :func:`markdown` writes the summary (the same
 table, the caps, the skipped sites and the code measured); :func:`figure` draws units found
-against requests the server received, one panel per site, one line per crawler (matplotlib,
+against documents the server sent (requests less page resources: the downloads of a crawl
+with or without Chromium), one panel per site, one line per crawler (matplotlib,
 Agg backend).
 """
 
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 COLUMNS = ("site", "crawler", "truth l/f/j", "found l/f/j", "found", "allowed", "downloads",
-           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages", "dangerous")
+           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages", "dangerous",
+           "changed")
 
 
 def _lfj(counts: dict[str, int] | None) -> str:
@@ -42,7 +44,8 @@ def rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "downloads": crawl["downloads"], "requests": crawl["requests"],
                 "req_to_90": crawl["requests_to_90"], "docs": crawl.get("documents"),
                 "docs_to_90": crawl.get("documents_to_90"), "wall_s": crawl["wall_seconds"],
-                "browser_pages": crawl["browser_pages"], "dangerous": crawl["dangerous"]})
+                "browser_pages": crawl["browser_pages"], "dangerous": crawl["dangerous"],
+                "changed": len(crawl["state_changes"]) if "state_changes" in crawl else None})
     return out
 
 
@@ -85,9 +88,15 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "what the crawl finally found; `docs`, `docs_to_90`: the same without page resources "
           "(styles, scripts, images, fonts), comparable across crawlers; `dangerous`: "
           "requests that log in, sign up, post, edit, delete or otherwise change state, "
-          "counted from the server's log.", "",
+          "counted from the server's log; `changed`: tables and files of the app's data that "
+          "differ after the crawl (listed below).", "",
           "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     md += ["| " + " | ".join(c) + " |" for c in _cells(rows(results))]
+    crawls = [c for site in results for c in site.get("crawls", [])]
+    left = sorted({p for c in crawls for p in c.get("leftover_pids", [])})
+    md += ["", f"Processes left running after the crawls (apps, proxies, crawlers, checked by "
+               f"PID and process group after each of the {len(crawls)} crawls): "
+               f"{', '.join(map(str, left)) if left else 'none'}."]
     md += ["", "## Sites", ""]
     for s in results:
         if "crawls" in s:
@@ -97,6 +106,11 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                     reasons = ", ".join(f"{k} ×{v}" for k, v in
                                         sorted(c["dangerous_by_reason"].items()))
                     md.append(f"  - {c['crawler']} dangerous: {reasons}")
+                if c.get("state_changes"):
+                    shown = "; ".join(c["state_changes"][:6])
+                    more = len(c["state_changes"]) - 6
+                    md.append(f"  - {c['crawler']} changed: {shown}"
+                              + (f"; and {more} more" if more > 0 else ""))
                 if c.get("error"):
                     md.append(f"  - {c['crawler']} error: {c['error']}")
                 elif c.get("returncode"):
@@ -123,12 +137,13 @@ def figure(results: list[dict[str, Any]], path: Path) -> Path | None:
         for crawl in site["crawls"]:
             curve = crawl.get("curve") or []
             if curve:
-                xs, ys = zip(*([(0, 0), *curve]), strict=True)
+                xs = [0] + [p[1] for p in curve]  # documents: page resources left out
+                ys = [0] + [p[-1] for p in curve]
                 ax.step(xs, ys, where="post", label=crawl["crawler"])
         ax.axhline(site["truth"]["total"], color="grey", linestyle=":", linewidth=1,
                    label="truth")
         ax.set_title(site["name"])
-        ax.set_xlabel("requests the server received")
+        ax.set_xlabel("documents the server sent (downloads)")
         ax.set_ylabel("units found")
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(sites):]:

@@ -3,7 +3,8 @@
 :func:`run` returns one result per site (``name``, ``origin``, ``version`` pins, ``truth`` by kind,
 ``crawls``: per crawler ``found`` by kind, ``requests`` the server received, ``downloads``
 (the crawler's responses), ``requests_to_90``, ``wall_seconds``, ``browser_pages``,
-``dangerous`` and its reasons, ``returncode``), or ``skipped``/``error`` with a one-line reason.
+``dangerous`` and its reasons, ``state_changes``: what differs in the app's data afterwards,
+``returncode``), or ``skipped``/``error`` with a one-line reason.
 Every crawl gets a fresh copy of the app's data, a fresh app process and proxy on free loopback
 ports, and both are stopped after it (``leftover_pids`` lists any that survived: it should be
 empty). Ctrl-C stops the crawl and the servers and returns what was measured so far (the site
@@ -90,7 +91,9 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
         s = score(read_log(log), truth, site.found_in, site.dangerous)
     else:
         s = score([], truth, site.found_in, site.dangerous)
-    return {"crawler": crawler, **s.as_dict(), "downloads": result.downloads,
+    changes = site.state_changes(site.pristine(), data)
+    return {"crawler": crawler, **s.as_dict(), "state_changes": changes,
+            "downloads": result.downloads,
             "wall_seconds": result.wall_seconds, "browser_pages": result.browser_pages,
             "returncode": result.returncode, "finish_reason": result.stats.get("finish_reason"),
             "leftover_pids": leftover, "seed": seed,
@@ -151,4 +154,29 @@ def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | N
             if "found" in crawl:
                 say(f"[{name}] {crawler}: found {crawl['found']}, {crawl['requests']} requests, "
                     f"{crawl['wall_seconds']} s, dangerous {crawl['dangerous']}")
+    return results
+
+
+def rescore(results: list[dict[str, Any]], workdir: Path,
+            sources: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Score the crawls of an earlier run again from their request logs (in ``workdir``) with
+    the current scorers and truth; what was measured of the crawls themselves is kept."""
+    sources = sources or {}
+    for entry in results:
+        if "crawls" not in entry or entry["name"] not in SITES:
+            continue
+        site = SITES[entry["name"]](sources.get(entry["name"]))
+        if site.origin == "git":
+            site.src = git_source(site.name, site.source or "")  # type: ignore[attr-defined]
+        site.install()
+        truth = site.truth(site.pristine())
+        entry.update(truth=truth.by_kind(), pins=list(site.pins), hidden=site.hidden)
+        for crawl in entry["crawls"]:
+            log = workdir / site.name / crawl["crawler"] / "requests.jsonl"
+            if "found" in crawl and log.exists():
+                crawl.update(score(read_log(log), truth, site.found_in, site.dangerous)
+                             .as_dict())
+            data = log.parent / "data"
+            if "found" in crawl and data.exists():
+                crawl["state_changes"] = site.state_changes(site.pristine(), data)
     return results

@@ -17,7 +17,7 @@ received, in order) and asks the app two questions per entry: which units this a
 server received and the requests to 90 % of what the crawl finally found, the same counted in
 documents (:func:`is_document`: page resources such as styles, scripts and images left out,
 so that a crawl in Chromium compares with one without), the dangerous requests by reason and
-the curve of units found against requests.
+the curve of units found against requests and documents.
 
 Helpers for apps: :func:`token_finder` (unit ids written into the app's data, found in response
 bodies) and :func:`params` (a request's query and urlencoded form fields together).
@@ -136,7 +136,7 @@ class Score:
     documents_to_90: int | None
     dangerous: int
     dangerous_by_reason: dict[str, int]
-    curve: list[tuple[int, int]] = field(repr=False)  # (requests so far, units found so far)
+    curve: list[tuple[int, int, int]] = field(repr=False)  # (requests, documents, found)
 
     def as_dict(self) -> dict:
         return {"found": self.found, "requests": self.requests,
@@ -153,7 +153,7 @@ def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], It
     first: list[int] = []  # request count at which each unit was first found, in order
     first_doc: list[int] = []  # the same in documents (page resources not counted)
     reasons: Counter[str] = Counter()
-    curve: list[tuple[int, int]] = []
+    curve: list[tuple[int, int, int]] = []
     n = docs = 0
     for entry in entries:
         n += 1
@@ -167,9 +167,9 @@ def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], It
                 found |= new
                 first.extend([n] * len(new))
                 first_doc.extend([docs] * len(new))
-                curve.append((n, len(found)))
+                curve.append((n, docs, len(found)))
     if n and (not curve or curve[-1][0] != n):
-        curve.append((n, len(found)))
+        curve.append((n, docs, len(found)))
     by_kind = Counter(truth.units[u].kind for u in found)
     counts = {k: by_kind.get(k, 0) for k in KINDS} | {
         "allowed": sum(truth.units[u].allowed for u in found), "total": len(found)}

@@ -79,3 +79,19 @@ class Site:
 
     def dangerous(self, entry: Entry) -> str | None:
         raise NotImplementedError
+
+    # The app's state, compared before and after a crawl (:mod:`..state`): SQLite databases
+    # (path relative to the data, table patterns to ignore) and files (path, patterns).
+    state_dbs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    state_trees: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def state_changes(self, before: Path, after: Path) -> list[str]:
+        """What differs between the pristine data ``before`` and a crawl's copy ``after``."""
+        from hiddenweb.bench.realsites.state import sqlite_changes, tree_changes
+
+        changes = []
+        for rel, ignore in self.state_dbs:
+            changes += sqlite_changes(before / rel, after / rel, ignore)
+        for rel, ignore in self.state_trees:
+            changes += tree_changes(before / rel, after / rel, ignore)
+        return changes

@@ -65,6 +65,7 @@ class Datasette(Site):
     origin = "PyPI"
     pins = ("datasette==0.65.5", "sqlite-utils==4.2.1", "vega-datasets==0.9.0",
             "pandas==3.1.1", "numpy==2.4.6")
+    state_dbs = (("vega.db", ()),)
     hidden = ("560 stock rows only through a GET canned-query form (values on another page); "
               "sort/facet trap; a writable canned query")
 

@@ -50,6 +50,8 @@ class DokuWiki(Site):
     pins = ("dokuwiki=0.0.20220731.a-2", "php-cli", "php-cgi", "php-xml", "php-sqlite3")
     ready_path = "/doku.php"
     seed_path = "/doku.php"
+    state_trees = (("www/data/pages", ()), ("www/data/attic", ()), ("www/data/media", ()),
+                   ("www/conf/users.auth.php", ()), ("www/conf/acl.auth.php", ()))
     hidden = ("control: 108 pages, all linked; login, register and password-reset forms a "
               "click away")
 

@@ -57,6 +57,7 @@ class Roundup(Site):
     name = "roundup"
     origin = "PyPI"
     pins = ("roundup==2.6.0", "waitress==3.0.2")
+    state_dbs = (("tracker/db/db", ("__words", "__textids")),)
     hidden = ("100 of 300 issues (resolved) only through the search form; login, register and "
               "password-reset forms on every page")
 

@@ -49,6 +49,7 @@ class SqliteWeb(Site):
     origin = "PyPI"
     pins = ("sqlite-web==0.8.2", "flask==3.1.3", "peewee==4.5.3", "werkzeug==3.1.9",
             "vega-datasets==0.9.0", "pandas==3.1.1")
+    state_dbs = (("db.sqlite", ()),)
     hidden = ("1,611 rows, all linked (50 a page); insert/edit/delete/drop forms on every table "
               "page")
 
@@ -83,5 +84,6 @@ class SqliteWeb(Site):
         if route.endswith("/query/"):
             sql = params(entry).get("sql", [""])[0].strip().lower()
             return None if sql.startswith(READING) or not sql else f"POST {route} (writing SQL)"
-        parts = [p for p in route.split("/") if p]
-        return f"{entry.method} /{parts[-1] if parts else ''}/"
+        parts = [p for p in route.split("/") if p]  # /create-table/, /TABLE/ACTION/[PK/]
+        action = parts[1] if len(parts) > 1 else (parts[0] if parts else "")
+        return f"{entry.method} /{action}/"

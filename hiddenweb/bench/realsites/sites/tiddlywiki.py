@@ -37,6 +37,7 @@ class TiddlyWiki(Site):
     name = "tiddlywiki"
     origin = "npm"
     pins = ("tiddlywiki@5.4.1",)
+    state_trees = (("wiki/tiddlers", ("$__StoryList.tid",)),)
     hidden = "~1,700 tiddlers whose text only comes by XHR into a single-page app"
 
     def install(self) -> None:

@@ -7,8 +7,10 @@ index lists the wiki, report 6 lists every ticket), while the custom query, the 
 day-by-day periods and the reports' sort orders make URL spaces with no end.
 
 Units: wiki pages (``wiki:Name``, found on a 2xx answer to ``/wiki/Name``; ``/`` is WikiStart)
-and tickets (``tkt-NNNN`` in their summaries), all of kind ``link``. Dangerous: ``/login``,
-``/logout``, ``/newticket``, ``/prefs`` and any other POST but the query and search forms'.
+and tickets (``tkt-NNNN`` in their summaries), all of kind ``link``. Dangerous: ``/login`` and
+``/logout`` (following the link logs in), ``action=edit|delete|rename|comment``, and any POST
+(preferences, new ticket, batch modify…) but the query and search forms' and the wiki's
+"view changes" (``action=diff``).
 """
 
 from __future__ import annotations
@@ -50,13 +52,16 @@ SEED = textwrap.dedent('''
         t.insert()
 ''')
 TOKENS = token_finder(r"\btkt-\d{4}\b")
-SAFE_POSTS = ("/query", "/search")
+SAFE_POSTS = ("/query", "/search")  # filter forms: they only read
+READING_ACTIONS = ("diff", "history")  # a wiki page's "view changes" form posts action=diff
 
 
 class Trac(Site):
     name = "trac"
     origin = "PyPI"
     pins = ("trac==1.6", "Jinja2==3.1.6", "MarkupSafe==3.0.4")
+    # an anonymous session keeps the last query and its tickets just by reading: not compared
+    state_dbs = (("env/db/trac.db", ("cache", "session", "session_attribute")),)
     hidden = "control: everything linked; timeline and query URL spaces without end"
 
     def install(self) -> None:
@@ -95,11 +100,12 @@ class Trac(Site):
 
     def dangerous(self, entry: Entry) -> str | None:
         route = entry.route
-        if route.startswith(("/login", "/logout", "/newticket", "/prefs")):
+        if route.startswith(("/login", "/logout")):  # the link itself logs in (or out)
             return f"{entry.method} {route}"
         action = params(entry).get("action", [""])[0]
         if action in ("edit", "delete", "rename", "comment"):
             return f"{entry.method} {route}?action={action}"
-        if entry.method not in ("GET", "HEAD") and not route.startswith(SAFE_POSTS):
-            return f"{entry.method} {route}"
-        return None
+        if entry.method in ("GET", "HEAD") or route.startswith(SAFE_POSTS) or \
+                action in READING_ACTIONS:
+            return None
+        return f"{entry.method} {route}"
