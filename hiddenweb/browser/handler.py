@@ -29,9 +29,10 @@ A browser request (``meta["playwright"]``):
    :data:`~hiddenweb.browser.config.CLOSE_TIMEOUT` s (then closes the page's whole context:
    scrapy-playwright opens a new one), and always frees its permit.
 
-A request whose page crashed or whose Chromium died is tried once more (``…/retries``; Chromium is
-relaunched by scrapy-playwright, counted in ``…/relaunches``); one that times out
-(``…/timeouts``) fails at once, and the spider falls back to plain HTTP. A
+A request whose page crashed or whose Chromium died, or that timed out before it even had a page,
+is tried once more (``…/retries``; Chromium is relaunched by scrapy-playwright, counted in
+``…/relaunches``); one that timed out on its page (``…/timeouts``) fails at once, and the spider
+falls back to plain HTTP. A
 :class:`~hiddenweb.browser.watchdog.Watchdog` cancels and retries (once) a request stuck beyond
 every bound. The worst case for one request is thus about twice the download timeout plus two
 page closes.
@@ -92,7 +93,12 @@ _META_KEYS = ("playwright_page_methods", "playwright_page_init_callback",
 
 
 class BrowserTimeout(Exception):
-    """A browser request that did not end within its download timeout."""
+    """A browser request that did not end within its download timeout (``opening``: before it
+    even had a page, a browser problem rather than the page's: tried once more)."""
+
+    def __init__(self, message: str, opening: bool = False) -> None:
+        super().__init__(message)
+        self.opening = opening
 
 
 class BrowserHandler(ScrapyPlaywrightDownloadHandler):
@@ -131,8 +137,8 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
                 if attempt == RETRIES:
                     raise BrowserStuck(f"stuck twice at {job.stage!r}: {request.url}") from None
             except (PlaywrightError, BrowserTimeout) as exc:
-                if attempt == RETRIES or isinstance(exc, BrowserTimeout) \
-                        or not _DIED.search(str(exc)):
+                retry = exc.opening if isinstance(exc, BrowserTimeout) else _DIED.search(str(exc))
+                if attempt == RETRIES or not retry:
                     raise
                 self.stats.inc_value("hiddenweb/browser/retries")
                 logger.info("Page or browser died under %s (%s): trying once more",
@@ -170,7 +176,8 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             except TimeoutError:
                 self.stats.inc_value("hiddenweb/browser/timeouts")
                 raise BrowserTimeout(f"no answer within {bound:.0f} s (at {job.stage!r}, page "
-                                     f"{job.page_url}): {request.url}") from None
+                                     f"{job.page_url}): {request.url}",
+                                     opening=job.page is None) from None
             except PlaywrightError as exc:
                 if "Timeout" in type(exc).__name__:
                     self.stats.inc_value("hiddenweb/browser/timeouts")
@@ -189,25 +196,23 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
 
     async def _render(self, request: Request, page: Any, job: Job) -> Response:
         started = time.monotonic()
-        render = Render(request)
         if page is not None and self.hw.same_document and writable(page, request):
             job.page, job.page_url = page, page.url
-            render.navigations = 0
-            self.guard.begin(page, render)
-            response = await self._write(page, request, render, job)
+            job.render = Render(request, navigations=0)
+            self.guard.begin(page, job.render)
+            response = await self._write(page, request, job.render, job)
         else:
-            response = await self._navigate(request, page, render, job)
+            response = await self._navigate(request, page, job)
         request.meta["download_latency"] = time.monotonic() - started
         return response
 
-    async def _navigate(self, request: Request, page: Any, render: Render, job: Job
-                        ) -> Response:
+    async def _navigate(self, request: Request, page: Any, job: Job) -> Response:
         """scrapy-playwright's navigation, then the settle, the page actions and the DOM."""
         meta = request.meta
         saved = {k: meta[k] for k in _META_KEYS if k in meta}
         methods = meta.pop("playwright_page_methods", None) or []
         meta["playwright_page_init_callback"] = partial(
-            self._init_page, job, render, saved.get("playwright_page_init_callback"))
+            self._init_page, job, saved.get("playwright_page_init_callback"))
         meta["playwright_include_page"] = True
         # the navigation returns once committed; the settle waits for the document, bounded,
         # and stops waiting when the page's own navigation stopped its parser
@@ -217,7 +222,7 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             meta["playwright_page"] = page
             self.stats.inc_value("hiddenweb/browser/pages_reused")
         meta.setdefault("playwright_context_kwargs", CONTEXT_KWARGS)
-        job.stage = "navigating"
+        job.stage = "opening a page" if page is None else "navigating"
         meta.pop("playwright_suggested_filename", None)
         try:
             response = await super().download_request(request)
@@ -225,7 +230,7 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             for key in _META_KEYS:
                 meta.pop(key, None)
             meta.update(saved)
-        page = job.page
+        page, render = job.page, job.render
         if "playwright_suggested_filename" in meta or not isinstance(response, TextResponse) \
                 or page is None:
             return response  # a download (scrapy-playwright's response of the file)
@@ -242,13 +247,13 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         return self._response(request, page.url, response.status, response.headers, content,
                               found, response.flags, getattr(response, "ip_address", None))
 
-    async def _init_page(self, job: Job, render: Render, original: Any, page: Any,
-                         request: Request) -> None:
-        """``playwright_page_init_callback``: route the page (before its navigation)."""
-        job.page = page
+    async def _init_page(self, job: Job, original: Any, page: Any, request: Request) -> None:
+        """``playwright_page_init_callback``: route the page (before its navigation). Called
+        again with a new page when scrapy-playwright retries on a closed one: a new render."""
+        job.page, job.stage, job.render = page, "navigating", Render(request)
         try:
             self._note_browser(page)
-            await self.guard.install(page, render)
+            await self.guard.install(page, job.render)
             if original and original != SERVE_FETCHED_BODY:  # the guard serves the body
                 await load_object(original)(page, request)
         except Exception:

@@ -31,6 +31,7 @@ class Job:
     started: float = field(default_factory=time.monotonic)
     stage: str = "waiting for a page"
     page: Any = None  # the Playwright page, once there is one
+    render: Any = None  # what the page's route knows of the request (guard.Render)
     page_url: str | None = None
     task: asyncio.Task[Any] | None = None
     stuck: bool = False

@@ -1,6 +1,6 @@
 """The handler's retries and the watchdog, without a browser: a request stuck beyond every bound
-is logged with where it is, cancelled and tried once more; a request whose page or browser died
-is tried once more; a timeout is not."""
+is logged with where it is, cancelled and tried once more; a request whose page or browser died,
+or that got no page in time, is tried once more; a timeout on its page is not."""
 
 from __future__ import annotations
 
@@ -114,6 +114,15 @@ def test_a_dead_page_is_retried_once_a_timeout_is_not():
     calls.clear()
     yield fails(run(handler.download_request(request())), BrowserTimeout)
     assert calls == [2] and not stats.values["hiddenweb/browser/retries"]
+
+    async def no_page(req, job, bound):
+        calls.append(4)
+        raise BrowserTimeout("no page within the bound", opening=True)
+
+    handler, stats = handler_with(no_page)
+    calls.clear()
+    yield fails(run(handler.download_request(request())), BrowserTimeout)
+    assert calls == [4, 4]
 
     async def crashes(req, job, bound):
         calls.append(3)
