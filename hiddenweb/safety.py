@@ -300,7 +300,7 @@ HARMFUL_ORDER = ("password_reset", "destructive", "payment", "signup", "login", 
                  "vote")
 #: a label that is only one of these words is a reaction or an action
 _SHORT_LABELS = {
-    "vote": {"like", "unlike", "star", "unstar", "flag", "report", "1", "upvote", "pin",
+    "vote": {"like", "unlike", "star", "unstar", "flag", "report", "upvote", "pin",
              "unpin", "mi piace", "j aime", "me gusta", "curtir",
              "gefallt mir", "leuk", "polub", "lubie to", "follow", "unfollow", "watch",
              "unwatch", "subscribe"},
@@ -362,6 +362,29 @@ def token_like(value: str) -> bool:
     if _HEX.match(value):
         return True
     return len(value) >= 16 and " " not in value.strip()
+
+
+_SECRET_NAMES = {"csrf", "xsrf", "token", "nonce", "secret", "apikey", "api key", "key",
+                 "session", "sid", "auth", "signature", "sig", "viewstate", "eventvalidation",
+                 "authenticity", "hash", "otp"}
+
+
+def secret_fields(sent: Mapping[str, Any], hidden: Iterable[str]) -> set[str]:
+    """The names, among the fields ``sent``, whose values are secrets rather than data: a hidden
+    field whose value looks like a token (:func:`token_like`) or whose name says so (``csrf``,
+    ``authenticity_token``, ``api_key``, ``__VIEWSTATE``…). Kept off items and the visit store
+    unless ``HIDDENWEB_KEEP_TOKENS``."""
+    hidden = set(hidden)
+    out = set()
+    for name, value in sent.items():
+        words = set(normalize(str(name)).split())
+        named = bool(words & _SECRET_NAMES) or normalize(str(name)).replace(" ", "") in \
+            _SECRET_NAMES
+        if name in hidden and (named or token_like("" if value is None else str(value))):
+            out.add(name)
+        elif named and words & {"csrf", "xsrf", "token", "nonce", "secret", "apikey"}:
+            out.add(name)
+    return out
 
 
 def _harmful(text: str, nouns: frozenset[str] = frozenset()) -> list[str]:
