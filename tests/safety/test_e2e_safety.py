@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -187,6 +188,21 @@ def test_plain_crawl_sends_nothing_unsafe_and_the_safe_forms(server, tmp_path):
     assert refused == len(UNSAFE_FORMS) + len(UNSAFE_LINKS) + 1
     print(f"plain crawl: {len(UNSAFE_FORMS)} unsafe forms, {len(UNSAFE_LINKS)} unsafe links, "
           f"0 requests to them; safe requests {sorted(sent)}")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's Chromium")
+def test_browser_crawl_sends_nothing_unsafe(server, tmp_path):
+    """Every page in Chromium (``HIDDENWEB_BROWSER=always``): forms submitted through it too."""
+    run = run_crawl(tmp_path, "-a", f"seed={url_of(server)}/",
+                    settings={**SETTINGS, "HIDDENWEB_BROWSER": "always",
+                              "HIDDENWEB_BROWSER_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "150"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert unsafe(server.log) == []
+    assert {("GET", "/s/search"), ("POST", "/s/filter")} <= safe(server.log)
+    assert run.stats["hiddenweb/browser/pages"] > 0
+    print(f"browser crawl: 0 requests to the {len(UNSAFE_FORMS) + len(UNSAFE_LINKS)} unsafe "
+          f"targets; safe requests {sorted(safe(server.log))}")
 
 
 def test_the_page_tempts_a_crawler_that_allows_everything(server, tmp_path):
