@@ -25,7 +25,10 @@ class Command(ScrapyCrawl):
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         super().run(args, opts)
-        stats = getattr(self.crawler, "stats", None)
+        try:
+            stats = self.crawler.stats if self.crawler is not None else None
+        except RuntimeError:  # the crawl never started (a bad setting): Scrapy's status stands
+            stats = None
         failed = stats.get_value("hiddenweb/failed") if stats is not None else None
         if failed and not self.exitcode:
             print(f"scrapy crawl {args[0]}: the crawl failed ({failed}); the log says why",

@@ -17,20 +17,20 @@ from pathlib import Path
 
 import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
-from hiddenweb.store_bench import synthetic_items
 from scrapy.utils.test import get_crawler
 
 import hiddenweb.pipelines.visitstore as vs
+from hiddenweb.bench.store import synthetic_items
 from hiddenweb.pipelines.visitstore import VisitStorePipeline
 from hiddenweb.store import Visit, VisitStore
 from hiddenweb.terminal import printable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pipeline_for(db: Path, **settings) -> VisitStorePipeline:
-    base = {"HIDDENWEB_STORE_PATH": str(db), "HIDDENWEB_STORE_FLUSH_INTERVAL": 0,
-            "HIDDENWEB_STORE_BATCH_SIZE": 1}
+    base = {"HIDDENWEB_STORE_PATH": str(db),
+            "HIDDENWEB_LAB": {"store_flush_interval": 0, "store_batch_size": 1}}
     crawler = get_crawler(settings_dict={**base, **settings})
     crawler.stats.open_spider()
     return VisitStorePipeline.from_crawler(crawler)
