@@ -43,6 +43,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, unquote_plus, urljoin, urlsplit
 
@@ -72,6 +73,7 @@ _SPLIT = re.compile(r"[\W_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:
     """Lower-case words without accents, joined by single spaces (``"Löschen_Sie"`` →
     ``"loschen sie"``): camelCase, snake_case, kebab-case and punctuation split words."""
@@ -117,6 +119,8 @@ class _Lexicon:
         tokens = text.split()
         grams, stems = self.grams, self.stem_starts
         for i, token in enumerate(tokens):
+            if token.isdigit() or len(token) > 30:  # numbers, ids, tokens: no entry starts so
+                continue
             gram = token
             for j in range(i + 1, min(i + _MAX_GRAM, len(tokens)) + 1):
                 if j > i + 1:
@@ -644,13 +648,20 @@ def judge_link(url: str, label: str = "", markup: Mapping[str, str] | None = Non
                allow: frozenset[str] = frozenset()) -> Verdict:
     """The policy's verdict on following a link (or clicking a button outside a form):
     ``label`` is its text, title or ``aria-label``; ``markup`` its attributes, if known."""
-    markup = markup or {}
+    if not markup:
+        return _judge_words(url, label, allow)
     method = (markup.get("data-method") or markup.get("data-turbo-method") or "get").lower()
     if method != "get" and "destructive" not in allow:
         return Verdict(False, "destructive", "destructive", f"data-method={method}")
     if ("data-confirm" in markup or "data-turbo-confirm" in markup) \
             and "destructive" not in allow:
         return Verdict(False, "destructive", "destructive", "data-confirm")
+    return _judge_words(url, label, allow)
+
+
+@lru_cache(maxsize=1 << 15)
+def _judge_words(url: str, label: str, allow: frozenset[str]) -> Verdict:
+    """:func:`judge_link` on words alone (cached: a site's navigation repeats on every page)."""
     words = normalize(label)
     if len(words.split()) > 3 and set(_LEX["payment"].search_all(words)) <= {"order", "orders"}:
         words = _ORDER.sub(" ", words)  # a title ("The Order of the Phoenix"), not an action
