@@ -28,6 +28,7 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_FOLLOW_LINKS": (bool, None, None),
     "HIDDENWEB_EMIT_REPEATS": (bool, None, None),
     "HIDDENWEB_STORE_ENABLED": (bool, None, None),
+    "HIDDENWEB_KEEP_TOKENS": (bool, None, None),
     "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": (int, 1, None),
     "HIDDENWEB_TEMPLATE_BUDGET": (int, 0, None),
     "HIDDENWEB_DLA_MAX_STEPS": (int, 0, None),
@@ -63,6 +64,14 @@ def check(settings: BaseSettings) -> None:
         elif (low is not None and value < low) or (high is not None and value > high):
             bounds = f">= {low}" if high is None else f"between {low} and {high}"
             raise UsageError(f"{name} must be {bounds}, not {value!r}")
+    from hiddenweb.safety import FORM_CLASSES, LEGACY_CLASSES
+
+    for name, classes in (("HIDDENWEB_FORMS_ALLOW", FORM_CLASSES),
+                          ("HIDDENWEB_UNSAFE_FORM_CLASSES", tuple(LEGACY_CLASSES))):
+        bad = [c for c in settings.getlist(name) if c not in classes]
+        if bad:
+            raise UsageError(f"{name}: unknown class {bad[0]!r}; known: {', '.join(classes)} "
+                             "(docs/safety.md)")
     for knob in lab_overrides(settings):
         if knob not in defaults.LAB:
             raise UsageError(f"HIDDENWEB_LAB: unknown knob {knob!r}; known: "

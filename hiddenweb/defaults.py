@@ -11,6 +11,7 @@ HIDDENWEB_SUBMIT_FORMS = True
 # form classes the safety policy may submit beyond its own (docs/safety.md); never the default
 HIDDENWEB_FORMS_ALLOW: list[str] = []
 HIDDENWEB_UNSAFE_FORM_CLASSES: list[str] = []  # deprecated alias of HIDDENWEB_FORMS_ALLOW
+HIDDENWEB_KEEP_TOKENS = False  # keep hidden tokens/keys sent by forms on items and in the store
 HIDDENWEB_LVS_DIR = ""  # empty: the bundled lvs_data/ directory
 HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
 HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty is judged

@@ -43,6 +43,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, unquote_plus, urljoin, urlsplit
 
@@ -72,6 +73,7 @@ _SPLIT = re.compile(r"[\W_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:
     """Lower-case words without accents, joined by single spaces (``"Löschen_Sie"`` →
     ``"loschen sie"``): camelCase, snake_case, kebab-case and punctuation split words."""
@@ -117,6 +119,8 @@ class _Lexicon:
         tokens = text.split()
         grams, stems = self.grams, self.stem_starts
         for i, token in enumerate(tokens):
+            if token.isdigit() or len(token) > 30:  # numbers, ids, tokens: no entry starts so
+                continue
             gram = token
             for j in range(i + 1, min(i + _MAX_GRAM, len(tokens)) + 1):
                 if j > i + 1:
@@ -300,7 +304,7 @@ HARMFUL_ORDER = ("password_reset", "destructive", "payment", "signup", "login", 
                  "vote")
 #: a label that is only one of these words is a reaction or an action
 _SHORT_LABELS = {
-    "vote": {"like", "unlike", "star", "unstar", "flag", "report", "1", "upvote", "pin",
+    "vote": {"like", "unlike", "star", "unstar", "flag", "report", "upvote", "pin",
              "unpin", "mi piace", "j aime", "me gusta", "curtir",
              "gefallt mir", "leuk", "polub", "lubie to", "follow", "unfollow", "watch",
              "unwatch", "subscribe"},
@@ -362,6 +366,29 @@ def token_like(value: str) -> bool:
     if _HEX.match(value):
         return True
     return len(value) >= 16 and " " not in value.strip()
+
+
+_SECRET_NAMES = {"csrf", "xsrf", "token", "nonce", "secret", "apikey", "api key", "key",
+                 "session", "sid", "auth", "signature", "sig", "viewstate", "eventvalidation",
+                 "authenticity", "hash", "otp"}
+
+
+def secret_fields(sent: Mapping[str, Any], hidden: Iterable[str]) -> set[str]:
+    """The names, among the fields ``sent``, whose values are secrets rather than data: a hidden
+    field whose value looks like a token (:func:`token_like`) or whose name says so (``csrf``,
+    ``authenticity_token``, ``api_key``, ``__VIEWSTATE``…). Kept off items and the visit store
+    unless ``HIDDENWEB_KEEP_TOKENS``."""
+    hidden = set(hidden)
+    out = set()
+    for name, value in sent.items():
+        words = set(normalize(str(name)).split())
+        named = bool(words & _SECRET_NAMES) or normalize(str(name)).replace(" ", "") in \
+            _SECRET_NAMES
+        if name in hidden and (named or token_like("" if value is None else str(value))):
+            out.add(name)
+        elif named and words & {"csrf", "xsrf", "token", "nonce", "secret", "apikey"}:
+            out.add(name)
+    return out
 
 
 def _harmful(text: str, nouns: frozenset[str] = frozenset()) -> list[str]:
@@ -621,13 +648,20 @@ def judge_link(url: str, label: str = "", markup: Mapping[str, str] | None = Non
                allow: frozenset[str] = frozenset()) -> Verdict:
     """The policy's verdict on following a link (or clicking a button outside a form):
     ``label`` is its text, title or ``aria-label``; ``markup`` its attributes, if known."""
-    markup = markup or {}
+    if not markup:
+        return _judge_words(url, label, allow)
     method = (markup.get("data-method") or markup.get("data-turbo-method") or "get").lower()
     if method != "get" and "destructive" not in allow:
         return Verdict(False, "destructive", "destructive", f"data-method={method}")
     if ("data-confirm" in markup or "data-turbo-confirm" in markup) \
             and "destructive" not in allow:
         return Verdict(False, "destructive", "destructive", "data-confirm")
+    return _judge_words(url, label, allow)
+
+
+@lru_cache(maxsize=1 << 15)
+def _judge_words(url: str, label: str, allow: frozenset[str]) -> Verdict:
+    """:func:`judge_link` on words alone (cached: a site's navigation repeats on every page)."""
     words = normalize(label)
     if len(words.split()) > 3 and set(_LEX["payment"].search_all(words)) <= {"order", "orders"}:
         words = _ORDER.sub(" ", words)  # a title ("The Order of the Phoenix"), not an action

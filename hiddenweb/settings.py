@@ -7,6 +7,8 @@ Only Scrapy's own settings and the add-on that switches hiddenweb on live here; 
 BOT_NAME = "hiddenweb"
 SPIDER_MODULES = ["hiddenweb.spiders"]
 NEWSPIDER_MODULE = "hiddenweb.spiders"
+# `scrapy crawl` exits 1 when the crawl failed (unreachable seed, visit store not writable)
+COMMANDS_MODULE = "hiddenweb.scrapy_commands"
 
 USER_AGENT = "hiddenweb/0.1 (+https://example.invalid/hiddenweb)"
 ROBOTSTXT_OBEY = True
@@ -14,6 +16,11 @@ ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
 DOWNLOAD_TIMEOUT = 30
+# A page is text for forms and links: a response over 32 MiB is refused (Scrapy logs "Cancelling
+# download of <url>: … larger than download max size", and the page's item carries the error);
+# parsing holds a few copies of a body, so Scrapy's 1 GiB default let one page take gigabytes.
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 RETRY_TIMES = 1
 REDIRECT_MAX_TIMES = 10
 

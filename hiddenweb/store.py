@@ -211,19 +211,55 @@ class RecrawlTarget:
     form_class: str | None = None  # the safety policy's class of a form submission
 
 
-class VisitStore:
-    """A visit store file; one connection, explicit transactions (``BEGIN IMMEDIATE``)."""
+class StoreError(Exception):
+    """A visit store that cannot be opened, read or written: the message names the file."""
 
-    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+
+#: SQLite errors worth retrying: another process holds the lock
+TRANSIENT = ("database is locked", "database table is locked", "database is busy")
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether ``exc`` is another writer's lock (retry later), not a broken store."""
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        t in str(exc).lower() for t in TRANSIENT)
+
+
+class VisitStore:
+    """A visit store file; one connection, explicit transactions (``BEGIN IMMEDIATE``).
+
+    ``readonly=True`` (``hiddenweb rank``, ``report``): the file is opened read-only, never
+    created nor migrated, takes no write lock, and a store written by an older version is read
+    as it is (columns it lacks read as NULL). A file that is not a visit store, or that SQLite
+    cannot read, raises :class:`StoreError` naming it.
+    """
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0, readonly: bool = False
+                 ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: no implicit BEGIN, every transaction here is explicit.
-        conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=wal")
-        conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
-        self.db = Database(conn)
-        with self.transaction():  # serialises concurrent first openings
-            migrations.apply(self.db)
+        self.readonly = readonly
+        try:
+            if readonly:
+                if not self.path.exists():
+                    raise StoreError(f"no visit store at {self.path}")
+                conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                       timeout=timeout, isolation_level=None)
+                self.db = Database(conn)
+                if "pages" not in self.db.table_names():
+                    conn.close()
+                    raise StoreError(f"{self.path} is not a visit store (no pages table)")
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: no implicit BEGIN, every transaction here is explicit.
+            conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=wal")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across kills
+            self.db = Database(conn)
+            if migrations.pending(self.db):  # a read: an up-to-date store takes no write lock
+                with self.transaction():  # serialises concurrent first openings
+                    migrations.apply(self.db)
+        except sqlite3.Error as exc:
+            raise StoreError(f"visit store {self.path}: {exc}") from exc
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -273,7 +309,10 @@ class VisitStore:
         """The paper's rankings: ``frequency``, ``weightage`` or ``combined`` (filter + rank)."""
         if by not in RANKINGS:
             raise ValueError(f"unknown ranking {by!r}: choose one of {', '.join(RANKINGS)}")
-        sql = f"SELECT {PAGE_COLUMNS} FROM pages {RANKINGS[by]}"
+        have = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
+        columns = ", ".join(c if c in have else f"NULL AS {c}"
+                            for c in PAGE_COLUMNS.replace(" ", "").split(","))
+        sql = f"SELECT {columns} FROM pages {RANKINGS[by]}"
         params: tuple[int, ...] = ()
         if limit is not None:
             sql += " LIMIT ?"

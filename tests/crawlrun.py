@@ -1,6 +1,8 @@
 """``scrapy crawl hwdla`` in a subprocess, the most faithful end-to-end check (ENVIRONMENT.md):
 the feed and the final stats (``HIDDENWEB_STATS_FILE``) of one run, for the tests' own wrappers.
-Every run turns the visit store off; anything else is the caller's ``settings``."""
+Every run turns the visit store off and keeps tokens on items (``HIDDENWEB_KEEP_TOKENS``: the
+tests resolve POST items against a proving ground's truth, which checks their CSRF tokens);
+anything else is the caller's ``settings``."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ def run_crawl(out_dir: Path, *args: str, settings: dict | None = None,
     """Run ``scrapy crawl hwdla *args`` with ``-s`` for each of ``settings``, in ``out_dir``."""
     out, stats = out_dir / "items.jsonl", out_dir / "stats.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", *args, "-O", f"{out}:jsonlines",
-           "-s", "HIDDENWEB_STORE_ENABLED=0", "-s", f"HIDDENWEB_STATS_FILE={stats}"]
+           "-s", "HIDDENWEB_STORE_ENABLED=0", "-s", f"HIDDENWEB_STATS_FILE={stats}",
+           "-s", "HIDDENWEB_KEEP_TOKENS=1"]
     cmd += setting_args(settings)
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,

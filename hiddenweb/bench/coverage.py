@@ -61,6 +61,7 @@ COMMON_SETTINGS = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
     "LOG_LEVEL": "INFO",
     "LOGSTATS_INTERVAL": "10",
+    "HIDDENWEB_KEEP_TOKENS": "1",  # items are scored against the truth, which checks CSRF tokens
 }
 
 SCRAPY_SCHEDULER = "scrapy.core.scheduler.Scheduler"

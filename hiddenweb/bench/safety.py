@@ -48,7 +48,7 @@ def load(path: Path = CORPUS) -> list[Entry]:
             entries.append(Entry(*head, html))
 
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.startswith("#") and head is None:
+        if line.startswith("#"):  # a comment, anywhere
             continue
         if line.startswith("=="):
             close()

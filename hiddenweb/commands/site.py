@@ -18,6 +18,8 @@ import signal
 import sys
 from pathlib import Path
 
+from hiddenweb.commands import at_least
+
 
 def _site(args: argparse.Namespace):
     from hiddenweb.bench.provingground.site import SiteModel
@@ -90,7 +92,7 @@ def _lvs(args: argparse.Namespace) -> int:
 
 
 def _site_options(p: argparse.ArgumentParser, serve: bool) -> None:
-    p.add_argument("--pages", type=int, default=1000, help="about this many truth pages")
+    p.add_argument("--pages", type=at_least(1), default=1000, help="about this many truth pages")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-forms", dest="forms", action="store_false", help="no hidden part")
     p.add_argument(

@@ -27,6 +27,7 @@ class FormsConfig:
     affinity: bool
     answers_first: bool
     lvs_dir: str
+    keep_tokens: bool = False  # HIDDENWEB_KEEP_TOKENS: tokens and keys sent stay on items
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -44,4 +45,5 @@ class FormsConfig:
             affinity=lab(s, "form_affinity"),
             answers_first=lab(s, "form_answers_first"),
             lvs_dir=get("HIDDENWEB_LVS_DIR") or "",
+            keep_tokens=get("HIDDENWEB_KEEP_TOKENS", s.getbool),
         )

@@ -268,7 +268,7 @@ class FormCrawler:
             if request is None:
                 return
             request = request.replace(meta=spider.browser_meta(request.url, {}))
-        request.meta.update(describe(explorer, data, request))
+        request.meta.update(describe(explorer, data, request, self.config.keep_tokens))
         if explorer.is_suggested(data):
             request.meta.update(self.answer_meta())
         self.stats.inc_value("hiddenweb/forms/submissions")

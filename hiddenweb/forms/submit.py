@@ -24,6 +24,7 @@ from form2request import form2request
 from hiddenweb.browser import BROWSER_SLOT
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import SUBMITS
+from hiddenweb.safety import secret_fields
 
 logger = logging.getLogger(__name__)
 
@@ -88,20 +89,26 @@ def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Calla
                                 "download_slot": BROWSER_SLOT, "hiddenweb_browser_form": True})
 
 
-def describe(explorer: FormExplorer, data: Assignment, request: scrapy.Request
-             ) -> dict[str, Any]:
-    """The meta of a submission: how the page was reached (what was sent, hidden state and
-    tokens included over plain HTTP) and the action the DLA scheduler learns from."""
+def describe(explorer: FormExplorer, data: Assignment, request: scrapy.Request,
+             keep_tokens: bool = False) -> dict[str, Any]:
+    """The meta of a submission: how the page was reached (what was sent over plain HTTP,
+    hidden state included; tokens and keys only with ``keep_tokens``, else their names are
+    listed under ``redacted``: :func:`hiddenweb.safety.secret_fields`) and the action the DLA
+    scheduler learns from."""
     form, button = explorer.form, explorer.button
     fields = {k: v for k, v in data.items() if v is not None}
     if button is not None and button.kind == "image" and button.name:
         fields.update({f"{button.name}.x": "1", f"{button.name}.y": "1"})
     sent = dict(parse_qsl(request.body.decode() if request.method == "POST"
                           else urlsplit(request.url).query, keep_blank_values=True))
+    sent = {**sent, **fields}
+    secret = set() if keep_tokens else secret_fields(
+        sent, {f.name for f in form.fields if f.kind == "hidden"})
     form_meta = {"action": button.action if button else form.action,
                  "method": button.method if button else form.method,
-                 "fields": {**sent, **fields},
-                 "form_class": explorer.form_class, "signature": form.signature}
+                 "fields": {k: v for k, v in sent.items() if k not in secret},
+                 "form_class": explorer.form_class, "signature": form.signature,
+                 **({"redacted": sorted(secret)} if secret else {})}
     return {
         "hiddenweb_reached_by": {"kind": "form", "form": form_meta},
         "hiddenweb_form_only": True,

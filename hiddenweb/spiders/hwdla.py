@@ -225,8 +225,10 @@ class HwdlaSpider(scrapy.Spider):
         if request.meta.get("playwright"):
             yield from self.browser_fallback(failure)
             return
-        if request.url == self.seed:
+        if self.seed in (request.url, *request.meta.get("redirect_urls", ())[:1]):
             self.logger.error("Seed unreachable: %s (%s)", request.url, failure.getErrorMessage())
+            # nothing to crawl: `scrapy crawl` exits 1 (hiddenweb.scrapy_commands.crawl)
+            self.crawler.stats.set_value("hiddenweb/failed", "seed_unreachable")
         else:
             self.logger.warning("Download failed: %s (%s)", request.url, failure.getErrorMessage())
         stats = self.crawler.stats

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -95,8 +96,9 @@ UNSAFE_LINKS = [
 SAFE_FORMS = [
     '<form action="/s/search"><label for="k">Keyword</label><input id="k" name="q">'
     '<button>Search</button></form>',
-    '<form method="post" action="/s/filter"><select name="category"><option>tools</option>'
-    '<option>toys</option></select><button>Filter</button></form>',
+    f'<form method="post" action="/s/filter"><input type="hidden" name="csrf" value="{TOKEN}">'
+    '<select name="category"><option>tools</option><option>toys</option></select>'
+    '<button>Filter</button></form>',
     # a trap button first, the search button second
     '<form action="/s/old"><input name="q"><button name="op" value="clear" formmethod="post" '
     'formaction="/u/saved/delete">Delete saved searches</button><button formaction="/s/find">'
@@ -159,7 +161,7 @@ def safe(log) -> set[tuple[str, str]]:
     return {(m, urlsplit(p).path) for m, p, _ in log if urlsplit(p).path.startswith("/s/")}
 
 
-SETTINGS = {"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"}
+SETTINGS = {"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO", "HIDDENWEB_KEEP_TOKENS": "0"}
 
 
 def test_the_page_has_at_least_30_unsafe_forms_and_links():
@@ -173,6 +175,11 @@ def test_plain_crawl_sends_nothing_unsafe_and_the_safe_forms(server, tmp_path):
     sent = safe(server.log)
     assert {("GET", "/s/search"), ("POST", "/s/filter"), ("GET", "/s/find")} <= sent, sent
     assert {("GET", "/s/page/2"), ("GET", "/s/contact")} <= sent
+    # the CSRF token was sent, and is kept neither on the item nor in the store
+    assert any(TOKEN in body for m, p, body in server.log if p == "/s/filter")
+    posted = [i["reached_by"]["form"] for i in run.items if i["method"] == "POST"]
+    assert posted and all(f["redacted"] == ["csrf"] and "csrf" not in f["fields"]
+                          for f in posted)
     stats = run.stats
     assert stats["hiddenweb/safety/forms_refused"] == len(UNSAFE_FORMS)
     assert stats["hiddenweb/safety/links_refused"] == len(UNSAFE_LINKS)
@@ -181,6 +188,21 @@ def test_plain_crawl_sends_nothing_unsafe_and_the_safe_forms(server, tmp_path):
     assert refused == len(UNSAFE_FORMS) + len(UNSAFE_LINKS) + 1
     print(f"plain crawl: {len(UNSAFE_FORMS)} unsafe forms, {len(UNSAFE_LINKS)} unsafe links, "
           f"0 requests to them; safe requests {sorted(sent)}")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian's Chromium")
+def test_browser_crawl_sends_nothing_unsafe(server, tmp_path):
+    """Every page in Chromium (``HIDDENWEB_BROWSER=always``): forms submitted through it too."""
+    run = run_crawl(tmp_path, "-a", f"seed={url_of(server)}/",
+                    settings={**SETTINGS, "HIDDENWEB_BROWSER": "always",
+                              "HIDDENWEB_BROWSER_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "150"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert unsafe(server.log) == []
+    assert {("GET", "/s/search"), ("POST", "/s/filter")} <= safe(server.log)
+    assert run.stats["hiddenweb/browser/pages"] > 0
+    print(f"browser crawl: 0 requests to the {len(UNSAFE_FORMS) + len(UNSAFE_LINKS)} unsafe "
+          f"targets; safe requests {sorted(safe(server.log))}")
 
 
 def test_the_page_tempts_a_crawler_that_allows_everything(server, tmp_path):
@@ -201,6 +223,8 @@ def test_recrawl_replays_nothing_unsafe(server, tmp_path):
     run = run_crawl(tmp_path / "a", "-a", f"seed={base}/", settings=settings)
     assert run.returncode == 0, run.stderr[-3000:]
     assert unsafe(server.log) == []
+    for part in tmp_path.glob("store.db*"):  # the file and its WAL: no token in the store
+        assert TOKEN.encode() not in part.read_bytes()
     # what an older crawl without the policy left in the store (issue 26: 698 such POSTs)
     old = [("POST", "/u/order", {"csrf": TOKEN, "name": "Ada Lovelace", "qty": "1"}),
            ("POST", "/u/6", {"to": "bob", "amount": "100"}),

@@ -120,3 +120,13 @@ def test_allow_opts_in_and_the_old_setting_is_an_alias(caplog):
 def test_an_unknown_class_is_refused_naming_the_setting(name):
     with pytest.raises(ValueError, match=name):
         SafetyPolicy.from_settings(Settings({name: "logn"}))
+
+
+def test_the_start_up_check_names_a_bad_class():
+    from scrapy.exceptions import UsageError
+
+    from hiddenweb.config import check
+
+    with pytest.raises(UsageError, match="HIDDENWEB_FORMS_ALLOW: unknown class 'logn'"):
+        check(Settings({"HIDDENWEB_FORMS_ALLOW": "contact,logn"}))
+    check(Settings({"HIDDENWEB_FORMS_ALLOW": "contact,unknown"}))

@@ -51,7 +51,9 @@ def test_well_behaved_no_traps_no_robots_no_offsite(demo_crawl):
     assert stats["robots_disallowed_fetches"] == 0
     assert not [i for i in items if "/private" in i["url"]]
     assert all("127.0.0.1" in i["url"] for i in items)
-    assert "hiddenweb/forms/skipped/login" in log and "hiddenweb/forms/skipped/destructive" in log
+    # the "Log in" and "Delete account" links are not even followed (docs/safety.md)
+    assert "hiddenweb/safety/refused/login" in log and "hiddenweb/safety/refused/destructive" in log
+    assert "hiddenweb/safety/links_refused" in log
 
 
 def test_infinite_calendar_is_bounded(demo_crawl):
