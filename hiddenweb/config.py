@@ -31,7 +31,6 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_KEEP_TOKENS": (bool, None, None),
     "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": (int, 1, None),
     "HIDDENWEB_TEMPLATE_BUDGET": (int, 0, None),
-    "HIDDENWEB_DLA_MAX_STEPS": (int, 0, None),
     "HIDDENWEB_DLA_WAIT": (float, 0.0, 1.0),
     "HIDDENWEB_LOSTSHEEP_THRESHOLD": (float, 0.0, 1.0),
     "HIDDENWEB_LOSTSHEEP_ON_QUIT": (str, ("drop", "demote"), None),

@@ -19,7 +19,6 @@ HIDDENWEB_FOLLOW_LINKS = True
 HIDDENWEB_STATS_FILE = ""  # write the final stats as JSON here (off when empty)
 
 # --- DLA scheduler (issue 3) -------------------------------------------------------------------
-HIDDENWEB_DLA_MAX_STEPS = 0  # k_threshold: stop after this many dequeued requests; 0 = no limit
 HIDDENWEB_DLA_WAIT = 0.5  # the best pending request waits while one in flight scores 1/WAIT x more
 
 # --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------
@@ -45,6 +44,7 @@ HIDDENWEB_EMIT_REPEATS = False  # emit items for pages whose content was already
 HIDDENWEB_LAB: dict = {}  # {"knob": value}; e.g. -s 'HIDDENWEB_LAB={"dla_transfer": false}'
 LAB: dict = {
     "template_min_novelty": 0.3,
+    "dla_max_steps": 0,  # k_threshold: stop after this many dequeued requests; 0 = no limit
     "dla_a": "entropy",  # reward step: "entropy" (eqs. 6-7) or fixed (0, 1)
     "dla_b": 0.05,  # penalty step b of eq. 2, 0 <= b << a (see docs/settings.md)
     "dla_transfer": True,  # share learning across pages through action kinds

@@ -1,4 +1,4 @@
-"""The DLA scheduler's settings, read once: ``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_WAIT``
+"""The DLA scheduler's settings, read once: ``HIDDENWEB_DLA_WAIT``
 (docs/settings.md) and the lab knobs ``dla_*`` (``HIDDENWEB_LAB``, docs/design-notes.md)."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class DLAConfig:
         return cls(
             a=a, b=b,
             transfer=lab(settings, "dla_transfer"),
-            max_steps=settings.getint("HIDDENWEB_DLA_MAX_STEPS", defaults.HIDDENWEB_DLA_MAX_STEPS),
+            max_steps=max(0, lab(settings, "dla_max_steps")),
             converge_p=converge_p,
             label_words=words,
             wait=wait,

@@ -53,7 +53,7 @@ Cost. An update changes the score of O(kinds of the action) groups (on) or one p
 sinks. So ``enqueue`` and ``next_request`` cost O(log groups) and a feedback
 O(kinds * log groups).
 
-Budget (the paper's ``k_threshold``): after ``HIDDENWEB_DLA_MAX_STEPS`` dequeued requests the
+Budget (the paper's ``k_threshold``): after ``dla_max_steps`` dequeued requests the
 scheduler reports nothing pending, and the crawl ends; pending requests stay saved in JOBDIR.
 
 JOBDIR: the pending requests in a disk queue per bucket (:mod:`hiddenweb.dla.queues`) and the
@@ -65,7 +65,7 @@ Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hidd
 and ``hiddenweb_dla_score`` (the score of the action's group when it was dequeued: ``p(pursue)``
 of its kind, or ``r * p`` of its page's action without transfer; the item's ``action_score``).
 
-Settings: ``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs
+Settings: ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs ``dla_max_steps``,
 ``dla_a``, ``dla_b``, ``dla_transfer``, ``dla_converge_p``, ``dla_label_words``,
 ``dla_explore_in_flight`` (``HIDDENWEB_LAB``, docs/design-notes.md). Also Scrapy's
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.

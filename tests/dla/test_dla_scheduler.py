@@ -168,7 +168,7 @@ def test_served_request_is_always_from_the_best_group() -> None:
 
 
 def test_step_budget() -> None:
-    s = make({"HIDDENWEB_DLA_MAX_STEPS": 2})
+    s = make({"HIDDENWEB_LAB": {"dla_max_steps": 2}})
     for i in range(4):
         s.enqueue_request(link("/", f"/x{i}"))
     assert s.next_request() and s.next_request()
