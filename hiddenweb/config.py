@@ -36,7 +36,7 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_LOSTSHEEP_ON_QUIT": (str, ("drop", "demote"), None),
     "HIDDENWEB_BROWSER": (str, ("auto", "always", "never"), None),
     "HIDDENWEB_BROWSER_MAX_PAGES": (int, 1, None),
-    "HIDDENWEB_BROWSER_TIMEOUT": (float, 0.1, None),
+    "HIDDENWEB_BROWSER_TIMEOUT": (float, 0.0, None),  # seconds, > 0
 }
 
 
@@ -60,6 +60,8 @@ def check(settings: BaseSettings) -> None:
         if isinstance(low, tuple):
             if value not in low:
                 raise UsageError(f"{name} must be one of {', '.join(low)}, not {value!r}")
+        elif name.endswith("_TIMEOUT") and value <= low:  # a time: strictly positive
+            raise UsageError(f"{name} must be > {low}, not {value!r}")
         elif (low is not None and value < low) or (high is not None and value > high):
             bounds = f">= {low}" if high is None else f"between {low} and {high}"
             raise UsageError(f"{name} must be {bounds}, not {value!r}")
