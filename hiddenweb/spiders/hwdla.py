@@ -227,8 +227,7 @@ class HwdlaSpider(scrapy.Spider):
             return
         if self.seed in (request.url, *request.meta.get("redirect_urls", ())[:1]):
             self.logger.error("Seed unreachable: %s (%s)", request.url, failure.getErrorMessage())
-            # nothing to crawl: `scrapy crawl` exits 1 (hiddenweb.scrapy_commands.crawl)
-            self.crawler.stats.set_value("hiddenweb/failed", "seed_unreachable")
+            self.crawler.stats.set_value("hiddenweb/failed", "seed_unreachable")  # exit 1
         else:
             self.logger.warning("Download failed: %s (%s)", request.url, failure.getErrorMessage())
         stats = self.crawler.stats
