@@ -73,7 +73,7 @@ class Wivet(Site):
     data_version = "2"
     seed_path = "/index.php"
     ready_path = "/index.php"
-    hidden = "56 crawler test cases: JS events, frames, forms, Flash, session state; a logout"
+    hidden = "62 crawler test cases: JS events, frames, forms, Flash, session state; a logout"
 
     def install(self) -> None:
         if not self.source:
