@@ -35,12 +35,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"comma-separated (default: all: {', '.join([*SITES, *GIT_ONLY])})")
     p.add_argument("--source", action="append", default=[], metavar="NAME=GIT-URL-OR-PATH",
                    help="where a git-only app comes from (cloned at run time, never vendored)")
-    p.add_argument("--crawlers", default=",".join(CRAWLERS))
+    p.add_argument("--crawlers", default=",".join(CRAWLERS),
+                   help=f"comma-separated (default: {', '.join(CRAWLERS)})")
     p.add_argument("--pages", type=int, default=Caps.pages, help="CLOSESPIDER_PAGECOUNT per crawl")
     p.add_argument("--seconds", type=int, default=Caps.seconds,
                    help="CLOSESPIDER_TIMEOUT per crawl")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--out", type=Path, default=Path("out/realsites"))
+    p.add_argument("--json", action="store_true", help="print one JSON document, no table")
+    p.add_argument("--out", type=Path, default=Path("out/realsites"),
+                   help="results.json, summary.md, figure.png and the crawls' work/ go here")
     p.add_argument("--rescore", action="store_true",
                    help="crawl nothing: score the request logs of the run in --out again")
     p.add_argument("--docs", type=Path, default=None, metavar="FILE",

@@ -121,7 +121,7 @@ def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | N
             if site.origin == "git":
                 if not site.source:
                     raise SiteSkipped(f"lives only in git; give --source {name}=URL-OR-PATH")
-                site.src = git_source(name, site.source)  # type: ignore[attr-defined]
+                site.src = git_source(name, site.source)
             say(f"[{name}] installing ({site.origin}: {', '.join(site.pins) or site.source})")
             site.install()
             say(f"[{name}] building data")
@@ -167,7 +167,9 @@ def rescore(results: list[dict[str, Any]], workdir: Path,
             continue
         site = SITES[entry["name"]](sources.get(entry["name"]))
         if site.origin == "git":
-            site.src = git_source(site.name, site.source or "")  # type: ignore[attr-defined]
+            if not site.source:
+                continue  # it was skipped: nothing to score
+            site.src = git_source(site.name, site.source)
         site.install()
         truth = site.truth(site.pristine())
         entry.update(truth=truth.by_kind(), pins=list(site.pins), hidden=site.hidden)

@@ -102,6 +102,9 @@ class Servers:
             proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             pass
+        deadline = time.monotonic() + grace  # its workers (php -S) take a moment to go
+        while _group_members({proc.pid}) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def stop_all(self) -> None:
         for name in list(self.procs):
@@ -110,17 +113,22 @@ class Servers:
     def alive(self) -> list[int]:
         """The processes this object started, and any left in their process groups, that
         still run (empty after :meth:`stop_all`)."""
-        groups = set(self.started)
         left = {pid for pid in self.started if _running(pid)}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if int(fields[2]) in groups and fields[0] != "Z":
-                    left.add(int(entry.name))
-        return sorted(left)
+        return sorted(left | _group_members(set(self.started)))
+
+
+def _group_members(groups: set[int]) -> set[int]:
+    """Live (not zombie) processes whose process group is one of ``groups``."""
+    members = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) in groups and fields[0] != "Z":
+                members.add(int(entry.name))
+    return members
 
 
 def _signal_group(pid: int, sig: int) -> None:

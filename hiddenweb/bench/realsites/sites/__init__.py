@@ -15,8 +15,8 @@ from hiddenweb.bench.realsites.sites.tiddlywiki import TiddlyWiki
 from hiddenweb.bench.realsites.sites.trac import Trac
 from hiddenweb.bench.realsites.sites.wivet import Wivet
 
-SITES: dict[str, type[Site]] = {cls.name: cls for cls in (Datasette, Roundup, Trac, SqliteWeb,
-                                                  TiddlyWiki, DokuWiki, Wivet)}
+SITES: dict[str, type[Site]] = {
+    cls.name: cls for cls in (Datasette, Roundup, Trac, SqliteWeb, TiddlyWiki, DokuWiki, Wivet)}
 GIT_ONLY: dict[str, str] = {  # named here so that a run says why they are missing
     "juice-shop": "OWASP Juice Shop: an Angular shop full of dangerous forms",
     "docsify": "Docsify's own docs: hash-routed pages fetched as Markdown by script",

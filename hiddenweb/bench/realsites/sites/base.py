@@ -31,7 +31,8 @@ class Site:
     caps_pages: int | None = None  # per-site override of the runner's page cap
 
     def __init__(self, source: str | None = None) -> None:
-        self.source = source
+        self.source = source  # --source NAME=…, for apps that live only in git
+        self.src: Path | None = None  # its checkout, once cloned
 
     @property
     def home(self) -> Path:

@@ -17,6 +17,7 @@ Found on a 2xx answer to its URL. Dangerous: ``logout.php``
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from pathlib import Path
@@ -70,10 +71,14 @@ class Wivet(Site):
     name = "wivet"
     origin = "git"
     pins = ("php-cli",)
-    data_version = "2"
+
+    @property
+    def data_version(self) -> str:  # type: ignore[override]
+        """Built anew for another source."""
+        return "2-" + hashlib.sha1((self.source or "").encode()).hexdigest()[:10]
     seed_path = "/index.php"
     ready_path = "/index.php"
-    hidden = "56 crawler test cases: JS events, frames, forms, Flash, session state; a logout"
+    hidden = "62 crawler test cases: JS events, frames, forms, Flash, session state; a logout"
 
     def install(self) -> None:
         if not self.source:
@@ -82,6 +87,8 @@ class Wivet(Site):
         self.php = shutil.which("php") or "/usr/bin/php"
 
     def build(self, data: Path) -> None:
+        if self.src is None:
+            raise SiteSkipped("no checkout: give --source wivet=URL-OR-PATH")
         shutil.copytree(self.src, data / "www", ignore=shutil.ignore_patterns(".git"))
         for php in (data / "www").rglob("*.php"):  # PHP 8 dropped $s{$i} string offsets
             text = php.read_text(errors="replace")
