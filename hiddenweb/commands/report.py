@@ -7,6 +7,8 @@ store, as PNG files and an ``index.html`` that shows them.
 - ``depth.png``: hidden pages by depth (paper 000's fig. 6): from the items when given, else from
   the store's ``hidden`` pages.
 - ``ranking.png``: the top of the store's ranking (``--by``, default combined; paper 002 §5).
+- with ``--stats`` (the crawl's ``HIDDENWEB_STATS_FILE``): what the safety policy refused
+  (``docs/safety.md``), forms, buttons, links and replays, by reason.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("-o", "--out", type=Path, required=True, help="output directory")
     report.add_argument("--by", choices=("frequency", "weightage", "combined"), default="combined")
     report.add_argument("--top", type=at_least(0), default=20, help="rows of the ranking figure")
+    report.add_argument("--stats", type=Path,
+                        help="the crawl's final stats (HIDDENWEB_STATS_FILE): adds what the "
+                        "safety policy refused, by reason")
     report.set_defaults(func=run)
 
 
@@ -45,6 +50,30 @@ def read_items(path: Path) -> list[dict[str, Any]]:
     return items
 
 
+def refusals(path: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """(refusals by reason, refusals by kind: forms, buttons, links, replays) of a stats file."""
+    try:
+        stats = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON: {exc.msg}") from None
+    if not isinstance(stats, dict):
+        raise ValueError(f"{path}: not a stats object")
+    by_reason = {k.rsplit("/", 1)[1]: int(v) for k, v in stats.items()
+                 if k.startswith("hiddenweb/safety/refused/")}
+    by_kind = {k.rsplit("/", 1)[1].removesuffix("_refused"): int(v) for k, v in stats.items()
+               if k.startswith("hiddenweb/safety/") and k.endswith("_refused")}
+    return by_reason, by_kind
+
+
+def refusals_html(by_reason: dict[str, int], by_kind: dict[str, int]) -> str:
+    kinds = ", ".join(f"{n} {html.escape(k)}" for k, n in sorted(by_kind.items())) or "nothing"
+    rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{n}</td></tr>"
+                   for r, n in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ("<h2>Refused by the safety policy</h2>"
+            f"<p>{kinds} (docs/safety.md)</p>"
+            f"<table><tr><th>reason</th><th>refusals</th></tr>{rows}</table>")
+
+
 def is_hidden(item: dict[str, Any]) -> bool:
     status = item.get("status")
     return bool(item.get("form_only")) and status is not None and status < 400
@@ -60,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from hiddenweb.store import VisitStore, command_store_path
 
     items = read_items(args.items) if args.items else None
+    safety = refusals_html(*refusals(args.stats)) if args.stats else ""
     with VisitStore(command_store_path(args.db), readonly=True) as store:
         ranking = store.rank(args.by, args.top)
         stored_depths = store.conn.execute(
@@ -133,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
         "td,th{padding:0 .6em;text-align:left}</style><h1>hiddenweb report</h1>"
         f"{body}<h2>{args.by} ranking</h2><table><tr><th>rank</th><th>url</th>"
-        f"<th>frequency</th><th>weightage</th><th>ttl</th></tr>{rows}</table>\n",
+        f"<th>frequency</th><th>weightage</th><th>ttl</th></tr>{rows}</table>{safety}\n",
         encoding="utf-8",
     )
     print(f"Report: {args.out / 'index.html'} ({', '.join(name for name, _ in figures)})")

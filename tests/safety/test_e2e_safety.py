@@ -12,6 +12,8 @@ served on 127.0.0.1 by a server that logs every request it gets. Every unsafe ta
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -188,6 +190,16 @@ def test_plain_crawl_sends_nothing_unsafe_and_the_safe_forms(server, tmp_path):
     assert refused == len(UNSAFE_FORMS) + len(UNSAFE_LINKS) + 1
     print(f"plain crawl: {len(UNSAFE_FORMS)} unsafe forms, {len(UNSAFE_LINKS)} unsafe links, "
           f"0 requests to them; safe requests {sorted(sent)}")
+    # the crawl report says what was refused, by reason
+    db = tmp_path / "empty.db"
+    VisitStore(db).close()
+    out = subprocess.run([sys.executable, "-m", "hiddenweb.cli", "report", "--db", str(db),
+                          "-o", str(tmp_path / "report"), "--stats", str(tmp_path / "stats.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "Refused by the safety policy" in page and f"{len(UNSAFE_LINKS)} links" in page
+    assert "<td>destructive</td>" in page and "<td>payment</td>" in page
 
 
 @pytest.mark.browser

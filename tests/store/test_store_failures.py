@@ -247,6 +247,6 @@ def test_a_page_over_the_size_cap_is_refused_with_a_logged_reason(tmp_path):
         httpd.shutdown()
         httpd.server_close()
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stderr.count("larger than download max size (33554432)") >= 2
+    assert run.stderr.count("larger than download max size (16777216)") >= 2
     failed = {i["url"].rsplit("/", 1)[1]: i["error"] for i in run.items if i["error"]}
     assert set(failed) == {"big", "chunked"}, run.items
