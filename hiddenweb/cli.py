@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import sqlite3
 import sys
 
 from hiddenweb import __version__, commands
+from hiddenweb.store import StoreError
+from hiddenweb.terminal import printable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"hiddenweb {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, FileNotFoundError, StoreError, sqlite3.Error) as exc:
+        print(f"hiddenweb {args.command}: error: {printable(str(exc))}", file=sys.stderr)
         return 2
 
 

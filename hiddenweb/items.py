@@ -1,4 +1,5 @@
-"""The item the ``hwdla`` spider yields: one per downloaded page (JSON lines with ``-O``).
+"""The item the ``hwdla`` spider yields, one per downloaded page (JSON lines with ``-O``), and
+where it is built (:func:`page_item`, :func:`failed_item`).
 
 Schema (every key but ``lostsheep`` is always present; ``null`` where it does not apply):
 
@@ -38,7 +39,14 @@ lostsheep          dict       find mode only (``-a find=1``), on the one item it
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import scrapy
+from scrapy.http import Response, TextResponse
+from twisted.python.failure import Failure
+
+from hiddenweb.pagetext import fingerprint, page_fingerprint
 
 
 class PageItem(scrapy.Item):
@@ -61,3 +69,66 @@ class PageItem(scrapy.Item):
     cache_control = scrapy.Field()
     expires = scrapy.Field()
     lostsheep = scrapy.Field()
+
+
+def page_item(response: Response, text: str | None, downloads: int) -> PageItem:
+    """The item of a downloaded page; ``text`` is its visible text
+    (:func:`hiddenweb.pagetext.visible_text`, or the whole text of JSON / plain text)."""
+    meta = response.meta
+    request = response.request
+    title = None
+    text_fp = None
+    if isinstance(response, TextResponse):
+        try:
+            title = response.xpath("normalize-space(//title)").get() or None
+            text_fp = page_fingerprint(text or "", response.selector)
+        except (ValueError, AttributeError):  # not markup: JSON, plain text
+            text_fp = fingerprint(text) if text is not None else None
+    headers = response.headers
+    by_browser = bool(meta.get("hiddenweb_browser_form"))  # the page the actions led to
+    method = request.method if request else "GET"
+    if by_browser:  # a navigation to the form's action keeps its method; else a GET
+        form = meta.get("hiddenweb_reached_by", {}).get("form") or {}
+        method = form.get("method", "GET") if response.url == form.get("action") else "GET"
+    return PageItem(
+        url=response.url if by_browser or not request else request.url,
+        final_url=response.url,
+        method=method,
+        status=response.status,
+        error=None,
+        depth=meta.get("depth", 0),
+        referrer=header(request.headers, b"Referer") if request else None,
+        reached_by=meta.get("hiddenweb_reached_by", {"kind": "seed", "form": None}),
+        form_only=bool(meta.get("hiddenweb_form_only")),
+        title=title,
+        fingerprint=text_fp,
+        fetch_seconds=round(float(meta.get("download_latency", 0.0)), 4),
+        fetched_at=round(time.time(), 3),
+        downloads=downloads,
+        action_score=meta.get("hiddenweb_dla_score"),
+        content_type=header(headers, b"Content-Type"),
+        cache_control=header(headers, b"Cache-Control"),
+        expires=header(headers, b"Expires"),
+    )
+
+
+def failed_item(failure: Failure, downloads: int) -> PageItem:
+    """The item of a request whose download failed (``status`` null, ``error`` says why)."""
+    request = failure.request
+    meta = request.meta
+    return PageItem(
+        url=request.url, final_url=request.url, method=request.method, status=None,
+        error=f"{failure.type.__name__}: {failure.getErrorMessage()}",
+        depth=meta.get("depth", 0), referrer=header(request.headers, b"Referer"),
+        reached_by=meta.get("hiddenweb_reached_by", {"kind": "seed", "form": None}),
+        form_only=bool(meta.get("hiddenweb_form_only")), title=None, fingerprint=None,
+        fetch_seconds=None, fetched_at=round(time.time(), 3), downloads=downloads,
+        action_score=meta.get("hiddenweb_dla_score"), content_type=None,
+        cache_control=None, expires=None,
+    )
+
+
+def header(headers: Any, name: bytes) -> str | None:
+    """A header's value as text, or None."""
+    value = headers.get(name) if headers is not None else None
+    return value.decode("latin-1") if value else None

@@ -14,6 +14,7 @@ import re
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from parsel import Selector
+from scrapy.http import Response, TextResponse
 
 _WS = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
@@ -70,3 +71,42 @@ def template_key(url: str) -> str:
     """``host/path`` with digit runs folded: ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``."""
     parts = urlsplit(url)
     return f"{parts.hostname}{_DIGITS.sub('{n}', parts.path)}"
+
+
+NEW_CONTENT_META = "hiddenweb_new_content"
+
+
+class SeenContent:
+    """Whether a response's content is new to the crawl: the one place that decides it.
+
+    A page is new when its fingerprint (:func:`page_fingerprint`) was not seen before, or when
+    it has none (a binary body). The ``hwdla`` spider judges every response it reads
+    (:meth:`judge`: the verdict goes to the response's meta, ``hiddenweb_new_content``, where
+    the DLA feedback middleware reads it); the middleware asks :meth:`is_new` of the items of
+    spiders that give no verdict.
+    """
+
+    def __init__(self) -> None:
+        self.fingerprints: set[str] = set()
+
+    def is_new(self, fp: str | None) -> bool:
+        """Whether content with fingerprint ``fp`` is new (and remember it)."""
+        new = fp is None or fp not in self.fingerprints
+        if fp is not None:
+            self.fingerprints.add(fp)
+        return new
+
+    def judge(self, meta: dict, fp: str | None) -> bool:
+        """:meth:`is_new`, decided once per response: the verdict is kept in its ``meta``."""
+        if NEW_CONTENT_META not in meta:
+            meta[NEW_CONTENT_META] = self.is_new(fp)
+        return bool(meta[NEW_CONTENT_META])
+
+
+def is_markup(response: Response) -> bool:
+    """Whether ``response`` is HTML or XML, whose links and forms can be read (a JSON reply is
+    a ``TextResponse`` whose selector cannot run XPath)."""
+    try:
+        return isinstance(response, TextResponse) and response.selector.type in ("html", "xml")
+    except (ValueError, AttributeError):
+        return False

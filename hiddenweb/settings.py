@@ -1,12 +1,14 @@
 """Scrapy settings of the hiddenweb project.
 
-Only Scrapy's own settings and the activation of hiddenweb's components live here; the
+Only Scrapy's own settings and the add-on that switches hiddenweb on live here; the
 ``HIDDENWEB_*`` defaults are in :mod:`hiddenweb.defaults` and documented in ``docs/settings.md``.
 """
 
 BOT_NAME = "hiddenweb"
 SPIDER_MODULES = ["hiddenweb.spiders"]
 NEWSPIDER_MODULE = "hiddenweb.spiders"
+# `scrapy crawl` exits 1 when the crawl failed (unreachable seed, visit store not writable)
+COMMANDS_MODULE = "hiddenweb.scrapy_commands"
 
 USER_AGENT = "hiddenweb/0.1 (+https://example.invalid/hiddenweb)"
 ROBOTSTXT_OBEY = True
@@ -14,38 +16,22 @@ ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
 DOWNLOAD_TIMEOUT = 30
+# A page is text for forms and links: a response over 32 MiB is refused (Scrapy logs "Cancelling
+# download of <url>: … larger than download max size", and the page's item carries the error);
+# parsing holds a few copies of a body, so Scrapy's 1 GiB default let one page take gigabytes.
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 RETRY_TIMES = 1
 REDIRECT_MAX_TIMES = 10
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOGSTATS_INTERVAL = 30.0
-TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
 # Every response becomes an item (404 and 500 included), so HttpErrorMiddleware lets them through.
 HTTPERROR_ALLOW_ALL = True
 
-EXTENSIONS = {
-    "hiddenweb.progress.HiddenProgress": 500,
-    "hiddenweb.statsfile.StatsFile": 510,
-}
-
-# The DLA scheduler orders downloads by what the learning automata learned (issue 3); its
-# feedback middleware reports each response's outcome. Scrapy's own scheduler:
-# -s SCHEDULER=scrapy.core.scheduler.Scheduler
-SCHEDULER = "hiddenweb.dla.scheduler.DLAScheduler"
-
-# The lost-sheep pre-filter is off by itself unless the spider has a query (-a query=...); it
-# sits nearer the spider than the DLA feedback middleware (550) so dropped links never reach it.
-SPIDER_MIDDLEWARES: dict[str, int] = {
-    "hiddenweb.dla.middleware.DLAFeedbackMiddleware": 550,
-    "hiddenweb.lostsheep.middleware.LostSheepMiddleware": 600,
-}
-DOWNLOADER_MIDDLEWARES: dict[str, int] = {
-    "hiddenweb.trapguard.TemplateTrapGuard": 560,
-}
-# Chromium through scrapy-playwright, configured only when HIDDENWEB_BROWSER is not "never"
-# (hiddenweb/browser.py): the handler alone starts a ~250 MB node driver.
-ADDONS = {"hiddenweb.browser.BrowserAddon": 0}
-ITEM_PIPELINES: dict[str, int] = {
-    "hiddenweb.pipelines.visitstore.VisitStorePipeline": 800,
-}
+# Everything hiddenweb adds to Scrapy, switched on by its add-on (hiddenweb/addon.py): the DLA
+# scheduler (-s SCHEDULER=scrapy.core.scheduler.Scheduler gives Scrapy's own), the DLA feedback
+# and lost-sheep spider middlewares, the trap guard, the visit-store pipeline, the progress and
+# stats-file extensions, and Chromium through scrapy-playwright unless HIDDENWEB_BROWSER=never.
+ADDONS = {"hiddenweb.Addon": 0}

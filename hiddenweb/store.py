@@ -27,6 +27,9 @@ Choices where the paper is silent:
   form's action URL alone is shared by all its answers); ``form`` keeps the fields for a recrawl.
 - *Available* (for ``ttl``): the request got an HTTP status below 400.
 - *Time spent* for a crawl visit is ``fetch_seconds``; imported user visits give their own.
+- *Form class*: the safety policy's class of the form a submission was made with
+  (``form_class``, ``hiddenweb.safety``): a recrawl replays a POST only when it is one the policy
+  submits; a store written before it has none, and its POSTs are not replayed.
 - *Hidden*: 1 when every crawl visit reached the page only through a form (``form_only``); one
   visit over links alone makes it 0.
 - *Latest-visit fields* (``last_status``, ``fresh_until``, ``fingerprint`` …) come from the visit
@@ -68,7 +71,7 @@ RANKINGS: dict[str, str] = {
 }
 PAGE_COLUMNS = (
     "id, url, method, form, frequency, weightage, ttl, first_seen, last_seen, last_status, "
-    "final_url, fresh_until, fingerprint, hidden, reached_by, depth, title"
+    "final_url, fresh_until, fingerprint, hidden, reached_by, depth, title, form_class"
 )
 
 migrations = Migrations("hiddenweb.store")
@@ -104,6 +107,14 @@ def m001_visits_and_pages(db: Database) -> None:
     )
 
 
+@migrations()
+def m002_form_class(db: Database) -> None:
+    """The safety policy's class of the form a submission was made with (``search``, …), so a
+    recrawl replays a POST only when the policy had allowed it (``hiddenweb.safety``)."""
+    for table in ("visits", "pages"):
+        db[table].add_column("form_class", str)
+
+
 @dataclass(frozen=True, slots=True)
 class Visit:
     """One visit of one page, by the crawler or by a user."""
@@ -124,6 +135,7 @@ class Visit:
     reached_by: str | None = None
     depth: int | None = None
     title: str | None = None
+    form_class: str | None = None
 
     @property
     def key(self) -> str:
@@ -139,22 +151,26 @@ class Visit:
             self.visit_id, self.key, self.url, self.method.upper(), form, self.source, self.at,
             float(self.seconds), int(bool(self.available)), self.status, self.final_url,
             self.fresh_until, self.fingerprint, hidden, self.reached_by, self.depth, self.title,
+            self.form_class,
         )  # fmt: skip
 
 
 _INSERT_VISIT = (
     # ON CONFLICT(visit_id), not OR IGNORE: only a known visit id is skipped, a NULL still fails.
     "INSERT INTO visits (visit_id, key, url, method, form, source, at, seconds, "
-    "available, status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(visit_id) DO NOTHING"
+    "available, status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title, "
+    "form_class) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(visit_id) DO NOTHING"
 )
-_LATEST = ("last_status", "final_url", "fresh_until", "fingerprint", "reached_by", "depth", "title")
+_LATEST = ("last_status", "final_url", "fresh_until", "fingerprint", "reached_by", "depth", "title",
+           "form_class")
 # The paper's update algorithm, as one upsert per new visit row.
 _UPSERT_PAGE = (
     "INSERT INTO pages (key, url, method, form, frequency, weightage, ttl, first_seen, last_seen, "
-    "last_status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title) "
-    "SELECT key, url, method, form, 1, seconds, available, at, at, status, final_url, "
-    "fresh_until, fingerprint, hidden, reached_by, depth, title FROM visits WHERE visit_id = ? "
+    "last_status, final_url, fresh_until, fingerprint, hidden, reached_by, depth, title, "
+    "form_class) SELECT key, url, method, form, 1, seconds, available, at, at, status, final_url, "
+    "fresh_until, fingerprint, hidden, reached_by, depth, title, form_class FROM visits "
+    "WHERE visit_id = ? "
     "ON CONFLICT(key) DO UPDATE SET frequency = frequency + 1, "
     "weightage = weightage + excluded.weightage, ttl = ttl + excluded.ttl, "
     "first_seen = min(first_seen, excluded.first_seen), "
@@ -192,21 +208,58 @@ class RecrawlTarget:
     ttl: int
     fresh_until: float | None
     hidden: bool = False
+    form_class: str | None = None  # the safety policy's class of a form submission
+
+
+class StoreError(Exception):
+    """A visit store that cannot be opened, read or written: the message names the file."""
+
+
+#: SQLite errors worth retrying: another process holds the lock
+TRANSIENT = ("database is locked", "database table is locked", "database is busy")
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether ``exc`` is another writer's lock (retry later), not a broken store."""
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        t in str(exc).lower() for t in TRANSIENT)
 
 
 class VisitStore:
-    """A visit store file; one connection, explicit transactions (``BEGIN IMMEDIATE``)."""
+    """A visit store file; one connection, explicit transactions (``BEGIN IMMEDIATE``).
 
-    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+    ``readonly=True`` (``hiddenweb rank``, ``report``): the file is opened read-only, never
+    created nor migrated, takes no write lock, and a store written by an older version is read
+    as it is (columns it lacks read as NULL). A file that is not a visit store, or that SQLite
+    cannot read, raises :class:`StoreError` naming it.
+    """
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0, readonly: bool = False
+                 ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: no implicit BEGIN, every transaction here is explicit.
-        conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=wal")
-        conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
-        self.db = Database(conn)
-        with self.transaction():  # serialises concurrent first openings
-            migrations.apply(self.db)
+        self.readonly = readonly
+        try:
+            if readonly:
+                if not self.path.exists():
+                    raise StoreError(f"no visit store at {self.path}")
+                conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                       timeout=timeout, isolation_level=None)
+                self.db = Database(conn)
+                if "pages" not in self.db.table_names():
+                    conn.close()
+                    raise StoreError(f"{self.path} is not a visit store (no pages table)")
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: no implicit BEGIN, every transaction here is explicit.
+            conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=wal")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across kills
+            self.db = Database(conn)
+            if migrations.pending(self.db):  # a read: an up-to-date store takes no write lock
+                with self.transaction():  # serialises concurrent first openings
+                    migrations.apply(self.db)
+        except sqlite3.Error as exc:
+            raise StoreError(f"visit store {self.path}: {exc}") from exc
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -256,7 +309,10 @@ class VisitStore:
         """The paper's rankings: ``frequency``, ``weightage`` or ``combined`` (filter + rank)."""
         if by not in RANKINGS:
             raise ValueError(f"unknown ranking {by!r}: choose one of {', '.join(RANKINGS)}")
-        sql = f"SELECT {PAGE_COLUMNS} FROM pages {RANKINGS[by]}"
+        have = {row[1] for row in self.conn.execute("PRAGMA table_info(pages)")}
+        columns = ", ".join(c if c in have else f"NULL AS {c}"
+                            for c in PAGE_COLUMNS.replace(" ", "").split(","))
+        sql = f"SELECT {columns} FROM pages {RANKINGS[by]}"
         params: tuple[int, ...] = ()
         if limit is not None:
             sql += " LIMIT ?"
@@ -298,6 +354,7 @@ class VisitStore:
                     page["ttl"],
                     page["fresh_until"],
                     bool(page["hidden"]),
+                    page["form_class"],
                 )
             )
             if limit is not None and len(targets) >= limit:
@@ -427,4 +484,5 @@ def visit_from_item(item: Mapping[str, Any], visit_id: str, now: float | None = 
         reached_by=reached_by.get("kind") if isinstance(reached_by, Mapping) else None,
         depth=item.get("depth"),
         title=item.get("title"),
+        form_class=form.get("form_class") if isinstance(form, Mapping) else None,
     )

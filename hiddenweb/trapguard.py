@@ -4,13 +4,13 @@ Crawler traps (an endless calendar, a faceted search that combines every filter)
 unbounded numbers of URLs of one *template* (:func:`hiddenweb.pagetext.template_key`) whose pages
 say nothing new. This downloader middleware counts, per template, the pages downloaded and how
 many had a *new* shape fingerprint (:func:`hiddenweb.pagetext.shape_fingerprint`). Once a template
-has ``HIDDENWEB_TEMPLATE_BUDGET`` pages and fewer than ``HIDDENWEB_TEMPLATE_MIN_NOVELTY`` of them
-were new, further requests of that template are dropped before download (``IgnoreRequest``).
+has ``HIDDENWEB_TEMPLATE_BUDGET`` pages and fewer than ``template_min_novelty`` (a lab knob)
+of them were new, further requests of that template are dropped before download (``IgnoreRequest``).
 Templates whose pages keep being new (detail pages, result pagination) are never dropped.
 Form submissions (``hiddenweb_reached_by["kind"] == "form"``) are exempt: the spider bounds them
 per form.
 
-Settings: ``HIDDENWEB_TEMPLATE_BUDGET`` (0 disables), ``HIDDENWEB_TEMPLATE_MIN_NOVELTY``.
+Settings: ``HIDDENWEB_TEMPLATE_BUDGET`` (0 disables), lab knob ``template_min_novelty``.
 Stats: ``hiddenweb/trapguard/dropped``, ``hiddenweb/trapguard/templates_trapped``.
 """
 
@@ -25,6 +25,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response, TextResponse
 
 from hiddenweb import defaults
+from hiddenweb.config import lab
 from hiddenweb.pagetext import shape_fingerprint, template_key
 
 logger = logging.getLogger(__name__)
@@ -45,8 +46,7 @@ class TemplateTrapGuard:
         budget = s.getint("HIDDENWEB_TEMPLATE_BUDGET", defaults.HIDDENWEB_TEMPLATE_BUDGET)
         if budget <= 0:
             raise NotConfigured("HIDDENWEB_TEMPLATE_BUDGET is 0")
-        novelty = s.getfloat("HIDDENWEB_TEMPLATE_MIN_NOVELTY",
-                             defaults.HIDDENWEB_TEMPLATE_MIN_NOVELTY)
+        novelty = lab(s, "template_min_novelty")
         return cls(crawler, budget, novelty)
 
     @staticmethod

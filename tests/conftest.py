@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hiddenweb.provingground.server import serve_in_thread
-from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
+from hiddenweb.bench.provingground.server import serve_in_thread
+from hiddenweb.bench.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,8 @@
 """``scrapy crawl hwdla`` in a subprocess, the most faithful end-to-end check (ENVIRONMENT.md):
 the feed and the final stats (``HIDDENWEB_STATS_FILE``) of one run, for the tests' own wrappers.
-Every run turns the visit store off; anything else is the caller's ``settings``."""
+Every run turns the visit store off and keeps tokens on items (``HIDDENWEB_KEEP_TOKENS``: the
+tests resolve POST items against a proving ground's truth, which checks their CSRF tokens);
+anything else is the caller's ``settings``."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from hiddenweb.config import setting_args
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,12 +31,58 @@ def run_crawl(out_dir: Path, *args: str, settings: dict | None = None,
     """Run ``scrapy crawl hwdla *args`` with ``-s`` for each of ``settings``, in ``out_dir``."""
     out, stats = out_dir / "items.jsonl", out_dir / "stats.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", *args, "-O", f"{out}:jsonlines",
-           "-s", "HIDDENWEB_STORE_ENABLED=0", "-s", f"HIDDENWEB_STATS_FILE={stats}"]
-    for key, value in (settings or {}).items():
-        cmd += ["-s", f"{key}={value}"]
+           "-s", "HIDDENWEB_STORE_ENABLED=0", "-s", f"HIDDENWEB_STATS_FILE={stats}",
+           "-s", "HIDDENWEB_KEEP_TOKENS=1"]
+    cmd += setting_args(settings)
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
     items = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     return CrawlRun(items, json.loads(stats.read_text()) if stats.exists() else None,
                     proc.stderr, proc.returncode)
+
+
+def _run(tmp_path: Path, *args: str, settings: dict | None = None) -> CrawlRun:
+    return run_crawl(tmp_path, *args, settings={"LOG_LEVEL": "INFO",
+                                                "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+                                                **(settings or {})})
+
+
+def crawl(tmp_path: Path, *args: str, settings: dict | None = None) -> tuple[list[dict], str, int]:
+    run = _run(tmp_path, *args, settings=settings)
+    return run.items, run.stderr, run.returncode
+
+
+def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str, int], dict]:
+    """Crawl the served site from its home page with ``settings``: the hidden truth pages
+    found (key → the download count when first seen) and the crawl's final stats."""
+    run = _run(tmp_path, "-a", f"seed={served_site.url}/", settings=settings)
+    assert run.returncode == 0, run.stderr[-3000:]
+    truth = truth_of(served_site.site)
+    found: dict[str, int] = {}
+    for item in run.items:
+        if item["status"] == 200:
+            key = resolve(served_site.site, item)
+            if key in truth and truth[key]["hidden"]:
+                found.setdefault(key, item["downloads"])
+    return found, run.stats or {}
+
+
+def hidden_found_on_off(served_site, tmp_path: Path, setting: str
+                        ) -> tuple[dict[str, int], dict, dict[str, int], dict]:
+    """:func:`hidden_found` over plain HTTP with the boolean lab knob ``setting`` on, then
+    off: ``(on, on_stats, off, off_stats)``."""
+    runs = [hidden_found(served_site, tmp_path / name, {"HIDDENWEB_LAB": {setting: value},
+                                                        "HIDDENWEB_BROWSER": "never"})
+            for name, value in (("on", True), ("off", False))]
+    return (*runs[0], *runs[1])
+
+
+def truth_of(site):
+    return {page["key"]: page for page in site.truth()}
+
+
+def resolve(site, item):
+    form = (item.get("reached_by") or {}).get("form")
+    data = list(form["fields"].items()) if form and item["method"] == "POST" else None
+    return site.resolve(item["method"], item["url"], data)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hiddenweb.bench.coverage import Truth, read_items, resolve_item, serve_site
-from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
+from hiddenweb.bench.provingground.site import DEMO_PAGES, DEMO_SEED, SiteModel
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 STATS = ("launched", "relaunches", "retries", "crashes", "timeouts", "failures", "fallbacks",

@@ -50,8 +50,9 @@ from typing import Any
 
 from hiddenweb.bench.floor import blind_floor_to_90, order_floor_to_90
 from hiddenweb.bench.procmem import ChromiumRSS
+from hiddenweb.bench.provingground.site import SiteModel
 from hiddenweb.bench.revision import code_revision
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.config import setting_args
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -60,6 +61,7 @@ COMMON_SETTINGS = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
     "LOG_LEVEL": "INFO",
     "LOGSTATS_INTERVAL": "10",
+    "HIDDENWEB_KEEP_TOKENS": "1",  # items are scored against the truth, which checks CSRF tokens
 }
 
 SCRAPY_SCHEDULER = "scrapy.core.scheduler.Scheduler"
@@ -81,7 +83,7 @@ STRATEGIES: dict[str, dict[str, Any]] = {
     "hwdla": {"settings": {"SCHEDULER": "hiddenweb.dla.scheduler.DLAScheduler"}},
     # Ablation: one automaton per page, nothing shared between pages.
     "hwdla-notransfer": {"settings": {"SCHEDULER": "hiddenweb.dla.scheduler.DLAScheduler",
-                                      "HIDDENWEB_DLA_TRANSFER": "0"}},
+                                      "HIDDENWEB_LAB": {"dla_transfer": False}}},
     "oracle": {"settings": {"SCHEDULER": SCRAPY_SCHEDULER, "DEPTH_PRIORITY": "1",
                             "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue"},
                "oracle": True},
@@ -147,8 +149,7 @@ def crawl_command(strategy: str, seed_url: str, out: Path, budget: int,
         cmd += ["-a", f"oracle={truth_path}"]
     for key, value in spec.get("spider_args", {}).items():
         cmd += ["-a", f"{key}={value}"]
-    for key, value in settings.items():
-        cmd += ["-s", f"{key}={value}"]
+    cmd += setting_args(settings)
     return cmd
 
 

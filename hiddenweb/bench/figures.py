@@ -23,7 +23,7 @@ from hiddenweb.bench.coverage import (
     resolve_item,
     save_figure,
 )
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground.site import SiteModel
 
 
 def precision_recall(site: SiteModel, truth: Truth, items: list[dict]

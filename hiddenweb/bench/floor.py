@@ -7,7 +7,7 @@ to: the *expected* downloads to 90 % for a crawler that knows everything about t
 which pages hold the forms.
 
 The argument (the proving ground's placement rule, in
-:class:`~hiddenweb.provingground.site.SiteModel`): a collection's main form page is drawn
+:class:`~hiddenweb.bench.provingground.site.SiteModel`): a collection's main form page is drawn
 uniformly from the public pages at link depth ≤ 2 (the ``main_host_pages``), its copies
 uniformly from all public pages. That placement is unchanged by any permutation of the
 ``main_host_pages``, and nothing a crawler sees before reading a page (links, labels, topics)
@@ -41,7 +41,7 @@ import math
 import random
 from statistics import fmean
 
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground.site import SiteModel
 
 
 def hidden_by_collection(hidden: set[str]) -> dict[int, int]:

@@ -19,9 +19,10 @@ from collections.abc import Iterator
 
 from parsel import Selector
 
-from hiddenweb.forms import FORM_CLASSES, classify, extract_forms
-from hiddenweb.provingground.html import TRAP_FORMS
-from hiddenweb.provingground.site import SiteModel
+from hiddenweb.bench.provingground.html import TRAP_FORMS
+from hiddenweb.bench.provingground.site import SiteModel
+from hiddenweb.forms.classify import FORM_CLASSES, classify
+from hiddenweb.forms.extract import extract_forms
 
 TRAP_CLASSES = {"/login": "login", "/contact": "contact", "/account/delete": "destructive"}
 # formasaurus's form types → hiddenweb's classes

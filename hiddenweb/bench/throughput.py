@@ -43,6 +43,7 @@ from pathlib import Path
 from hiddenweb.bench.coverage import COMMON_SETTINGS, PROJECT_DIR, read_items, serve_site
 from hiddenweb.bench.procmem import ChromiumRSS
 from hiddenweb.bench.revision import code_revision
+from hiddenweb.config import setting_args
 
 BARE = Path(__file__).with_name("barespider.py")
 
@@ -56,8 +57,7 @@ def _crawl(cmd: list[str], out: Path, stats: Path | None = None, project: bool =
     settings = {**COMMON_SETTINGS, "LOG_LEVEL": "WARNING"}
     if stats is not None:
         settings["HIDDENWEB_STATS_FILE"] = str(stats)
-    for key, value in settings.items():
-        cmd += ["-s", f"{key}={value}"]
+    cmd += setting_args(settings)
     started = time.monotonic()
     proc = subprocess.Popen(cmd + ["-O", f"{out}:jsonlines"], cwd=cwd, env=env)
     with ChromiumRSS(proc.pid) as chromium:

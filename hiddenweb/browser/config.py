@@ -2,8 +2,9 @@
 
 Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.md``):
 ``HIDDENWEB_BROWSER`` (``"auto"`` | ``"always"`` | ``"never"``), ``HIDDENWEB_BROWSER_PATH``,
-``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``, ``HIDDENWEB_BROWSER_PAGE_REUSE``,
-``HIDDENWEB_BROWSER_REUSE_BODY``, ``HIDDENWEB_BROWSER_SAME_DOCUMENT``. A browser request as a
+``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``; lab knobs (``HIDDENWEB_LAB``,
+docs/design-notes.md) ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``.
+A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from scrapy.settings import BaseSettings
 
 from hiddenweb import defaults
+from hiddenweb.config import lab
 
 MODES = ("auto", "always", "never")
 CHROMIUM_ARGS = [
@@ -60,10 +62,7 @@ class BrowserConfig:
             path=settings.get("HIDDENWEB_BROWSER_PATH", defaults.HIDDENWEB_BROWSER_PATH),
             max_pages=max_pages,
             timeout=timeout,
-            page_reuse=max(1, settings.getint("HIDDENWEB_BROWSER_PAGE_REUSE",
-                                              defaults.HIDDENWEB_BROWSER_PAGE_REUSE)),
-            reuse_body=settings.getbool("HIDDENWEB_BROWSER_REUSE_BODY",
-                                        defaults.HIDDENWEB_BROWSER_REUSE_BODY),
-            same_document=settings.getbool("HIDDENWEB_BROWSER_SAME_DOCUMENT",
-                                           defaults.HIDDENWEB_BROWSER_SAME_DOCUMENT),
+            page_reuse=max(1, lab(settings, "browser_page_reuse")),
+            reuse_body=lab(settings, "browser_reuse_body"),
+            same_document=lab(settings, "browser_same_document"),
         )

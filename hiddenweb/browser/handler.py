@@ -11,10 +11,10 @@ fails when those change.
 A browser request (``meta["playwright"]``):
 
 1. waits for one of ``HIDDENWEB_BROWSER_MAX_PAGES`` permits and takes an idle page of the pool
-   (each serves ``HIDDENWEB_BROWSER_PAGE_REUSE`` requests) or lets scrapy-playwright open one;
+   (each serves ``lab knob browser_page_reuse`` requests) or lets scrapy-playwright open one;
 2. is rendered within the download timeout (meta ``download_timeout``, Scrapy's
    ``DOWNLOAD_TIMEOUT``): a rerender whose page is already on the site's origin is written into
-   it (``HIDDENWEB_BROWSER_SAME_DOCUMENT``), anything else is scrapy-playwright's navigation with
+   it (``lab knob browser_same_document``), anything else is scrapy-playwright's navigation with
    the page routed by :class:`~hiddenweb.browser.guard.Guard` (scope, robots.txt, the page's own
    navigations kept as URLs found); then the page settles (``load``, at most
    :data:`~hiddenweb.browser.config.SETTLE_LOAD` s, then

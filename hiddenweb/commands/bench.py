@@ -3,6 +3,9 @@
 * ``coverage``: a strategy against a generated site's ground truth
   (:mod:`hiddenweb.bench.coverage`).
 * ``throughput``: ``hwdla`` against a bare Scrapy spider on the same form-less site.
+* ``realsites``: third-party web apps served locally, scored from the server's side
+  (:mod:`hiddenweb.bench.realsites`).
+* ``safety``: the safety policy on its labelled corpus (:mod:`hiddenweb.bench.safety`).
 * ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
 """
 
@@ -72,8 +75,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     frm.add_argument("--json", action="store_true")
     frm.set_defaults(func=forms)
 
+    from hiddenweb.bench.realsites.cli import add_parser as add_realsites_parser
+
+    add_realsites_parser(bench_sub)
+
+    saf = bench_sub.add_parser("safety", help="the safety policy on its labelled corpus")
+    saf.add_argument("--corpus", type=Path, default=None,
+                     help="a corpus file (default: tests/safety/corpus.txt)")
+    saf.add_argument("--json", action="store_true")
+    saf.set_defaults(func=safety)
+
     try:
-        from hiddenweb.lostsheep.cli import add_emris_parser
+        from hiddenweb.bench.lostsheep.cli import add_emris_parser
     except ImportError:
         pass
     else:
@@ -110,7 +123,7 @@ def coverage(args: argparse.Namespace) -> int:
         print(f"plot written to {args.plot}", file=sys.stderr)
     if args.figures:
         from hiddenweb.bench.figures import write
-        from hiddenweb.provingground.site import SiteModel
+        from hiddenweb.bench.provingground.site import SiteModel
 
         site = SiteModel(pages=args.pages, seed=args.seed)
         truth = cov.Truth.of(site)
@@ -164,6 +177,21 @@ def forms(args: argparse.Namespace) -> int:
             frm.print_confusion(name, result[name])
     if result["formasaurus_error"]:
         print(f"formasaurus not usable: {result['formasaurus_error']}")
+    return 0
+
+
+def safety(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import safety as saf
+
+    path = args.corpus or saf.CORPUS
+    try:
+        result = saf.run(path)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"hiddenweb bench safety: {exc}") from None
+    if args.json:
+        print(json.dumps(result))
+    else:
+        saf.print_report(result)
     return 0
 
 

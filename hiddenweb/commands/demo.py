@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hiddenweb.bench import coverage as cov
-    from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED
+    from hiddenweb.bench.provingground.site import DEMO_PAGES, DEMO_SEED
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # no download budget: the crawl ends by itself, as a user's crawl does

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from hiddenweb.commands import at_least
+
 COLUMNS = ("url", "frequency", "weightage", "ttl")
 
 
@@ -15,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rank.add_argument("--by", choices=("frequency", "weightage", "combined"), default="combined",
                       help="ranking (default: combined, which also drops pages available on half "
                       "of their visits or fewer)")  # fmt: skip
-    rank.add_argument("--limit", type=int, help="at most N rows")
+    rank.add_argument("--limit", type=at_least(0), help="at most N rows")
     rank.add_argument("--json", action="store_true", help="JSON lines, one page per line")
     rank.add_argument("--db", help="visit store file (default: the project's HIDDENWEB_STORE_PATH)")
     rank.set_defaults(func=run)
@@ -23,15 +25,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hiddenweb.store import VisitStore, command_store_path
+    from hiddenweb.terminal import printable
 
     if args.limit is not None and args.limit < 0:
         raise ValueError("--limit must be >= 0")
-    with VisitStore(command_store_path(args.db)) as store:
+    with VisitStore(command_store_path(args.db), readonly=True) as store:
         rows = store.rank(args.by, args.limit)
     if args.json:
         for position, row in enumerate(rows, 1):
             print(json.dumps({"rank": position, **row}))
         return 0
+    for row in rows:  # a site's URL is printed, never obeyed by the terminal
+        row["url"] = printable(row["url"])
     width = max([len("url"), *(len(row["url"]) for row in rows)])
     print(f"{'rank':>4}  {'url':<{width}}  {'frequency':>9}  {'weightage':>10}  {'ttl':>6}")
     for position, row in enumerate(rows, 1):

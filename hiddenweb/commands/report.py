@@ -18,6 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from hiddenweb.commands import at_least
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="PNG figures and an index.html of a crawl and its store")
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--items", type=Path, help="the crawl's items (JSON lines, scrapy -O)")
     report.add_argument("-o", "--out", type=Path, required=True, help="output directory")
     report.add_argument("--by", choices=("frequency", "weightage", "combined"), default="combined")
-    report.add_argument("--top", type=int, default=20, help="rows of the ranking figure")
+    report.add_argument("--top", type=at_least(0), default=20, help="rows of the ranking figure")
     report.set_defaults(func=run)
 
 
@@ -52,12 +54,13 @@ def run(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams["text.parse_math"] = False  # a URL with two "$" is text, not TeX
     import matplotlib.pyplot as plt
 
     from hiddenweb.store import VisitStore, command_store_path
 
     items = read_items(args.items) if args.items else None
-    with VisitStore(command_store_path(args.db)) as store:
+    with VisitStore(command_store_path(args.db), readonly=True) as store:
         ranking = store.rank(args.by, args.top)
         stored_depths = store.conn.execute(
             "SELECT depth, count(*) FROM pages WHERE hidden = 1 AND depth IS NOT NULL "

@@ -18,9 +18,11 @@ import signal
 import sys
 from pathlib import Path
 
+from hiddenweb.commands import at_least
+
 
 def _site(args: argparse.Namespace):
-    from hiddenweb.provingground.site import SiteModel
+    from hiddenweb.bench.provingground.site import SiteModel
 
     return SiteModel(
         pages=args.pages, seed=args.seed, forms=args.forms, js=args.js, traps=args.traps
@@ -28,7 +30,7 @@ def _site(args: argparse.Namespace):
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from hiddenweb.provingground.server import serve_forever
+    from hiddenweb.bench.provingground.server import serve_forever
 
     site = _site(args)
 
@@ -47,7 +49,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from hiddenweb.provingground.site import DEMO_PAGES, DEMO_SEED
+    from hiddenweb.bench.provingground.site import DEMO_PAGES, DEMO_SEED
 
     args.pages, args.seed, args.forms, args.js, args.traps = DEMO_PAGES, DEMO_SEED, True, True, True
     return _serve(args)
@@ -79,7 +81,7 @@ def _forms(args: argparse.Namespace) -> int:
 
 
 def _lvs(args: argparse.Namespace) -> int:
-    from hiddenweb.provingground.vocab import lvs_toml
+    from hiddenweb.bench.provingground.vocab import lvs_toml
 
     text = lvs_toml()
     if args.output == "-":
@@ -90,7 +92,7 @@ def _lvs(args: argparse.Namespace) -> int:
 
 
 def _site_options(p: argparse.ArgumentParser, serve: bool) -> None:
-    p.add_argument("--pages", type=int, default=1000, help="about this many truth pages")
+    p.add_argument("--pages", type=at_least(1), default=1000, help="about this many truth pages")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-forms", dest="forms", action="store_false", help="no hidden part")
     p.add_argument(

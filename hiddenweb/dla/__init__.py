@@ -4,5 +4,5 @@
 (what transfers across pages), :mod:`~hiddenweb.dla.feedback` (reward / penalty from a
 response), :mod:`~hiddenweb.dla.scheduler` (the Scrapy scheduler),
 :mod:`~hiddenweb.dla.middleware` (reports outcomes, tags requests),
-:mod:`~hiddenweb.dla.microbench` (cost per request).
+:mod:`~hiddenweb.bench.microbench` (cost per request).
 """

@@ -15,11 +15,11 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   the public pages it labels an article about ferns, and what one taught must not pull the
   other (measured at 10^4 pages, seed 1: 5905 downloads to 90 % of the hidden pages with the
   split, 7716 without it; issue 3). With ``words="answers"`` (the scheduler's default,
-  ``HIDDENWEB_DLA_LABEL_WORDS``) :func:`kinds` leaves out the ``word:`` kinds of public links
+  ``dla_label_words``) :func:`kinds` leaves out the ``word:`` kinds of public links
   (docs/settings.md: on the proving ground, whose public links are labelled with page titles,
   they only pulled links depth-first);
 * ``src:harvest``: a submission whose values the form's own answers showed
-  (:mod:`hiddenweb.harvest`), as opposed to values taken blind from the LVS.
+  (:mod:`hiddenweb.forms.records`), as opposed to values taken blind from the LVS.
 * ``links:public``: every link on a public page (the last of its kinds). Its automaton learns
   what the site's public links are worth; a URL template seen for the first time starts there
   (its *root*, see the scheduler) rather than at 1/2. Links on a form's answers have no root:
@@ -77,7 +77,11 @@ def form_signature(action_url: str, field_names: list[str] | tuple[str, ...]) ->
 
 #: Kinds that start as if rewarded this many times: a value the form's own answers showed is
 #: known, before any feedback, to be a better bet than a blind one (the HiWE / adaptive query
-#: selection premise, :mod:`hiddenweb.harvest`). Every other kind starts at 1/2 or its parent's.
+#: selection premise, :mod:`hiddenweb.forms.records`). Every other kind starts at 1/2 or its
+#: parent's.
+#: the two actions of a kind's automaton: pursue the kind's requests, or skip them
+PURSUE, SKIP = "+", "-"
+
 PRIOR_REWARDS = {"src:harvest": 1}
 #: the kind every link on a public page also has (the last of its kinds): what the site's
 #: public links taught, where a URL template seen for the first time starts
@@ -131,7 +135,7 @@ def infer_action(request: Request, *, page: str) -> dict[str, Any]:
 
 def kinds(action: dict[str, Any], url: str, words: str = "all") -> list[str]:
     """Kinds of an action whose request goes to ``url``; the first one is the primary kind.
-    ``words`` says which label words are kinds (``HIDDENWEB_DLA_LABEL_WORDS``): ``all``;
+    ``words`` says which label words are kinds (``dla_label_words``): ``all``;
     ``answers``, not those of a link on a public page; ``none``."""
     form = action.get("form")
     out: list[str]

@@ -9,8 +9,9 @@ For each response, the outcome of the action that produced it (the request's
 is read, first found wins, from:
 
 * the first item the callback yields that has a ``form_only`` field (``PageItem``): its
-  ``form_only``, ``status``, and ``new_content`` when present, else whether its ``fingerprint``
-  was not seen before (the middleware keeps the set of fingerprints);
+  ``form_only``, ``status``, and whether it is new: the spider's verdict in the response meta
+  ``hiddenweb_new_content`` (the ``hwdla`` spider judges every page), else the item's
+  ``new_content``, else :class:`hiddenweb.pagetext.SeenContent` on its ``fingerprint``;
 * else the response meta ``hiddenweb_form_only`` / ``hiddenweb_new_content`` (a callback that
   yields no item), with the response's status;
 
@@ -33,6 +34,7 @@ from scrapy import Request
 
 from hiddenweb.dla.feedback import feedback, feedback_signal
 from hiddenweb.dla.kinds import ACTION_META, infer_action
+from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent
 
 if TYPE_CHECKING:
     from typing import Self
@@ -46,7 +48,7 @@ logger = logging.getLogger(__name__)
 class DLAFeedbackMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self._fingerprints: set[str] = set()
+        self._seen = SeenContent()  # for spiders that do not judge their pages
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -68,21 +70,19 @@ class DLAFeedbackMiddleware:
         if verdict is None and "hiddenweb_form_only" in response.meta:
             verdict = {"status": response.status,
                        "form_only": bool(response.meta["hiddenweb_form_only"]),
-                       "new_content": bool(response.meta.get("hiddenweb_new_content", True))}
+                       "new_content": bool(response.meta.get(NEW_CONTENT_META, True))}
         if verdict is not None:
             self._report(response, **verdict,
                          new_forms=int(response.meta.get("hiddenweb_new_forms", 0)))
 
     def _judge_item(self, response: Response, adapter: ItemAdapter) -> dict[str, Any]:
-        if "hiddenweb_new_content" in response.meta:  # the spider's own verdict wins
-            new = bool(response.meta["hiddenweb_new_content"])
+        if NEW_CONTENT_META in response.meta:  # the spider's own verdict wins
+            new = bool(response.meta[NEW_CONTENT_META])
         elif adapter.get("new_content") is not None:
             new = bool(adapter["new_content"])
-        else:
-            fingerprint = adapter.get("fingerprint")
-            new = fingerprint is not None and fingerprint not in self._fingerprints
-            if fingerprint is not None:
-                self._fingerprints.add(fingerprint)
+        else:  # an item without a fingerprint says nothing new
+            new = adapter.get("fingerprint") is not None \
+                and self._seen.is_new(adapter["fingerprint"])
         return {"status": adapter.get("status", response.status),
                 "form_only": bool(adapter.get("form_only")), "new_content": new}
 

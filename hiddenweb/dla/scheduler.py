@@ -13,7 +13,7 @@ Model (paper ``seeds/000_0c3830255053559c.txt``, ALGORITHMS.md section 1):
   a form (washy edge) submitted with any of its value assignments, or the links of one URL
   template (boldface edges). Requests of one action are its repeated executions (different
   values / ids), so what the page's automaton learns from one is used for the next.
-* **kind** (transfer, ``HIDDENWEB_DLA_TRANSFER = True``): every kind also has a two-action
+* **kind** (transfer, ``dla_transfer = True``): every kind also has a two-action
   automaton ("pursue" / "skip", same equations with ``r = 2``) shared by all pages; the feedback
   of an action updates its page's automaton and the automata of all its kinds.
 
@@ -26,93 +26,38 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
   by the page automaton's ``q`` (an update never reorders the other actions, see automaton.py);
   the page's score is ``r * p`` of its best pending action (1 = uniform, comparable across pages).
 
-Ties go to the oldest group (breadth first; a group whose queue drains is dropped, and the kind
-queues anew as the youngest when it fills again: keeping its first place was measured in issue 3
-and changed nothing beyond run-to-run noise). A kind with no automaton yet scores as its parent
-(:func:`~hiddenweb.dla.kinds.parent_kind`) and is re-keyed when the parent learns, so the
-fiftieth facet template of a catalogue that kept failing does not start over at 1/2; the URL
-template of a link on a public page scores as the lower of its parent and ``links:public`` (the
-kind of every public link: what the site's public links taught), so a template seen for the
-first time (a calendar, a shop's facets) waits behind the links of known worth instead of
-jumping them at 1/2 (measured in issue 3: 10^3 pages, seeds 1-5, 4.3 % fewer downloads to 90 %
-of the hidden pages, the facet pages gone from before that mark). A public link's template that
-has an automaton of its own but was never rewarded stays *capped* at its root: it scores as the
-lower of its own ``p(pursue)`` and ``links:public``, and follows the root while it waits. An
-automaton learns from its own few samples, so a calendar read twice (two penalties) would
-otherwise sit above the site's page template, which found a form and then failed many times, and
-be read a month at a time whenever the queue thinned; what one template taught without ever
-paying says no more than what all public links taught (measured in issue 3: calendar pages read
-before 90 % of the hidden pages, 10^3 pages, seed 3: 21 -> 3). A reward lifts the cap (``paid``
-in JOBDIR). ``src:harvest`` starts after one reward
-(:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`).
+Ties go to the oldest group. A kind with no automaton yet scores as its parent
+(:func:`~hiddenweb.dla.kinds.parent_kind`); the URL template of a link on a public page scores
+at most as ``links:public`` until it is rewarded (``paid`` in JOBDIR); ``src:harvest`` starts
+after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`). Why, and what it was measured to
+buy: ``docs/design-notes.md``.
 
-Concurrency. Feedback comes back out of order, after more requests were already dequeued. It
-carries the action in the request's meta, so it updates the right automata whenever it arrives.
-But with 16 requests in flight the 16th choice is made blind to 15 answers that a serial crawler
-would have read first: a public page read while a form's answers were on their way, or fifteen
-more public pages read after the one that showed the form. So the best pending request *waits*
-(``next_request`` returns ``None``; the engine asks again as each answer is processed) while the
-answers in flight may change the choice, with ``w = HIDDENWEB_DLA_WAIT``:
+Concurrency. Feedback comes back out of order; it carries the action in the request's meta, so
+it updates the right automata whenever it arrives. The best pending request *waits*
+(``next_request`` returns ``None``; the engine asks again as each answer is processed), with
+``w = HIDDENWEB_DLA_WAIT``:
 
-1. while a request in flight scores, now, more than ``1/w`` times it: its answer may bring better
-   requests (a submission of a form that pays brings its result and detail pages);
+1. while a request in flight scores, now, more than ``1/w`` times it;
 2. once the site has paid (the first reward), when it is *speculative* (it scores below ``w``
-   times the best score served since then: a public page read for the forms it may show), while
-   ``HIDDENWEB_DLA_EXPLORE_IN_FLIGHT`` speculative requests are in flight: when one of them shows
-   a form, at most that many minus one others were read for nothing.
+   times the best score served since then), while ``dla_explore_in_flight`` speculative
+   requests are in flight.
 
-Nothing waits with nothing in flight, so the crawl never stalls, and waiting changes when a request
-goes, never whether it goes. On a site that never paid (no forms) rule 2 is off and rule 1 compares
-requests of equal worth (every template sits at ``links:public``), so it reads at full concurrency.
-"In flight" is the engine's downloader and scraper sets (answers are processed, and their requests
-queued, before a request leaves them); rule 1 uses the scores the automata give the requests in
-flight now, not when they were served, rounded as the heap keys the pending one
-(:data:`SCORE_DECIMALS`: a kind penalized some 540 times keys at 0; compared unrounded, that 0 sat
-below the 1e-17 of every request in flight, so each request waited for all the others and a site
-without forms was read one page at a time, issue 3). Measured in issue 3 (10^3 pages, seeds 1-5, 10
-runs each, 50 in all): the downloads to 90 % of the hidden pages beyond each run's own floor (its
-waste, :mod:`hiddenweb.bench.floor`), median 72.5 without waiting, 38.0 with rule 1 alone (6 runs a
-seed), 38.5 with rule 2 alone, 32.0 with both; the per-seed medians of the downloads themselves
-went from 523 / 462 / 445.5 / 370.5 / 401.5 to 476 / 433.5 / 391.5 / 360 / 390. Throughput on a
-site without forms is unchanged (no request waits there: ``hiddenweb bench throughput``, 1.00 of
-Scrapy's scheduler, median of three rounds). Nothing untried jumps the queue: letting an untried
-link template have one request in flight until its answer, and serving a new form's first
-submission before everything else, were measured in issue 3 and read more pages on the whole, not
-fewer (the facet pages a held template saved were read later; a form tried at once from a copy on a
-page of another topic sank its kind earlier).
+Nothing waits with nothing in flight, so the crawl never stalls. "In flight" is the engine's
+downloader and scraper sets; scores in flight are compared rounded as the heap keys the pending
+one (:data:`SCORE_DECIMALS`). The measurements: ``docs/design-notes.md``.
 
 Cost. An update changes the score of O(kinds of the action) groups (on) or one page group
 (off); each change pushes a new versioned heap entry and older entries are skipped when popped
 (the heap is compacted when stale entries outnumber live ones). The groups that follow
-``links:public`` (templates with no automaton, templates capped at it) are re-keyed at once when
-it rises; when it sinks their entries only overestimate them, and ``next_request`` re-keys such
-an entry when it comes up, before serving it, so the order is the same as re-keying them all at
-every public page, at O(1) per feedback instead of O(templates). So ``enqueue`` and
-``next_request`` cost O(log groups) (plus, when the best request may wait, one score look-up per
-group in flight) and a feedback O(kinds * log groups); requests already dequeued keep their
-place in the downloader.
+``links:public`` are re-keyed at once when it rises and lazily (when they come up) when it
+sinks. So ``enqueue`` and ``next_request`` cost O(log groups) and a feedback
+O(kinds * log groups).
 
-Budget (the paper's ``k_threshold``): after ``HIDDENWEB_DLA_MAX_STEPS`` dequeued requests the
+Budget (the paper's ``k_threshold``): after ``dla_max_steps`` dequeued requests the
 scheduler reports nothing pending, and the crawl ends; pending requests stay saved in JOBDIR.
 
-JOBDIR. The scheduler writes, inside the job directory:
-
-* ``hiddenweb_dla.queue/<sha1 of the bucket key, 16 hex>/``: a ``scrapy.squeues.
-  PickleFifoDiskQueue`` per non-empty bucket. Unpicklable requests fall back to a memory deque
-  per bucket (lost at close, as with Scrapy's ``Scheduler``; counted in
-  ``hiddenweb/dla/unserializable``).
-* ``hiddenweb_dla.json``, at close, read at open::
-
-      {"format": "hiddenweb-dla", "version": 1, "transfer": bool, "a": float|null, "b": float,
-       "steps": int, "next_seq": int,
-       "pages": {page_url: {"keys": [...], "p": [...], "steps": int, "converged": bool}},
-       "kinds": {kind: p_pursue}, "roots": {kind: root kind}, "paid": [kind, ...],
-       "rewarded": bool, "best_served": float,
-       "buckets": [{"key": str, "group": str, "page": str, "action": str, "seq": int,
-                    "dir": str}]}
-
-  A state with another format/version or another ``HIDDENWEB_DLA_TRANSFER`` is refused with a
-  ``ValueError`` naming the cause (the bucket layout differs); changed ``a``/``b`` are accepted.
+JOBDIR: the pending requests in a disk queue per bucket (:mod:`hiddenweb.dla.queues`) and the
+automata in ``hiddenweb_dla.json`` (:mod:`hiddenweb.dla.jobdir`).
 
 Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hiddenweb_dla_kinds``
 (the request's kinds, a list of str, primary first) so that feedback needs no second parse,
@@ -120,9 +65,9 @@ Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hidd
 and ``hiddenweb_dla_score`` (the score of the action's group when it was dequeued: ``p(pursue)``
 of its kind, or ``r * p`` of its page's action without transfer; the item's ``action_score``).
 
-Settings: ``HIDDENWEB_DLA_A``, ``HIDDENWEB_DLA_B``, ``HIDDENWEB_DLA_TRANSFER``,
-``HIDDENWEB_DLA_MAX_STEPS``, ``HIDDENWEB_DLA_CONVERGE_P``, ``HIDDENWEB_DLA_WAIT``,
-``HIDDENWEB_DLA_EXPLORE_IN_FLIGHT`` (docs/settings.md). Also Scrapy's
+Settings: ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs ``dla_max_steps``,
+``dla_a``, ``dla_b``, ``dla_transfer``, ``dla_converge_p``, ``dla_label_words``,
+``dla_explore_in_flight`` (``HIDDENWEB_LAB``, docs/design-notes.md). Also Scrapy's
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
 Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
 waits,unserializable,budget_exhausted}`` (``waits``: times ``next_request`` held the best
@@ -131,24 +76,30 @@ request back).
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import json
 import logging
-import shutil
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy.squeues import PickleFifoDiskQueue
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from hiddenweb import defaults
 from hiddenweb.dla.automaton import Automaton
+from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
-from hiddenweb.dla.kinds import PRIOR_REWARDS, ROOT_KINDS, action_of, kinds, parent_kind
+from hiddenweb.dla.jobdir import load_state, save_state
+from hiddenweb.dla.kinds import (
+    PRIOR_REWARDS,
+    PURSUE,
+    ROOT_KINDS,
+    SKIP,
+    action_of,
+    kinds,
+    parent_kind,
+)
+from hiddenweb.dla.queues import Bucket, DiskQueues, Group
+from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
     from typing import Self
@@ -159,103 +110,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-STATE_FILE = "hiddenweb_dla.json"
-QUEUE_DIR = "hiddenweb_dla.queue"
-STATE_FORMAT = "hiddenweb-dla"
-STATE_VERSION = 1
 KINDS_META = "hiddenweb_dla_kinds"
 SCORE_META = "hiddenweb_dla_score"
 GROUP_META = "hiddenweb_dla_group"
-_PURSUE, _SKIP = "+", "-"
 #: scores are compared rounded to this many decimals (heap keys and the requests in flight
 #: alike): float jitter does not reorder ties, and a kind penalized into the 1e-13s scores 0
 SCORE_DECIMALS = 12
-#: ``HIDDENWEB_DLA_LABEL_WORDS``: which label words are kinds (see :mod:`hiddenweb.dla.kinds`).
-#: ``answers``: words of links on a form's answers and of submit labels; ``all``: also the words
-#: of links on public pages; ``none``.
-LABEL_WORD_SCOPES = ("answers", "all", "none")
-
-
-@dataclass(frozen=True)
-class DLAConfig:
-    a: float | None
-    b: float
-    transfer: bool
-    max_steps: int
-    converge_p: float
-    label_words: str = "answers"
-    wait: float = 0.0
-    explore_in_flight: int = 0
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> DLAConfig:
-        raw_a = settings.get("HIDDENWEB_DLA_A", defaults.HIDDENWEB_DLA_A)
-        a = None if raw_a in (None, "", "entropy") else float(raw_a)
-        b = settings.getfloat("HIDDENWEB_DLA_B", defaults.HIDDENWEB_DLA_B)
-        if a is not None and not 0.0 < a < 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_A must be 'entropy' or in (0, 1), got {raw_a!r}")
-        if not 0.0 <= b < 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_B must be in [0, 1), got {b!r}")
-        if a is not None and b >= a:
-            raise ValueError(f"HIDDENWEB_DLA_B ({b}) must be below HIDDENWEB_DLA_A ({a})")
-        converge_p = settings.getfloat("HIDDENWEB_DLA_CONVERGE_P",
-                                       defaults.HIDDENWEB_DLA_CONVERGE_P)
-        if not 0.0 < converge_p <= 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_CONVERGE_P must be in (0, 1], got {converge_p}")
-        raw_words = settings.get("HIDDENWEB_DLA_LABEL_WORDS", defaults.HIDDENWEB_DLA_LABEL_WORDS)
-        words = str(raw_words).strip().lower()
-        words = {"true": "all", "1": "all", "false": "none", "0": "none"}.get(words, words)
-        if words not in LABEL_WORD_SCOPES:
-            raise ValueError(f"HIDDENWEB_DLA_LABEL_WORDS must be one of "
-                             f"{', '.join(LABEL_WORD_SCOPES)}, got {raw_words!r}")
-        wait = settings.getfloat("HIDDENWEB_DLA_WAIT", defaults.HIDDENWEB_DLA_WAIT)
-        if not 0.0 <= wait < 1.0:
-            raise ValueError(f"HIDDENWEB_DLA_WAIT must be in [0, 1), got {wait}")
-        explore = settings.getint("HIDDENWEB_DLA_EXPLORE_IN_FLIGHT",
-                                  defaults.HIDDENWEB_DLA_EXPLORE_IN_FLIGHT)
-        if explore < 0:
-            raise ValueError(f"HIDDENWEB_DLA_EXPLORE_IN_FLIGHT must be >= 0, got {explore}")
-        return cls(
-            a=a, b=b,
-            transfer=settings.getbool("HIDDENWEB_DLA_TRANSFER", defaults.HIDDENWEB_DLA_TRANSFER),
-            max_steps=settings.getint("HIDDENWEB_DLA_MAX_STEPS", defaults.HIDDENWEB_DLA_MAX_STEPS),
-            converge_p=converge_p,
-            label_words=words,
-            wait=wait,
-            explore_in_flight=explore,
-        )
-
-
-class _Bucket:
-    """FIFO requests of one bucket: a disk queue (JOBDIR) and a memory deque (fallback)."""
-
-    __slots__ = ("key", "group", "page", "action", "seq", "version", "dq", "mq")
-
-    def __init__(self, key: str, group: str, page: str, action: str, seq: int) -> None:
-        self.key, self.group, self.page, self.action, self.seq = key, group, page, action, seq
-        self.version = 0
-        self.dq: Any = None
-        self.mq: deque[Request] | None = None
-
-    @property
-    def dir(self) -> str:
-        return hashlib.sha1(self.key.encode("utf-8")).hexdigest()[:16]
-
-    def __len__(self) -> int:
-        return (len(self.dq) if self.dq is not None else 0) + (len(self.mq) if self.mq else 0)
-
-
-class _Group:
-    """Buckets competing as one heap entry; ``heap`` orders them (best first)."""
-
-    __slots__ = ("key", "seq", "version", "heap", "buckets", "epoch")
-
-    def __init__(self, key: str, seq: int) -> None:
-        self.key, self.seq, self.version, self.epoch = key, seq, 0, 0
-        self.heap: list[tuple[float, int, int, str]] = []
-        self.buckets: dict[str, _Bucket] = {}
-
-
 class DLAScheduler:
     """Scrapy scheduler (``BaseScheduler`` contract) ordered by learning automata."""
 
@@ -266,7 +126,7 @@ class DLAScheduler:
         self.df = dupefilter
         self.config = config
         self.jobdir = jobdir
-        self.logunser = logunser
+        self.disk = DiskQueues(crawler, jobdir, logunser) if jobdir else None
         self.pages: dict[str, Automaton] = {}
         self.kind_la: dict[str, Automaton] = {}
         # parent kind -> groups of child kinds with no automaton yet (they score as the parent)
@@ -275,7 +135,7 @@ class DLAScheduler:
         self.roots: dict[str, str] = {}
         # kinds rewarded at least once: a link kind not in it scores at most as its root
         self.paid: set[str] = set()
-        self.groups: dict[str, _Group] = {}
+        self.groups: dict[str, Group] = {}
         self.heap: list[tuple[float, int, int, str]] = []
         self.pending = 0
         self.steps = 0
@@ -307,7 +167,7 @@ class DLAScheduler:
         except RuntimeError:
             self.engine = None
         if self.jobdir:
-            self._load_state(Path(self.jobdir))
+            load_state(self, Path(self.jobdir))
             if self.pending:
                 logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
                             {"queuesize": self.pending}, extra={"spider": spider})
@@ -315,7 +175,7 @@ class DLAScheduler:
 
     def close(self, reason: str) -> Any:
         if self.jobdir:
-            self._save_state(Path(self.jobdir))
+            save_state(self, Path(self.jobdir))
         return self.df.close(reason)
 
     def has_pending_requests(self) -> bool:
@@ -358,6 +218,7 @@ class DLAScheduler:
                             {"steps": self.steps}, extra={"spider": self.spider})
                 self._budget_logged = True
                 self.stats.set_value("hiddenweb/dla/budget_exhausted", True)
+                self.crawler.signals.send_catch_log(download_budget_exhausted)
             return None
         while self.heap:
             neg_score, _, version, gkey = heapq.heappop(self.heap)
@@ -469,10 +330,10 @@ class DLAScheduler:
             for kind in ks:
                 kla = self._kind(kind)
                 if outcome == "reward":
-                    kla.reward(_PURSUE)
+                    kla.reward(PURSUE)
                     self.paid.add(kind)
                 else:
-                    kla.penalize(_PURSUE)
+                    kla.penalize(PURSUE)
                 if kind in self.groups:
                     self._rekey(self.groups[kind])
                 heirs = self.heirs.get(kind)
@@ -510,16 +371,16 @@ class DLAScheduler:
             if kind not in PRIOR_REWARDS:
                 return self._start_score(kind)
             kla = self._kind(kind)
-        p = kla.prob(_PURSUE)
+        p = kla.prob(PURSUE)
         root = self.roots.get(kind)
         if root is not None and kind not in self.paid and root in self.kind_la:
-            return min(p, self.kind_la[root].prob(_PURSUE))
+            return min(p, self.kind_la[root].prob(PURSUE))
         return p
 
     def _start_score(self, kind: str) -> float:
         """Where a kind with no automaton starts: the lower of its parent's and its root's
         ``p(pursue)`` (those that exist), else 1/2."""
-        known = [self.kind_la[k].prob(_PURSUE) for k in (parent_kind(kind), self.roots.get(kind))
+        known = [self.kind_la[k].prob(PURSUE) for k in (parent_kind(kind), self.roots.get(kind))
                  if k and k in self.kind_la]
         return min(known) if known else 0.5
 
@@ -532,12 +393,12 @@ class DLAScheduler:
         if kla is None:
             start = self._start_score(kind)  # its parent's, if the parent is known
             kla = self.kind_la[kind] = Automaton(a=self.config.a, b=self.config.b)
-            kla.add_action(_PURSUE)
-            kla.add_action(_SKIP)
+            kla.add_action(PURSUE)
+            kla.add_action(SKIP)
             if start != 0.5:
-                kla.load_state({"keys": [_PURSUE, _SKIP], "p": [start, 1.0 - start]})
+                kla.load_state({"keys": [PURSUE, SKIP], "p": [start, 1.0 - start]})
             for _ in range(PRIOR_REWARDS.get(kind, 0)):
-                kla.reward(_PURSUE)
+                kla.reward(PURSUE)
             self.stats.inc_value("hiddenweb/dla/kinds")
         return kla
 
@@ -552,7 +413,7 @@ class DLAScheduler:
                 best, best_score = kind, score
         return best
 
-    def _group_score(self, group: _Group) -> float:
+    def _group_score(self, group: Group) -> float:
         if self.config.transfer:
             return self.kind_score(group.key)
         while group.heap:
@@ -563,11 +424,11 @@ class DLAScheduler:
             heapq.heappop(group.heap)
         return 0.0
 
-    def _key_score(self, group: _Group) -> float:
+    def _key_score(self, group: Group) -> float:
         """The group's score as the heap keys it (:data:`SCORE_DECIMALS`)."""
         return round(self._group_score(group), SCORE_DECIMALS)
 
-    def _rekey(self, group: _Group) -> None:
+    def _rekey(self, group: Group) -> None:
         group.version += 1
         heapq.heappush(self.heap, (-self._key_score(group), group.seq, group.version, group.key))
         if len(self.heap) > 2 * len(self.groups) + 64:
@@ -575,16 +436,16 @@ class DLAScheduler:
                          for g in self.groups.values()]
             heapq.heapify(self.heap)
 
-    def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> _Bucket:
+    def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> Bucket:
         group = self.groups.get(gkey)
         if group is None:
-            group = self.groups[gkey] = _Group(gkey, self.next_seq)
+            group = self.groups[gkey] = Group(gkey, self.next_seq)
             self.next_seq += 1
             if page in self.pages:
                 group.epoch = self.pages[page].epoch
             if self.config.transfer:
                 self._add_heir(gkey)
-        bucket = _Bucket(key, gkey, page, action, self.next_seq)
+        bucket = Bucket(key, gkey, page, action, self.next_seq)
         self.next_seq += 1
         group.buckets[key] = bucket
         order = self.pages[page].order_key(action) if page in self.pages else 0.0
@@ -597,7 +458,7 @@ class DLAScheduler:
             if ancestor and self._follows(gkey, ancestor):
                 self.heirs.setdefault(ancestor, set()).add(gkey)
 
-    def _group_of(self, key: str, gkey: str, page: str, action: str) -> _Bucket:
+    def _group_of(self, key: str, gkey: str, page: str, action: str) -> Bucket:
         group = self.groups.get(gkey)
         bucket = group.buckets.get(key) if group is not None else None
         if bucket is None:
@@ -607,33 +468,13 @@ class DLAScheduler:
 
     def _push(self, request: Request, key: str, gkey: str, page: str, action: str) -> None:
         bucket = self._group_of(key, gkey, page, action)
-        if not (self.jobdir and self._dqpush(bucket, request)):
+        if not (self.disk and self.disk.push(bucket, request, self.spider)):
             if bucket.mq is None:
                 bucket.mq = deque()
             bucket.mq.append(request)
         self.pending += 1
 
-    def _dqpush(self, bucket: _Bucket, request: Request) -> bool:
-        if bucket.dq is None:
-            bucket.dq = self._open_dq(bucket)
-        try:
-            bucket.dq.push(request)
-        except ValueError as e:  # unpicklable request: memory fallback, as Scrapy does
-            if self.logunser:
-                logger.warning("Unable to serialize request: %(request)s - reason: %(reason)s"
-                               " - no more unserializable requests will be logged",
-                               {"request": request, "reason": e}, extra={"spider": self.spider})
-                self.logunser = False
-            self.stats.inc_value("hiddenweb/dla/unserializable")
-            return False
-        return True
-
-    def _open_dq(self, bucket: _Bucket) -> Any:
-        assert self.jobdir
-        path = Path(self.jobdir, QUEUE_DIR, bucket.dir)
-        return build_from_crawler(PickleFifoDiskQueue, self.crawler, str(path))
-
-    def _pop_from(self, group: _Group) -> Request | None:
+    def _pop_from(self, group: Group) -> Request | None:
         while group.heap:
             _, _, version, bkey = group.heap[0]
             bucket = group.buckets.get(bkey)
@@ -651,88 +492,7 @@ class DLAScheduler:
         del self.groups[group.key]
         return None
 
-    def _drop_bucket(self, group: _Group, bucket: _Bucket) -> None:
+    def _drop_bucket(self, group: Group, bucket: Bucket) -> None:
         del group.buckets[bucket.key]
         if bucket.dq is not None:
-            bucket.dq.close()
-            shutil.rmtree(Path(self.jobdir or "", QUEUE_DIR, bucket.dir), ignore_errors=True)
-
-    # -- internals: JOBDIR state -----------------------------------------------------------
-    def _save_state(self, jobdir: Path) -> None:
-        buckets = []
-        for group in self.groups.values():
-            for b in group.buckets.values():
-                if b.dq is not None:
-                    b.dq.close()
-                    if len(b.dq):
-                        buckets.append({"key": b.key, "group": b.group, "page": b.page,
-                                        "action": b.action, "seq": b.seq, "dir": b.dir})
-        state = {
-            "format": STATE_FORMAT, "version": STATE_VERSION,
-            "transfer": self.config.transfer, "a": self.config.a, "b": self.config.b,
-            "steps": self.steps, "next_seq": self.next_seq,
-            "pages": {page: la.to_state() for page, la in self.pages.items()},
-            "kinds": {k: la.prob(_PURSUE) for k, la in self.kind_la.items()},
-            "roots": self.roots,
-            "paid": sorted(self.paid),
-            "rewarded": self.rewarded, "best_served": self.best_served,
-            "buckets": buckets,
-        }
-        jobdir.mkdir(parents=True, exist_ok=True)
-        tmp = jobdir / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(state), encoding="utf-8")
-        tmp.replace(jobdir / STATE_FILE)
-
-    def _load_state(self, jobdir: Path) -> None:
-        path = jobdir / STATE_FILE
-        if not path.exists():
-            return
-        state = json.loads(path.read_text(encoding="utf-8"))
-        if state.get("format") != STATE_FORMAT or state.get("version") != STATE_VERSION:
-            raise ValueError(
-                f"{path}: saved DLA state has format {state.get('format')!r} version "
-                f"{state.get('version')!r}; this scheduler reads {STATE_FORMAT!r} version "
-                f"{STATE_VERSION}. Use a new JOBDIR.")
-        if bool(state.get("transfer")) != self.config.transfer:
-            raise ValueError(
-                f"{path}: the job was saved with HIDDENWEB_DLA_TRANSFER="
-                f"{bool(state.get('transfer'))} and is resumed with "
-                f"HIDDENWEB_DLA_TRANSFER={self.config.transfer}: the queues are laid out "
-                "differently. Resume with the same setting or use a new JOBDIR.")
-        if (state.get("a"), state.get("b")) != (self.config.a, self.config.b):
-            logger.info("Resuming with new DLA steps a=%s b=%s (saved: a=%s b=%s)",
-                        self.config.a, self.config.b, state.get("a"), state.get("b"))
-        self.steps = int(state["steps"])
-        self.next_seq = int(state["next_seq"])
-        self.rewarded = bool(state.get("rewarded", False))
-        self.best_served = float(state.get("best_served", 0.0))
-        for page, la_state in state["pages"].items():
-            la = Automaton(a=self.config.a, b=self.config.b, converge_p=self.config.converge_p)
-            la.load_state(la_state)
-            self.pages[page] = la
-        for kind, p in state["kinds"].items():
-            kla = self._kind(kind)
-            kla.load_state({"keys": [_PURSUE, _SKIP], "p": [p, 1.0 - p]})
-        for b in sorted(state["buckets"], key=lambda b: b["seq"]):
-            group = self.groups.get(b["group"])
-            if group is None:
-                group = self.groups[b["group"]] = _Group(b["group"], b["seq"])
-            bucket = _Bucket(b["key"], b["group"], b["page"], b["action"], b["seq"])
-            bucket.dq = self._open_dq(bucket)
-            if not len(bucket):
-                bucket.dq.close()
-                continue
-            group.buckets[bucket.key] = bucket
-            la = self.pages.get(bucket.page)
-            order = la.order_key(bucket.action) if la and bucket.action in la else 0.0
-            heapq.heappush(group.heap, (-order, bucket.seq, 0, bucket.key))
-            self.pending += len(bucket)
-        self.roots.update(state.get("roots") or {})
-        self.paid.update(state.get("paid") or ())
-        for group in list(self.groups.values()):
-            if not group.buckets:
-                del self.groups[group.key]
-                continue
-            if self.config.transfer:
-                self._add_heir(group.key)  # it follows them again, as before the stop
-            self._rekey(group)
+            self.disk.drop(bucket)

@@ -13,7 +13,7 @@ with ``lostsheep = {"score", "ratio", "reason", "path", "rounds", "downloads"}``
 the spider (reason ``lostsheep_found``, or ``lostsheep_<reason>`` when the threshold was never
 reached and the best page seen is returned).
 
-Settings: ``HIDDENWEB_LOSTSHEEP_STATES``, ``_TWOFOLD``, ``_THRESHOLD``, ``_MAXDEPTH``.
+Settings: ``lostsheep_states``, ``_TWOFOLD``, ``_THRESHOLD``, ``_MAXDEPTH``.
 Stats: ``hiddenweb/lostsheep/find/downloads``, ``.../prefiltered``, ``.../rounds``,
 ``.../download_errors``, and ``hiddenweb/downloads`` (every page fetched).
 """
@@ -33,6 +33,7 @@ from hiddenweb.lostsheep.herder import Herder, SheepOutcome
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.lostsheep.middleware import SheepConfig
 from hiddenweb.pagetext import visible_text
+from hiddenweb.safety import link_markup
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +84,10 @@ class SheepFinder:
         except (ValueError, AttributeError):
             return []
         contexts = link_contexts(response)
+        markup = link_markup(response.selector, response.url)
         return [(link.url, f"{link.text} {context_for(contexts, link.url)}".strip())
-                for link in extracted if self.spider.in_scope(link.url)]
+                for link in extracted if self.spider.in_scope(link.url)
+                and self.spider.link_allowed(link.url, link.text, markup)]  # SAFETY: a link
 
     async def fetch(self, url: str, referer: str) -> Response | None:
         request = scrapy.Request(url, dont_filter=True, headers={"Referer": referer},

@@ -7,7 +7,7 @@ Contract. A site is anything with ``out_links(page) -> list[(target, label)]``,
 ``text(page) -> str`` and ``download(page)``; the herder calls ``download`` exactly once per
 page whose text it reads (and once for the start page), before ``text``, so the site's count of
 ``download`` calls is the paper's ``D``. The same herder runs on the in-memory generated graph
-(:class:`hiddenweb.lostsheep.graphs.GraphSite`) and, later, behind a Scrapy spider.
+(:class:`hiddenweb.bench.lostsheep.graphs.GraphSite`) and, later, behind a Scrapy spider.
 
 One round at the herder's page: release one sheep (a :class:`TsetlinAutomaton`) per outgoing
 link; each reads the link's label, and a sheep that reaches ``Q`` on the label alone is done and

@@ -20,9 +20,9 @@ image alt text and the words right around the link, set by the spider when it ha
 
 Form submissions, seed and recrawl requests and items pass untouched.
 
-Settings: ``HIDDENWEB_LOSTSHEEP_STATES``, ``HIDDENWEB_LOSTSHEEP_TWOFOLD``,
+Settings: ``lostsheep_states``, ``lostsheep_twofold``,
 ``HIDDENWEB_LOSTSHEEP_ON_QUIT`` (``HIDDENWEB_LOSTSHEEP_THRESHOLD`` and
-``HIDDENWEB_LOSTSHEEP_MAXDEPTH`` are read by find mode, :mod:`hiddenweb.lostsheep.find`).
+``lostsheep_maxdepth`` are read by find mode, :mod:`hiddenweb.lostsheep.find`).
 Stats: ``hiddenweb/lostsheep/links``, ``.../kept``, ``.../dropped``, ``.../demoted``.
 Meta read: ``hiddenweb_action``, ``hiddenweb_label_context``; written: ``hiddenweb_sheep_f``.
 """
@@ -41,6 +41,7 @@ from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from hiddenweb import defaults
+from hiddenweb.config import lab
 from hiddenweb.lostsheep.text import analyze, query_stems
 from hiddenweb.lostsheep.tsetlin import TsetlinAutomaton
 
@@ -54,7 +55,7 @@ CONTEXT_META = "hiddenweb_label_context"
 
 @dataclass(frozen=True)
 class SheepConfig:
-    """The lost-sheep settings (``HIDDENWEB_LOSTSHEEP_STATES`` ...), parsed and checked once."""
+    """The lost-sheep settings (``lostsheep_states`` ...), parsed and checked once."""
 
     states: int
     twofold: bool
@@ -65,26 +66,24 @@ class SheepConfig:
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SheepConfig:
         cfg = cls(
-            states=s.getint("HIDDENWEB_LOSTSHEEP_STATES", defaults.HIDDENWEB_LOSTSHEEP_STATES),
-            twofold=s.getbool("HIDDENWEB_LOSTSHEEP_TWOFOLD", defaults.HIDDENWEB_LOSTSHEEP_TWOFOLD),
+            states=lab(s, "lostsheep_states"),
+            twofold=lab(s, "lostsheep_twofold"),
             threshold=s.getfloat(
                 "HIDDENWEB_LOSTSHEEP_THRESHOLD", defaults.HIDDENWEB_LOSTSHEEP_THRESHOLD
             ),
-            maxdepth=s.getint(
-                "HIDDENWEB_LOSTSHEEP_MAXDEPTH", defaults.HIDDENWEB_LOSTSHEEP_MAXDEPTH
-            ),
+            maxdepth=lab(s, "lostsheep_maxdepth"),
             on_quit=str(
                 s.get("HIDDENWEB_LOSTSHEEP_ON_QUIT", defaults.HIDDENWEB_LOSTSHEEP_ON_QUIT)
             ).lower(),
         )
         if cfg.states < 2:
-            raise ValueError(f"HIDDENWEB_LOSTSHEEP_STATES must be >= 2, got {cfg.states}")
+            raise ValueError(f"HIDDENWEB_LAB lostsheep_states must be >= 2, got {cfg.states}")
         if not 0.0 <= cfg.threshold <= 1.0:
             raise ValueError(
                 f"HIDDENWEB_LOSTSHEEP_THRESHOLD must be in [0, 1], got {cfg.threshold}"
             )
         if cfg.maxdepth < 1:
-            raise ValueError(f"HIDDENWEB_LOSTSHEEP_MAXDEPTH must be >= 1, got {cfg.maxdepth}")
+            raise ValueError(f"HIDDENWEB_LAB lostsheep_maxdepth must be >= 1, got {cfg.maxdepth}")
         if cfg.on_quit not in ON_QUIT:
             raise ValueError(
                 f"HIDDENWEB_LOSTSHEEP_ON_QUIT must be one of {ON_QUIT}, got {cfg.on_quit!r}"

@@ -1,0 +1,55 @@
+"""The hiddenweb add-on: one line switches the whole crawler on in a Scrapy project.
+
+    # settings.py
+    ADDONS = {"hiddenweb.Addon": 500}
+
+It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
+
+* ``SCHEDULER``: the DLA scheduler (:class:`hiddenweb.dla.scheduler.DLAScheduler`), which orders
+  downloads by what the learning automata learned;
+* spider middlewares: the DLA feedback (:class:`hiddenweb.dla.middleware.DLAFeedbackMiddleware`,
+  550) and the lost-sheep pre-filter (:class:`hiddenweb.lostsheep.middleware.LostSheepMiddleware`,
+  600; off unless the spider has a ``query``);
+* the trap guard downloader middleware (:class:`hiddenweb.trapguard.TemplateTrapGuard`, 560);
+* the visit-store pipeline (:class:`hiddenweb.pipelines.visitstore.VisitStorePipeline`, 800);
+* the progress and stats-file extensions;
+* Chromium through scrapy-playwright unless ``HIDDENWEB_BROWSER = "never"``
+  (:class:`hiddenweb.browser.BrowserAddon`; it needs Scrapy's default asyncio reactor);
+
+and refuses, at start-up, a ``HIDDENWEB_*`` setting it does not know (a typo) or a value out of
+range, with a message naming the setting (:func:`hiddenweb.config.check`).
+
+The ``hwdla`` spider does the crawling (links, forms, browser); the scheduler, the feedback
+middleware, the trap guard and the pipeline work under any spider, which then gets the DLA
+ordering of its own requests and the visit store, but no form discovery.
+"""
+
+from __future__ import annotations
+
+from scrapy.settings import BaseSettings
+
+from hiddenweb.browser import BrowserAddon
+from hiddenweb.config import check
+
+COMPONENTS = {
+    "SPIDER_MIDDLEWARES": {
+        "hiddenweb.dla.middleware.DLAFeedbackMiddleware": 550,
+        "hiddenweb.lostsheep.middleware.LostSheepMiddleware": 600,
+    },
+    "DOWNLOADER_MIDDLEWARES": {"hiddenweb.trapguard.TemplateTrapGuard": 560},
+    "ITEM_PIPELINES": {"hiddenweb.pipelines.visitstore.VisitStorePipeline": 800},
+    "EXTENSIONS": {"hiddenweb.progress.HiddenProgress": 500,
+                   "hiddenweb.statsfile.StatsFile": 510},
+}
+
+
+class Addon:
+    """``ADDONS = {"hiddenweb.Addon": 500}`` (see the module docstring)."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        check(settings)
+        settings.set("SCHEDULER", "hiddenweb.dla.scheduler.DLAScheduler", "addon")
+        for name, components in COMPONENTS.items():
+            for path, order in components.items():
+                settings[name].setdefault(path, order)
+        BrowserAddon().update_settings(settings)

@@ -1,0 +1,111 @@
+"""``hiddenweb bench realsites``: the command line of the real-site benchmark.
+
+``hiddenweb bench realsites [--sites a,b] [--source NAME=GIT-URL-OR-PATH] [--json] [--out DIR]
+[--crawlers naive,naive-browser,hwdla] [--pages N] [--seconds S] [--docs FILE]``
+
+Prints the table (or, with ``--json``, one JSON document), and writes ``results.json``,
+``summary.md`` and ``figure.png`` into ``--out`` (default ``out/realsites``); the crawls' logs,
+data copies and request logs stay in ``--out``/``work``. ``--rescore`` crawls nothing: it scores
+the request logs of the run in ``--out`` again with the current scorers. ``--docs FILE`` also
+writes the Markdown summary there and the figure beside it, same name, ``.png``
+(``docs/benchmarks.md`` for a full run); whatever follows the :data:`NOTES` marker in that file
+is kept (the notes people write about a run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps
+from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES
+
+NOTES = "<!-- notes: kept when --docs writes this page again -->"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("realsites", help="third-party web apps served locally, three crawlers, "
+                                         "truth from the server")
+    p.add_argument("--sites", default=",".join([*SITES, *GIT_ONLY]),
+                   help=f"comma-separated (default: all: {', '.join([*SITES, *GIT_ONLY])})")
+    p.add_argument("--source", action="append", default=[], metavar="NAME=GIT-URL-OR-PATH",
+                   help="where a git-only app comes from (cloned at run time, never vendored)")
+    p.add_argument("--crawlers", default=",".join(CRAWLERS))
+    p.add_argument("--pages", type=int, default=Caps.pages, help="CLOSESPIDER_PAGECOUNT per crawl")
+    p.add_argument("--seconds", type=int, default=Caps.seconds,
+                   help="CLOSESPIDER_TIMEOUT per crawl")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--out", type=Path, default=Path("out/realsites"))
+    p.add_argument("--rescore", action="store_true",
+                   help="crawl nothing: score the request logs of the run in --out again")
+    p.add_argument("--docs", type=Path, default=None, metavar="FILE",
+                   help="also write the Markdown summary here (docs/benchmarks.md)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from hiddenweb.bench.coverage import PROJECT_DIR
+    from hiddenweb.bench.realsites import report, runner
+    from hiddenweb.bench.revision import code_revision, describe
+
+    sources = {}
+    for item in args.source:
+        name, sep, where = item.partition("=")
+        if not sep or not where:
+            raise ValueError(f"--source {item!r}: expected NAME=GIT-URL-OR-PATH")
+        sources[name.strip()] = where.strip()
+    names = [n.strip() for n in args.sites.split(",") if n.strip()]
+    crawlers = tuple(c.strip() for c in args.crawlers.split(",") if c.strip())
+    unknown = [c for c in crawlers if c not in CRAWLERS]
+    if unknown:
+        raise ValueError(f"unknown crawler(s) {unknown}; known: {', '.join(CRAWLERS)}")
+    caps = Caps(args.pages, args.seconds)
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    if args.rescore:
+        doc = json.loads((out / "results.json").read_text())
+        results = runner.rescore(doc["sites"], out / "work", sources)
+        meta = doc["meta"]
+        meta["rescored"] = describe(code_revision(PROJECT_DIR))
+    else:
+        code = code_revision(PROJECT_DIR)  # before the crawls: what they run
+        results = runner.run(names, out / "work", caps, sources, crawlers)
+        meta = {"command": "hiddenweb bench realsites " + " ".join(sys.argv[3:]),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "machine": f"{platform.machine()}, {_cores()} cores, "
+                           f"Python {platform.python_version()}",
+                "code": describe(code), "caps": {"pages": caps.pages, "seconds": caps.seconds},
+                "total_seconds": time.monotonic() - start, "code_revision": code}
+    doc = {"meta": meta, "sites": results}
+    (out / "results.json").write_text(json.dumps(doc, indent=1))
+    summary = report.markdown(results, meta)
+    (out / "summary.md").write_text(summary)
+    fig = report.figure(results, out / "figure.png")
+    if args.docs:
+        args.docs.parent.mkdir(parents=True, exist_ok=True)
+        image = ""
+        if fig:
+            copy = args.docs.with_suffix(".png")
+            shutil.copyfile(fig, copy)
+            image = f"\n![units found against downloads, per crawler and site]({copy.name})\n"
+        kept = args.docs.read_text() if args.docs.exists() else ""
+        notes = kept[kept.index(NOTES):] if NOTES in kept else ""
+        args.docs.write_text(summary + image + (f"\n{notes}" if notes else ""))
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        print(report.table(results))
+        print(f"measured code: {meta['code']}; results in {out}")
+    return 130 if any("interrupted" in s for s in results) else 0
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))

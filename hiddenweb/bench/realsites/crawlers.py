@@ -1,0 +1,142 @@
+"""The three crawlers of the real-site benchmark, each a ``scrapy`` subprocess with caps.
+
+* ``naive``: :mod:`~hiddenweb.bench.realsites.naive_spider` with Scrapy's defaults
+  (``ROBOTSTXT_OBEY`` on, as ``scrapy startproject`` writes it, and the same concurrency as the
+  project's: 16 requests, 8 per domain);
+* ``naive-browser``: the same with every request rendered in Debian's Chromium through
+  scrapy-playwright (the launch flags of :data:`hiddenweb.browser.config.CHROMIUM_ARGS`; page
+  resources off 127.0.0.1 aborted, :func:`off_loopback`);
+* ``hwdla``: ``scrapy crawl hwdla -a seed=…`` from the project checkout with its defaults
+  (the visit store written into the crawl's own directory; its browser aborts images, media,
+  fonts and styles by itself, and no setting of it is changed).
+
+Every crawl is capped by ``CLOSESPIDER_PAGECOUNT`` and ``CLOSESPIDER_TIMEOUT`` (the runner's
+caps), and killed if it outlives the timeout by a minute. :func:`run_crawler` returns the wall
+time, the exit code, the final Scrapy stats and the pages rendered in Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from hiddenweb.bench.coverage import PROJECT_DIR
+from hiddenweb.browser.config import CHROMIUM_ARGS
+
+CRAWLERS = ("naive", "naive-browser", "hwdla")
+NAIVE = Path(__file__).with_name("naive_spider.py")
+COMMON = {"CONCURRENT_REQUESTS": "16", "CONCURRENT_REQUESTS_PER_DOMAIN": "8",
+          "LOG_LEVEL": "INFO", "LOGSTATS_INTERVAL": "30", "TELNETCONSOLE_ENABLED": "0"}
+BROWSER = {
+    "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+    "DOWNLOAD_HANDLERS": json.dumps({
+        "http": "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler",
+        "https": "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"}),
+    "PLAYWRIGHT_LAUNCH_OPTIONS": json.dumps({
+        "executable_path": "/usr/bin/chromium", "headless": True, "args": list(CHROMIUM_ARGS)}),
+    "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": "8",
+    "PLAYWRIGHT_ABORT_REQUEST": "hiddenweb.bench.realsites.crawlers.off_loopback",
+}
+
+
+def off_loopback(request) -> bool:
+    """``PLAYWRIGHT_ABORT_REQUEST`` of the naive browser crawl: nothing leaves 127.0.0.1 (a page
+    resource on another host is aborted; the crawl's own links are same-host already)."""
+    return urlsplit(request.url).hostname not in ("127.0.0.1", "localhost")
+
+
+@dataclass
+class Caps:
+    """Per crawl: ``CLOSESPIDER_PAGECOUNT`` and ``CLOSESPIDER_TIMEOUT``. The defaults keep a
+    full run (7 apps, 3 crawlers) near 25 minutes on 2 cores: plain crawls end on the page
+    cap, Chromium and hwdla crawls mostly on the time cap."""
+
+    pages: int = 1000
+    seconds: int = 80
+
+
+@dataclass
+class CrawlResult:
+    crawler: str
+    wall_seconds: float
+    returncode: int
+    stats: dict
+    browser_pages: int
+    log_tail: str
+
+    @property
+    def downloads(self) -> int:
+        return int(self.stats.get("downloader/response_count", 0))
+
+
+def command(crawler: str, seed: str, workdir: Path, caps: Caps) -> tuple[list[str], Path, dict]:
+    """The command line, working directory and environment of one crawl."""
+    stats = workdir / "stats.json"
+    settings = {**COMMON, "CLOSESPIDER_PAGECOUNT": str(caps.pages),
+                "CLOSESPIDER_TIMEOUT": str(caps.seconds)}
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_DIR),
+                                                    env.get("PYTHONPATH", "")) if p)
+    if crawler in ("naive", "naive-browser"):
+        settings["ROBOTSTXT_OBEY"] = "True"
+        if crawler == "naive-browser":
+            settings.update(BROWSER)
+        cmd = [sys.executable, "-m", "scrapy", "runspider", str(NAIVE), "-a", f"seed={seed}",
+               "-a", f"stats={stats}", "-a", f"browser={int(crawler == 'naive-browser')}"]
+        cwd = workdir  # no scrapy.cfg there: Scrapy's defaults, not the project's
+    elif crawler == "hwdla":
+        settings.update({"HIDDENWEB_STATS_FILE": str(stats),
+                         "HIDDENWEB_STORE_PATH": str(workdir / "hiddenweb.db")})
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={seed}"]
+        cwd = PROJECT_DIR
+        env["SCRAPY_SETTINGS_MODULE"] = "hiddenweb.settings"
+    else:
+        raise ValueError(f"unknown crawler {crawler!r}; known: {', '.join(CRAWLERS)}")
+    for key, value in settings.items():
+        cmd += ["-s", f"{key}={value}"]
+    return cmd, cwd, env
+
+
+def run_crawler(crawler: str, seed: str, workdir: Path, caps: Caps,
+                tick: Callable[[], None] | None = None) -> CrawlResult:
+    """Run one capped crawl of ``seed``; ``tick`` is called about every second (progress)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    cmd, cwd, env = command(crawler, seed, workdir, caps)
+    log = workdir / "crawl.log"
+    start = time.monotonic()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            while proc.poll() is None:
+                if time.monotonic() - start > caps.seconds + 60:
+                    proc.kill()
+                    break
+                if tick:
+                    tick()
+                time.sleep(1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            try:  # Chromium and the node driver, should they outlive the crawl
+                os.killpg(proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+    wall = time.monotonic() - start
+    stats_file = workdir / "stats.json"
+    try:
+        stats = json.loads(stats_file.read_text())
+    except (OSError, ValueError):
+        stats = {}
+    browser_pages = int(stats.get("playwright/page_count", 0)) if crawler != "hwdla" else \
+        int(stats.get("hiddenweb/browser/pages", 0))
+    tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
+    return CrawlResult(crawler, round(wall, 1), proc.returncode, stats, browser_pages, tail)

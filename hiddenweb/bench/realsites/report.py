@@ -1,0 +1,155 @@
+"""Reports of the real-site benchmark: a terminal table, a Markdown summary and one figure.
+
+:func:`rows` flattens :func:`hiddenweb.bench.realsites.runner.run`'s results into one row per
+site and crawler; :func:`table` prints them; :func:`markdown` writes the summary (the same
+table, the caps, the skipped sites and the code measured); :func:`figure` draws units found
+against documents the server sent (requests less page resources: the downloads of a crawl
+with or without Chromium), one panel per site, one line per crawler (matplotlib,
+Agg backend).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+COLUMNS = ("site", "crawler", "truth l/f/j", "found l/f/j", "found", "allowed", "downloads",
+           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages", "dangerous",
+           "changed")
+
+
+def _lfj(counts: dict[str, int] | None) -> str:
+    if not counts:
+        return "—"
+    return f"{counts['link']}/{counts['form']}/{counts['js']}"
+
+
+def rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for site in results:
+        if "crawls" not in site:
+            continue
+        truth = site.get("truth")
+        for crawl in site["crawls"]:
+            if "found" not in crawl:
+                out.append({"site": site["name"], "crawler": crawl["crawler"],
+                            "truth l/f/j": _lfj(truth), "found l/f/j": "error"}
+                           | {k: "—" for k in COLUMNS[4:]})
+                continue
+            found = crawl["found"]
+            out.append({
+                "site": site["name"], "crawler": crawl["crawler"], "truth l/f/j": _lfj(truth),
+                "found l/f/j": _lfj(found), "found": f"{found['total']}/{truth['total']}",
+                "allowed": f"{found['allowed']}/{truth['allowed']}",
+                "downloads": crawl["downloads"], "requests": crawl["requests"],
+                "req_to_90": crawl["requests_to_90"], "docs": crawl.get("documents"),
+                "docs_to_90": crawl.get("documents_to_90"), "wall_s": crawl["wall_seconds"],
+                "browser_pages": crawl["browser_pages"], "dangerous": crawl["dangerous"],
+                "changed": len(crawl["state_changes"]) if "state_changes" in crawl else None})
+    return out
+
+
+def _cells(table_rows: list[dict[str, Any]]) -> list[list[str]]:
+    return [["—" if r.get(k) is None else str(r.get(k)) for k in COLUMNS] for r in table_rows]
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    cells = _cells(rows(results))
+    widths = [max(len(k), *(len(c[i]) for c in cells)) if cells else len(k)
+              for i, k in enumerate(COLUMNS)]
+    lines = ["  ".join(k.rjust(w) for k, w in zip(COLUMNS, widths, strict=True))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(c, widths, strict=True)) for c in cells]
+    lines += [f"{s['name']}: {s.get('skipped') or s.get('error')}" for s in results
+              if "crawls" not in s]
+    return "\n".join(lines)
+
+
+def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    md = ["# Real-site benchmark", "",
+          "Third-party web apps installed from PyPI, npm and Debian, served on 127.0.0.1 behind "
+          "a logging reverse proxy, each crawled by three crawlers from a fresh copy of its "
+          "data: `naive` (the spider a Scrapy user writes: same-host links, each form once "
+          "with its defaults), `naive-browser` (the same, every page in Chromium) and `hwdla` "
+          "(`scrapy crawl hwdla` with its defaults). The truth comes from each app's data; "
+          "what a crawl found and its dangerous requests come from the server's log. Run it "
+          "with `hiddenweb bench realsites` (code: `hiddenweb/bench/realsites/`; each app's "
+          "module says what its units and dangerous requests are).", "",
+          f"Latest run: `{meta['command']}` — {meta['date']}, {meta['machine']}; measured "
+          f"code: {meta['code']}"
+          + (f" (scored again at {meta['rescored']})" if meta.get("rescored") else "") + ".",
+          "",
+          f"Caps per crawl: `CLOSESPIDER_PAGECOUNT={meta['caps']['pages']}`, "
+          f"`CLOSESPIDER_TIMEOUT={meta['caps']['seconds']}` s (a crawl still running a minute "
+          f"later is killed). Total time {meta['total_seconds']:.0f} s.", "",
+          "Truth and found are split by kind: **l**ink-reachable / **f**orm-only / "
+          "**j**s-only units. `allowed`: units the safety policy allows reaching. "
+          "`downloads`: the crawler's responses; `requests`: what the server received "
+          "(with Chromium, page resources and XHR too); `req_to_90`: requests until 90 % of "
+          "what the crawl finally found; `docs`, `docs_to_90`: the same without page resources "
+          "(styles, scripts, images, fonts), comparable across crawlers; `dangerous`: "
+          "requests that log in, sign up, post, edit, delete or otherwise change state, "
+          "counted from the server's log; `changed`: tables and files of the app's data that "
+          "differ after the crawl (listed below).", "",
+          "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    md += ["| " + " | ".join(c) + " |" for c in _cells(rows(results))]
+    crawls = [c for site in results for c in site.get("crawls", [])]
+    left = sorted({p for c in crawls for p in c.get("leftover_pids", [])})
+    md += ["", f"Processes left running after the crawls (apps, proxies, crawlers, checked by "
+               f"PID and process group after each of the {len(crawls)} crawls): "
+               f"{', '.join(map(str, left)) if left else 'none'}."]
+    md += ["", "## Sites", ""]
+    for s in results:
+        if "crawls" in s:
+            md.append(f"- **{s['name']}** ({s['origin']}: {', '.join(s['pins'])}): {s['hidden']}")
+            for c in s["crawls"]:
+                if c.get("dangerous_by_reason"):
+                    reasons = ", ".join(f"{k} ×{v}" for k, v in
+                                        sorted(c["dangerous_by_reason"].items()))
+                    md.append(f"  - {c['crawler']} dangerous: {reasons}")
+                if c.get("state_changes"):
+                    shown = "; ".join(c["state_changes"][:6])
+                    more = len(c["state_changes"]) - 6
+                    md.append(f"  - {c['crawler']} changed: {shown}"
+                              + (f"; and {more} more" if more > 0 else ""))
+                if c.get("error"):
+                    md.append(f"  - {c['crawler']} error: {c['error']}")
+                elif c.get("returncode"):
+                    md.append(f"  - {c['crawler']} exited with {c['returncode']} "
+                              f"(finish reason {c.get('finish_reason')})")
+        else:
+            md.append(f"- **{s['name']}**: {s.get('skipped') or s.get('error')}")
+    return "\n".join(md) + "\n"
+
+
+def figure(results: list[dict[str, Any]], path: Path) -> Path | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sites = [s for s in results if s.get("crawls")]
+    if not sites:
+        return None
+    cols = min(3, len(sites))
+    nrows = (len(sites) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.6 * nrows), squeeze=False)
+    for ax, site in zip(axes.flat, sites, strict=False):
+        for crawl in site["crawls"]:
+            curve = crawl.get("curve") or []
+            if curve:
+                xs = [0] + [p[1] for p in curve]  # documents: page resources left out
+                ys = [0] + [p[-1] for p in curve]
+                ax.step(xs, ys, where="post", label=crawl["crawler"])
+        ax.axhline(site["truth"]["total"], color="grey", linestyle=":", linewidth=1,
+                   label="truth")
+        ax.set_title(site["name"])
+        ax.set_xlabel("documents the server sent (downloads)")
+        ax.set_ylabel("units found")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(sites):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,182 @@
+"""Run the real-site benchmark: for each app, install, build, truth; then each crawler in turn.
+
+:func:`run` returns one result per site (``name``, ``origin``, ``version`` pins, ``truth`` by kind,
+``crawls``: per crawler ``found`` by kind, ``requests`` the server received, ``downloads``
+(the crawler's responses), ``requests_to_90``, ``wall_seconds``, ``browser_pages``,
+``dangerous`` and its reasons, ``state_changes``: what differs in the app's data afterwards,
+``returncode``), or ``skipped``/``error`` with a one-line reason.
+Every crawl gets a fresh copy of the app's data, a fresh app process and proxy on free loopback
+ports, and both are stopped after it (``leftover_pids`` lists any that survived: it should be
+empty). Ctrl-C stops the crawl and the servers and returns what was measured so far (the site
+then has ``interrupted``: the crawler it stopped). Progress goes to stderr, one line per step
+and a live request count per crawl.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps, run_crawler
+from hiddenweb.bench.realsites.install import InstallError, git_source
+from hiddenweb.bench.realsites.scoring import Truth, read_log, score
+from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
+from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES, Site, SiteSkipped
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def wait_port(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise ServerError(f"nothing listens on 127.0.0.1:{port} after {timeout:.0f} s")
+
+
+class _Ticker:
+    """Prints the requests the proxy has logged so far, on one line, about every 5 s."""
+
+    def __init__(self, label: str, log: Path) -> None:
+        self.label, self.log, self.lines, self.pos = label, log, 0, 0
+        self.start = self.last = time.monotonic()
+
+    def __call__(self) -> None:
+        try:
+            with open(self.log, "rb") as fh:
+                fh.seek(self.pos)
+                chunk = fh.read()
+        except OSError:
+            return
+        self.pos += len(chunk)
+        self.lines += chunk.count(b"\n")
+        now = time.monotonic()
+        if now - self.last >= 5:
+            self.last = now
+            say(f"  {self.label}: {self.lines} requests, {now - self.start:.0f} s")
+
+
+def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
+               caps: Caps) -> dict[str, Any]:
+    """One crawl of a fresh copy of ``site``; its score from the proxy's log."""
+    wd = workdir / site.name / crawler
+    data = site.fresh(wd / "data")
+    log = wd / "requests.jsonl"
+    log.unlink(missing_ok=True)
+    with Servers() as servers:
+        port, public = free_port(), free_port()
+        cmd, cwd, env = site.command(data, port, public)
+        servers.start("app", cmd, wd / "app.log", cwd=cwd, env=env)
+        servers.wait_http("app", f"http://127.0.0.1:{port}{site.ready_path}", timeout=90)
+        servers.start("proxy", [sys.executable, "-m", "hiddenweb.bench.realsites.proxy",
+                                "--port", str(public), "--upstream", f"http://127.0.0.1:{port}",
+                                "--log", str(log)], wd / "proxy.log")
+        wait_port(public)
+        seed = f"http://127.0.0.1:{public}{site.seed_path}"
+        pages = site.caps_pages or caps.pages
+        result = run_crawler(crawler, seed, wd / "crawl", Caps(pages, caps.seconds),
+                             tick=_Ticker(f"{site.name}/{crawler}", log))
+        servers.stop_all()
+        leftover = servers.alive()
+    if log.exists():
+        s = score(read_log(log), truth, site.found_in, site.dangerous)
+    else:
+        s = score([], truth, site.found_in, site.dangerous)
+    changes = site.state_changes(site.pristine(), data)
+    return {"crawler": crawler, **s.as_dict(), "state_changes": changes,
+            "downloads": result.downloads,
+            "wall_seconds": result.wall_seconds, "browser_pages": result.browser_pages,
+            "returncode": result.returncode, "finish_reason": result.stats.get("finish_reason"),
+            "leftover_pids": leftover, "seed": seed,
+            "log_tail": result.log_tail if result.returncode else ""}
+
+
+def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | None = None,
+        crawlers: tuple[str, ...] = CRAWLERS) -> list[dict[str, Any]]:
+    sources = sources or {}
+    results = []
+    for name in names:
+        if name in GIT_ONLY and name not in SITES:
+            say(f"[{name}] skipped: lives only in git ({GIT_ONLY[name]}); "
+                f"give --source {name}=URL-OR-PATH")
+            results.append({"name": name, "skipped": "git-only app; no --source given"})
+            continue
+        if name not in SITES:
+            raise ValueError(f"unknown site {name!r}; known: {', '.join([*SITES, *GIT_ONLY])}")
+        site = SITES[name](sources.get(name))
+        entry: dict[str, Any] = {"name": name, "origin": site.origin, "pins": list(site.pins),
+                                 "hidden": site.hidden}
+        results.append(entry)
+        try:
+            t0 = time.monotonic()
+            if site.origin == "git":
+                if not site.source:
+                    raise SiteSkipped(f"lives only in git; give --source {name}=URL-OR-PATH")
+                site.src = git_source(name, site.source)  # type: ignore[attr-defined]
+            say(f"[{name}] installing ({site.origin}: {', '.join(site.pins) or site.source})")
+            site.install()
+            say(f"[{name}] building data")
+            truth = site.truth(site.pristine())
+            entry["setup_seconds"] = round(time.monotonic() - t0, 1)
+            entry["truth"] = truth.by_kind()
+            say(f"[{name}] truth: {entry['truth']}")
+        except SiteSkipped as exc:
+            say(f"[{name}] skipped: {exc}")
+            entry["skipped"] = str(exc)
+            continue
+        except (InstallError, OSError, RuntimeError, ValueError) as exc:
+            say(f"[{name}] set-up failed: {exc}")
+            entry["error"] = f"set-up: {exc}".splitlines()[0]
+            continue
+        entry["crawls"] = []
+        for crawler in crawlers:
+            say(f"[{name}] crawling with {crawler}")
+            try:
+                crawl = crawl_site(site, truth, crawler, workdir, caps)
+            except KeyboardInterrupt:  # servers are stopped already; keep what was measured
+                say(f"[{name}] interrupted during {crawler}; every app and proxy stopped")
+                entry["interrupted"] = crawler
+                return results
+            except Exception as exc:  # record and go on with the next crawler
+                traceback.print_exc(file=sys.stderr)
+                crawl = {"crawler": crawler, "error": f"{type(exc).__name__}: {exc}"
+                         .splitlines()[0]}
+            entry["crawls"].append(crawl)
+            if "found" in crawl:
+                say(f"[{name}] {crawler}: found {crawl['found']}, {crawl['requests']} requests, "
+                    f"{crawl['wall_seconds']} s, dangerous {crawl['dangerous']}")
+    return results
+
+
+def rescore(results: list[dict[str, Any]], workdir: Path,
+            sources: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Score the crawls of an earlier run again from their request logs (in ``workdir``) with
+    the current scorers and truth; what was measured of the crawls themselves is kept."""
+    sources = sources or {}
+    for entry in results:
+        if "crawls" not in entry or entry["name"] not in SITES:
+            continue
+        site = SITES[entry["name"]](sources.get(entry["name"]))
+        if site.origin == "git":
+            site.src = git_source(site.name, site.source or "")  # type: ignore[attr-defined]
+        site.install()
+        truth = site.truth(site.pristine())
+        entry.update(truth=truth.by_kind(), pins=list(site.pins), hidden=site.hidden)
+        for crawl in entry["crawls"]:
+            log = workdir / site.name / crawl["crawler"] / "requests.jsonl"
+            if "found" in crawl and log.exists():
+                crawl.update(score(read_log(log), truth, site.found_in, site.dangerous)
+                             .as_dict())
+            data = log.parent / "data"
+            if "found" in crawl and data.exists():
+                crawl["state_changes"] = site.state_changes(site.pristine(), data)
+    return results

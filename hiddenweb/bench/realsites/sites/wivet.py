@@ -1,0 +1,116 @@
+"""WIVET (git only: ``--source wivet=URL-OR-PATH``), crawler test cases in PHP, on ``php -S``.
+
+The checkout is cloned at run time from the given source (never vendored), its one PHP 5
+string offset (``$s{$i}``) rewritten for PHP 8 in the copy, and served with Debian's
+``php-cli``; its file data store records visits under ``offscanpages/statistics``.
+``CHEATPROOF`` stays off, so every test case keeps its file name (``innerpages/N_xxxx.php``) and
+the proxy's log names it.
+
+Units: the test cases, the ``innerpages/*.php`` files but ``index``. A unit's kind comes from
+the markup on the way to it from the ``pages/*.php`` (listed in a ``pages/index.html`` made at
+build time, as Apache's directory listing would): a plain ``href`` or ``src`` outside any script
+is a ``link`` step, a form's ``action`` a ``form`` step, anything else (script, event handler,
+Flash) a ``js`` step; a path is as hard as its hardest step and a unit takes its plainest path.
+Found on a 2xx answer to its URL. Dangerous: ``logout.php``
+(resets the session WIVET counts in) and ``offscanpages/remove-all-stats.php``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from hiddenweb.bench.realsites.install import apt_packages
+from hiddenweb.bench.realsites.scoring import Entry, Truth, Unit
+from hiddenweb.bench.realsites.sites.base import Site, SiteSkipped
+
+OFFSET = re.compile(r"(\$[A-Za-z_]\w*)\{(\$?\w+)\}")
+CASE = re.compile(r"innerpages/(\d+_[0-9a-f]+)\.php")
+SCRIPT = re.compile(r"<script.*?</script>|\son\w+\s*=\s*(\"[^\"]*\"|'[^']*')",
+                    re.S | re.I)
+FORM_ACTION = re.compile(r"<form[^>]*action\s*=\s*[\"'][^\"']*?(?:tc\('|)(\d+_[0-9a-f]+)",
+                         re.I)
+PLAIN = re.compile(r"(?:href|src)\s*=\s*[\"'][^\"']*?(?:tc\('|)(\d+_[0-9a-f]+)", re.I)
+
+
+def _edges(text: str) -> dict[str, str]:
+    """The test cases ``text`` points to, each by its plainest kind of reference."""
+    plain = SCRIPT.sub(" ", text)
+    here: dict[str, str] = {}
+    for case in PLAIN.findall(plain):
+        here[case] = "link"
+    for case in FORM_ACTION.findall(plain):
+        here.setdefault(case, "form")
+    for case in re.findall(r"(\d+_[0-9a-f]+)", text):
+        here.setdefault(case, "js")
+    return here
+
+
+def kinds(root: Path) -> dict[str, str]:
+    """Each test case's kind: the plainest path to it from the ``pages/*.php`` (linked from
+    the directory listing), a path being as hard as its hardest step (link < form < js)."""
+    rank = {"link": 0, "form": 1, "js": 2}
+    cases = {p.stem for p in (root / "innerpages").glob("*_*.php")}
+    best: dict[str, str] = {}
+    frontier = [(case, kind) for page in (root / "pages").glob("*.php")
+                for case, kind in _edges(page.read_text(errors="replace")).items()]
+    while frontier:
+        case, kind = frontier.pop()
+        if case not in cases or (case in best and rank[best[case]] <= rank[kind]):
+            continue
+        best[case] = kind
+        text = (root / "innerpages" / f"{case}.php").read_text(errors="replace")
+        for nxt, step in _edges(text).items():
+            frontier.append((nxt, max(kind, step, key=rank.__getitem__)))
+    return {c: best.get(c, "js") for c in sorted(cases)}
+
+
+class Wivet(Site):
+    name = "wivet"
+    origin = "git"
+    pins = ("php-cli",)
+    data_version = "2"
+    seed_path = "/index.php"
+    ready_path = "/index.php"
+    hidden = "56 crawler test cases: JS events, frames, forms, Flash, session state; a logout"
+
+    def install(self) -> None:
+        if not self.source:
+            raise SiteSkipped("lives only in git; give --source wivet=URL-OR-PATH")
+        apt_packages(list(self.pins))
+        self.php = shutil.which("php") or "/usr/bin/php"
+
+    def build(self, data: Path) -> None:
+        shutil.copytree(self.src, data / "www", ignore=shutil.ignore_patterns(".git"))
+        for php in (data / "www").rglob("*.php"):  # PHP 8 dropped $s{$i} string offsets
+            text = php.read_text(errors="replace")
+            fixed = OFFSET.sub(r"\1[\2]", text)
+            if fixed != text:
+                php.write_text(fixed)
+        stats = data / "www" / "offscanpages" / "statistics"
+        stats.mkdir(parents=True, exist_ok=True)
+        # WIVET's menu links to the directory pages/, listed by Apache; php -S lists nothing
+        listing = "".join(f'<a href="{p.name}">{p.name}</a><br>\n'
+                          for p in sorted((data / "www" / "pages").glob("*.php")))
+        (data / "www" / "pages" / "index.html").write_text(
+            f"<html><body><h1>Index of /pages</h1>\n{listing}</body></html>\n")
+        (data / "kinds.json").write_text(__import__("json").dumps(kinds(data / "www")))
+
+    def command(self, data: Path, port: int, public_port: int):
+        return ([self.php, "-S", f"127.0.0.1:{port}", "-t", str(data / "www")], data / "www",
+                None)
+
+    def truth(self, data: Path) -> Truth:
+        import json
+
+        return Truth.of(Unit(c, k) for c, k in json.loads((data / "kinds.json").read_text())
+                        .items())
+
+    def found_in(self, entry: Entry) -> set[str]:
+        return set(CASE.findall(entry.route))
+
+    def dangerous(self, entry: Entry) -> str | None:
+        if entry.route.endswith(("/logout.php", "/remove-all-stats.php")):
+            return f"{entry.method} {entry.route.rsplit('/', 1)[-1]}"
+        return None

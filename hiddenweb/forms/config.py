@@ -1,0 +1,49 @@
+"""The settings of form exploration, read once (``HIDDENWEB_*`` in docs/settings.md; lab knobs
+``form_*`` and ``lvs_learn`` in docs/design-notes.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from scrapy.settings import BaseSettings
+
+from hiddenweb import defaults
+from hiddenweb.config import lab
+
+
+@dataclass(frozen=True)
+class FormsConfig:
+    """The ``HIDDENWEB_*`` settings of form exploration (docs/settings.md)."""
+
+    submit: bool
+    max_submissions: int
+    wave: int
+    patience: int
+    blind_budget: int
+    lvs_learn: int
+    harvest: bool
+    affinity: bool
+    answers_first: bool
+    lvs_dir: str
+    keep_tokens: bool = False  # HIDDENWEB_KEEP_TOKENS: tokens and keys sent stay on items
+
+    @classmethod
+    def from_settings(cls, s: BaseSettings) -> FormsConfig:
+        def get(name: str, getter: Callable = s.get) -> Any:
+            return getter(name, getattr(defaults, name))
+
+        return cls(
+            submit=get("HIDDENWEB_SUBMIT_FORMS", s.getbool),
+            max_submissions=get("HIDDENWEB_MAX_SUBMISSIONS_PER_FORM", s.getint),
+            wave=lab(s, "form_wave"),
+            patience=lab(s, "form_patience"),
+            blind_budget=lab(s, "form_blind_budget"),
+            lvs_learn=lab(s, "lvs_learn"),
+            harvest=lab(s, "form_harvest"),
+            affinity=lab(s, "form_affinity"),
+            answers_first=lab(s, "form_answers_first"),
+            lvs_dir=get("HIDDENWEB_LVS_DIR") or "",
+            keep_tokens=get("HIDDENWEB_KEEP_TOKENS", s.getbool),
+        )

@@ -1,0 +1,440 @@
+"""The forms of one crawl: found on pages, explored by feedback, their answers read.
+
+:class:`FormCrawler` is what the spider hands its pages to. It owns every form's
+:class:`~hiddenweb.forms.explorer.FormExplorer` (keyed by :attr:`FormInfo.signature`) and every
+endpoint's shared state (:class:`~hiddenweb.forms.endpoint.Endpoint`), and returns the requests
+to schedule. The interface with the spider:
+
+* :meth:`page` — a page with new content: its forms, judged by the safety policy
+  (``spider.safety``, :mod:`hiddenweb.safety`: one call per form, marked ``SAFETY:``, which also
+  picks the button to click); the allowed, fillable ones start
+  exploring (their first wave of submissions); a form seen before adds the page's words to its
+  prior; a dependent select starts a probe in Chromium (the spider's ``dependent_options``
+  callback hands the probe's answer to :meth:`dependent_options`).
+* :meth:`new_page` — a page whose content is new: its words join the site's vocabulary, and a
+  hidden page's ``label: value`` record goes to the forms of the endpoint that led to it
+  (:func:`~hiddenweb.forms.endpoint.offer_record`).
+* :meth:`answer_read` first and :meth:`answered` last, for every response and every failure:
+  a form's answer goes to its explorer (:meth:`FormExplorer.feedback`), and the endpoints whose
+  answers are all read release their next submissions.
+* :meth:`answer_meta` — the meta that marks a link on a form's answer as an answer still to be
+  read (``form_answers_first``).
+* ``spider_idle``: paused forms get another round (:meth:`FormExplorer.resume`), unless the
+  DLA scheduler's download budget ran out (:data:`hiddenweb.signals.download_budget_exhausted`).
+
+Requests carry the meta of :func:`hiddenweb.forms.submit.describe`; stats are
+``hiddenweb/forms/...``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.http import Response, TextResponse
+
+from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS, submitted_by_script
+from hiddenweb.forms.config import FormsConfig
+from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
+from hiddenweb.forms.explorer import FormExplorer
+from hiddenweb.forms.extract import ButtonInfo, FormInfo, dependent_fields, extract_forms, pin
+from hiddenweb.forms.lvs import LVS
+from hiddenweb.forms.records import (
+    BlindBudget,
+    endpoint,
+    looks_like_no_results,
+    record_fields,
+    result_words,
+)
+from hiddenweb.forms.submit import browser_request, describe, plain_request
+from hiddenweb.forms.values import SiteWords, WordPages
+from hiddenweb.signals import download_budget_exhausted
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from hiddenweb.safety import FormVerdict
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+logger = logging.getLogger(__name__)
+
+
+class FormCrawler:
+    """The forms of one crawl (see the module docstring)."""
+
+    def __init__(self, crawler: Crawler, spider: HwdlaSpider, config: FormsConfig) -> None:
+        self.crawler, self.spider, self.config = crawler, spider, config
+        self.lvs = LVS.from_dir(config.lvs_dir or None)
+        self.site = SiteWords(WordPages.for_lvs(self.lvs) if config.affinity else None)
+        self.seen: set[str] = set()  # signatures of the forms met (explored or not)
+        self.explorers: dict[str, FormExplorer] = {}
+        self.endpoints: dict[str, Endpoint] = {}
+        self.to_release: set[str] = set()  # endpoints whose forms may send more
+        self.probes: dict[str, FormExplorer] = {}  # dependent-select probes, by signature
+        self.reading_seq = 0
+        self.budget_exhausted = False
+        crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
+        crawler.signals.connect(self._budget_exhausted, signal=download_budget_exhausted)
+        if config.answers_first:
+            crawler.signals.connect(self.answer_scheduled, signal=signals.request_scheduled)
+            crawler.signals.connect(self.answer_dropped, signal=signals.request_dropped)
+
+    @property
+    def stats(self) -> Any:
+        return self.crawler.stats  # set once the crawl starts, after the spider is built
+
+    def _budget_exhausted(self) -> None:
+        self.budget_exhausted = True
+
+    def _endpoint(self, key: str, blind: bool = False) -> Endpoint:
+        """The endpoint ``key``; with ``blind``, with its :class:`BlindBudget` (the forms found
+        on pages share one; a dependent select's forms go by their share of the limit)."""
+        ep = self.endpoints.get(key)
+        if ep is None:
+            ep = self.endpoints[key] = Endpoint(key)
+        if blind and ep.budget is None:
+            ep.budget = BlindBudget(self.config.blind_budget)
+        return ep
+
+    def wave_for(self, by_browser: bool) -> int:
+        """Submissions of one form outstanding: ``form_wave``; a form submitted in
+        the browser keeps at least ``HIDDENWEB_BROWSER_MAX_PAGES`` (one per page it may use:
+        a browser submission takes seconds, and a smaller wave leaves the browser idle)."""
+        return max(self.config.wave, self.spider.browser.max_pages) if by_browser \
+            else self.config.wave
+
+    # -- a page's forms ------------------------------------------------------------------------
+    def page(self, response: TextResponse, text: str | None) -> Iterator[scrapy.Request]:
+        """The forms of a page with new content (see the module docstring)."""
+        if not self.config.submit:
+            return
+        stats = self.stats
+        rendered = "playwright" in (response.flags or [])
+        prior: Callable[[str], float] | None = None  # the page's words: read once, if needed
+        for form in extract_forms(response.selector, response.url):
+            verdict = self.spider.safety.form(form)  # SAFETY: a form, its buttons, their methods
+            form_class = verdict.kind
+            stats.inc_value(f"hiddenweb/forms/found/{form_class}")
+            if form.signature in self.seen:
+                seen = self.explorers.get(form.signature)
+                if seen is not None and seen.page != response.url:
+                    prior = prior or self.site.prior(text or "")
+                    seen.add_prior(prior)  # a copy of the form
+                continue
+            by_script = submitted_by_script(response.selector, form.selector)
+            if by_script and not rendered:
+                # this copy needs a browser (its rendered copy, if any, comes back here); a
+                # copy of the form on another page may not: the form is not marked seen
+                stats.inc_value("hiddenweb/forms/skipped/needs_browser")
+                continue
+            self.seen.add(form.signature)
+            button = self._button(form, verdict, response.url)
+            if button is False:
+                continue
+            form_only = bool(response.meta.get("hiddenweb_form_only"))
+            dependent = dependent_fields(form) if rendered else None
+            if dependent is not None:  # the child's options come only once a parent is chosen
+                probe = FormExplorer(form, self.lvs, 0, form_class=form_class, button=button,
+                                     page=response.url, by_browser=by_script,
+                                     form_only=form_only, dependent=dependent)
+                yield self.dependent_probe(response, probe)
+                continue
+            prior = prior or self.site.prior(text or "")
+            explorer = FormExplorer(
+                form, self.lvs, self.config.max_submissions, self.wave_for(by_script),
+                self.config.patience, self.config.lvs_learn,
+                blind=self._endpoint(endpoint(button.method if button else form.method,
+                                              button.action if button else form.action),
+                                     blind=True).budget,
+                prior=prior, cooccur=self.site.word_pages, form_class=form_class,
+                button=button, page=response.url, by_browser=by_script, form_only=form_only)
+            if not explorer.fillable:
+                stats.inc_value("hiddenweb/forms/unfillable")
+                logger.info("Form %s on %s: nothing to fill (%s)", form.signature, response.url,
+                            f"required fields with no value: {explorer.unfillable}"
+                            if explorer.unfillable else "no field matches the LVS")
+                continue
+            # the DLA rewards the link that led here (hiddenweb.dla.feedback)
+            response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
+            if by_script:
+                stats.inc_value("hiddenweb/forms/browser_forms")
+            yield from self._start(explorer)
+
+    def _button(self, form: FormInfo, verdict: FormVerdict, url: str
+                ) -> ButtonInfo | None | bool:
+        """The button to click (None: submitted by Enter), or False when the form is not to be
+        submitted (the safety policy refused it and every button, or its action is off the
+        crawl's scope). Refusals are counted (``hiddenweb/forms/skipped/<reason>``,
+        ``…/skipped_buttons`` and the spider's ``hiddenweb/safety/…``)."""
+        stats = self.stats
+        if not verdict.allowed:
+            stats.inc_value(f"hiddenweb/forms/skipped/{verdict.reason}")
+            self.spider.refuse("forms", verdict.reason)
+            logger.debug("Not submitting %s form %s on %s (%s)", verdict.reason, form.signature,
+                         url, verdict.evidence)
+            return False
+        for _, reason in verdict.refused_buttons:  # never clicked: another one is
+            stats.inc_value("hiddenweb/forms/skipped_buttons")
+            self.spider.refuse("buttons", reason)
+        button = form.buttons[verdict.button] if verdict.button is not None else None
+        if not self.spider.in_scope(button.action if button else form.action):
+            stats.inc_value("hiddenweb/forms/skipped/offsite")
+            return False
+        return button
+
+    def _start(self, explorer: FormExplorer, offer: bool = True) -> Iterator[scrapy.Request]:
+        """Register an explorer and send its first wave (``offer``: after the values its
+        endpoint's answers already showed)."""
+        self.explorers[explorer.signature] = explorer
+        ep = self._endpoint(explorer.endpoint)
+        ep.explorers.append(explorer)
+        for record in ep.records if offer else ():
+            offer_record(explorer, record, self.lvs)
+        self.stats.inc_value("hiddenweb/forms/submitted_forms")
+        for data in explorer.first():
+            yield from self.submission(explorer, data)
+
+    # -- dependent selects ---------------------------------------------------------------------
+    def dependent_probe(self, response: TextResponse, probe: FormExplorer) -> scrapy.Request:
+        """A dependent select: in Chromium, choose each value of the parent select and read the
+        child's options (:data:`~hiddenweb.browser.DEPENDENT_PROBE_JS`); the answer
+        (:meth:`dependent_options`) starts one bounded explorer per parent value."""
+        from scrapy_playwright.page import PageMethod
+
+        parent, child = probe.dependent
+        form = probe.form
+        self.probes[form.signature] = probe
+        self.stats.inc_value("hiddenweb/forms/dependent_probes")
+        timeout_ms = int(min(5.0, self.spider.browser.timeout) * 1000)
+        return scrapy.Request(
+            response.url, callback=self.spider.dependent_options, errback=self.spider.on_error,
+            dont_filter=True, priority=response.request.priority + 1 if response.request else 1,
+            meta={"playwright": True, "download_slot": BROWSER_SLOT,
+                  "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded"},
+                  "playwright_page_methods": [PageMethod(
+                      "evaluate", DEPENDENT_PROBE_JS,
+                      [form.index, parent, child, self.config.max_submissions, timeout_ms])],
+                  "hiddenweb_dependent": form.signature, "hiddenweb_browser_form": True,
+                  "hiddenweb_form_only": probe.form_only,
+                  "hiddenweb_action": {"kind": "form", "page": response.url,
+                                       "label": f"choose {parent}",
+                                       "form": {"signature": form.signature, "fields": {}}}})
+
+    def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
+        """The child's options per parent value: one explorer per value with options, all of
+        them together within ``HIDDENWEB_MAX_SUBMISSIONS_PER_FORM`` submissions."""
+        stats = self.stats
+        stats.inc_value("hiddenweb/downloads")  # a browser download, not a page of its own
+        probe = self.probes.get(response.meta["hiddenweb_dependent"])
+        methods = response.meta.get("playwright_page_methods") or []
+        found = getattr(methods[0], "result", None) if methods else None
+        options = {v: [o for o in opts if o] for v, opts in (found or {}).items()
+                   if isinstance(opts, list) and any(opts)}
+        response.meta["hiddenweb_new_content"] = bool(options)
+        if probe is None or not options:
+            return
+        parent, child = probe.dependent
+        share = max(1, self.config.max_submissions // len(options))
+        for value, opts in options.items():
+            form = pin(probe.form, parent, value, child, opts)
+            if form.signature in self.seen:
+                continue
+            self.seen.add(form.signature)
+            explorer = FormExplorer(form, self.lvs, share, self.wave_for(probe.by_browser),
+                                    self.config.patience, self.config.lvs_learn,
+                                    form_class=probe.form_class, button=probe.button,
+                                    page=probe.page, by_browser=probe.by_browser,
+                                    form_only=probe.form_only, dependent=probe.dependent)
+            if not explorer.fillable:
+                continue
+            stats.inc_value("hiddenweb/forms/dependent_values")
+            yield from self._start(explorer, offer=False)
+
+    # -- submissions -----------------------------------------------------------------------------
+    def submission(self, explorer: FormExplorer, data: dict[str, str | None]
+                   ) -> Iterator[scrapy.Request]:
+        """One submission of ``explorer`` as a request (plain HTTP or page actions)."""
+        spider = self.spider
+        if explorer.by_browser:
+            request = browser_request(explorer, data, callback=spider.parse,
+                                      errback=spider.on_error)
+        else:
+            request = plain_request(explorer, data, callback=spider.parse,
+                                    errback=spider.on_error)
+            if request is None:
+                return
+            request = request.replace(meta=spider.browser_meta(request.url, {}))
+        request.meta.update(describe(explorer, data, request, self.config.keep_tokens))
+        if explorer.is_suggested(data):
+            request.meta.update(self.answer_meta())
+        self.stats.inc_value("hiddenweb/forms/submissions")
+        yield request
+
+    def release(self, explorer: FormExplorer) -> Iterator[scrapy.Request]:
+        """The submissions ``explorer`` releases now (:meth:`FormExplorer.release`)."""
+        holds = explorer.holds
+        released = explorer.release()
+        if explorer.holds > holds:
+            self.stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
+        for data in released:
+            yield from self.submission(explorer, data)
+
+    # -- answers -------------------------------------------------------------------------------
+    def new_page(self, response: Response, text: str | None) -> Iterator[scrapy.Request]:
+        """A page whose content was not seen before: its words join the site's vocabulary, and
+        a hidden page's ``label: value`` record goes to the forms of the endpoint that led to it
+        (:mod:`hiddenweb.forms.records`; meta ``hiddenweb_origin``): the submissions it
+        releases."""
+        if text:
+            self.site.add_page(text)
+        if self.config.harvest and response.meta.get("hiddenweb_origin") \
+                and isinstance(response, TextResponse):
+            yield from self.harvest(response)
+
+    def answered(self, meta: dict, response: Response | None, new: bool
+                 ) -> Iterator[scrapy.Request]:
+        """After a response (or, with ``response`` None, a failure) of a request with ``meta``
+        was read: a form's feedback, and what the endpoints whose answers are now all read may
+        send."""
+        if meta.get("hiddenweb_explore"):
+            yield from self.feedback(meta, response, new)
+        yield from self.release_read()
+
+    def harvest(self, response: TextResponse) -> Iterator[scrapy.Request]:
+        """A hidden page's record, offered to the forms of its endpoint."""
+        try:
+            record = record_fields(response.selector)
+        except (ValueError, AttributeError):  # not markup
+            return
+        if not record:
+            return
+        ep = self._endpoint(response.meta["hiddenweb_origin"])
+        ep.keep(record)
+        if ep.budget is not None and self.config.answers_first:
+            labels: dict[str, str] = {}
+            for explorer in ep.explorers:  # the free-text fields: a finite one lists its values
+                labels.update({label: name for label, name
+                               in matched_fields(explorer, record, self.lvs).items()
+                               if name in explorer.lvs_labels})
+            if ep.budget.shown.add(record, labels, query_of(response.meta)):
+                self.to_release.add(ep.key)  # the evidence changed: a hold may end
+        for explorer in ep.explorers:
+            queued = offer_record(explorer, record, self.lvs)
+            if queued:
+                self.stats.inc_value("hiddenweb/forms/harvested_values", queued)
+                yield from self.release(explorer)
+
+    def feedback(self, meta: dict, response: Response | None, new: bool
+                 ) -> Iterator[scrapy.Request]:
+        """Tell the form's explorer what a submission gave; yield the submissions it releases."""
+        explorer = self.explorers.get(meta["hiddenweb_explore"])
+        if explorer is None:
+            return
+        data = meta.get("hiddenweb_explore_data") or {}
+        success = empty = False
+        words: list[str] = []
+        if response is not None and response.status == 200 \
+                and isinstance(response, TextResponse):
+            try:
+                text = " ".join(response.xpath("//body//text()").getall())
+                empty = looks_like_no_results(text)
+                success = new and not empty
+                if success and explorer.learn:
+                    words = result_words(response.xpath("//body//a//text()").getall())
+            except (ValueError, AttributeError):
+                success = False
+        stats = self.stats
+        stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
+        pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
+        released = explorer.feedback(data, success, words, empty=empty)
+        if explorer.holds > holds:
+            stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
+        if explorer.blind is not None and explorer.blind.flying < explorer.wave:
+            self.to_release.add(explorer.endpoint)  # the endpoint's wave has room
+        if explorer.pruned > pruned:
+            stats.inc_value("hiddenweb/forms/pruned", explorer.pruned - pruned)
+        if explorer.reorders > reorders:
+            stats.inc_value("hiddenweb/forms/affinity_reorders")
+        for next_data in released:
+            yield from self.submission(explorer, next_data)
+
+    # -- answers first (form_answers_first) ------------------------------------------
+    def answer_meta(self, query: dict | None = None) -> dict[str, Any]:
+        """Meta marking a request as an answer of its endpoint still to be read (a link on a
+        form's answer, or a harvested submission), with the ``query`` it belongs to. Empty
+        when the setting is off."""
+        if not self.config.answers_first:
+            return {}
+        self.reading_seq += 1
+        return {"hiddenweb_reading": self.reading_seq,
+                **({"hiddenweb_query": query} if query is not None else {})}
+
+    def _reading_changed(self, ep: Endpoint) -> None:
+        if ep.budget is not None:
+            ep.budget.reading = len(ep.reading)
+        if not ep.reading:
+            self.to_release.add(ep.key)
+
+    def answer_scheduled(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        """``request_scheduled``: an answer of an endpoint is now to be read."""
+        token = request.meta.get("hiddenweb_reading")
+        if token is not None and request.meta.get("hiddenweb_origin"):
+            ep = self._endpoint(request.meta["hiddenweb_origin"])
+            ep.reading.add(token)
+            self._reading_changed(ep)
+
+    def answer_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        """``request_dropped`` (a duplicate): it will not be read."""
+        self.answer_read(request.meta)
+
+    def answer_read(self, meta: dict) -> None:
+        """An answer was read (or failed, or was dropped)."""
+        token = meta.get("hiddenweb_reading")
+        ep = self.endpoints.get(meta.get("hiddenweb_origin"))
+        if token is not None and ep is not None and token in ep.reading:
+            ep.reading.discard(token)
+            self._reading_changed(ep)
+
+    def release_read(self) -> Iterator[scrapy.Request]:
+        """What the forms of the endpoints in ``to_release`` may send now: their answers are
+        all read, what the answers show changed, or an answer left room in their wave."""
+        if not self.to_release:
+            return
+        done, self.to_release = self.to_release, set()
+        for key in done:
+            ep = self.endpoints.get(key)
+            for explorer in list(ep.explorers if ep is not None else ()):
+                yield from self.release(explorer)
+
+    def resume_paused(self) -> None:
+        """``spider_idle``: nothing is left to download, so the paused forms (patience run out,
+        :meth:`FormExplorer.resume`) get another round of blind submissions."""
+        if self.budget_exhausted:
+            return
+        for ep in self.endpoints.values():
+            if ep.reading:  # idle: nothing is left to read
+                ep.reading.clear()
+                self._reading_changed(ep)
+            if ep.budget is not None:
+                ep.budget.flying = 0  # ... nor in flight (a lost answer)
+        for explorer in self.explorers.values():
+            explorer.flying.clear()
+        requests = [request for explorer in list(self.explorers.values())
+                    for data in explorer.resume() for request in self.submission(explorer, data)]
+        if not requests:
+            return
+        self.stats.inc_value("hiddenweb/forms/resumed_submissions", len(requests))
+        logger.debug("Idle: %d more submissions of paused forms", len(requests))
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        raise DontCloseSpider
+
+
+def query_of(meta: dict) -> dict[str, str | None]:
+    """The submission whose answers a hidden page belongs to (meta ``hiddenweb_query``, or the
+    page's own ``hiddenweb_explore_data`` for a form's answer)."""
+    return meta.get("hiddenweb_query") or meta.get("hiddenweb_explore_data") or {}

@@ -1,0 +1,208 @@
+"""Which pages of the site show each LVS value: co-occurrence, for choosing a search box's
+next blind value after the answers to the last ones.
+
+A search box indexes the words of *some* of the site's documents, and those words go together:
+they are the words of one subject, and the site's own pages show them side by side. So when a
+value answers "no results", the values that keep its company on the site's pages are less
+likely to answer either, and when one answers with results, its company is the next best guess
+(adaptive query selection from the site's own statistics: Ntoulas, Zerfos & Cho 2005, §3;
+Barbosa & Freire 2004 pick their queries from the words of the pages seen, as
+:meth:`SiteWords.prior` does before any answer).
+
+:class:`WordPages` keeps, for each *tracked* word (the values of the LVS's open labels, where a
+search box takes its values: :class:`hiddenweb.forms.lvs.LVSLabel` ``open``), the set of pages that
+show it, as a bitset (a Python ``int``) over the first ``max_pages`` pages with text. Memory is
+bounded by ``tracked words × max_pages / 8`` bytes (439 bundled keywords × 4096 pages: under
+230 kB). :meth:`similarity` is the cosine of two values' page sets, in [0, 1].
+
+:class:`hiddenweb.forms.explorer.FormExplorer` turns the similarities to the values already
+answered into an *affinity*, a log-odds that scales each waiting value's prior (``+`` for
+company of a value that gave results, ``-`` for company of one that answered "no results"), and
+reorders its sweep. Scaling, not adding: a value the site never shows has no prior and no
+company, and the misses of the site's own words must not lift it past them (where the box
+indexes words of every subject, as on the proving ground's 10^4-page sites, an additive affinity
+did exactly that and cost 250 downloads).
+``form_affinity`` (docs/settings.md) switches it off.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from math import sqrt
+from typing import TYPE_CHECKING
+
+from hiddenweb.forms.extract import TEXT_TYPES, FormInfo
+from hiddenweb.forms.lvs import LVS, words_of
+from hiddenweb.forms.records import form_state
+
+if TYPE_CHECKING:
+    from hiddenweb.forms.explorer import FormExplorer
+
+MAX_PAGES = 4096
+
+
+class WordPages:
+    """Bitsets of the pages that show each tracked word (see the module docstring)."""
+
+    def __init__(self, words: Iterable[str], max_pages: int = MAX_PAGES) -> None:
+        self.bits: dict[str, int] = {w: 0 for w in words}
+        self.max_pages = max_pages
+        self.pages = 0
+
+    @classmethod
+    def for_lvs(cls, lvs: LVS, max_pages: int = MAX_PAGES) -> WordPages:
+        """Track the words of every value of the LVS's open labels."""
+        words = {w for label in lvs.labels if label.open for value in label.values
+                 for w in words_of(value)}
+        return cls(words, max_pages)
+
+    def add_page(self, words: Iterable[str]) -> None:
+        """Record one page's (distinct) words; pages past ``max_pages`` are not recorded."""
+        if self.pages >= self.max_pages:
+            return
+        bit = 1 << self.pages
+        self.pages += 1
+        bits = self.bits
+        for w in words:
+            if w in bits:
+                bits[w] |= bit
+
+    def value_bits(self, value: str | None) -> int:
+        """The pages that show any word of ``value``."""
+        out = 0
+        for w in words_of(value or ""):
+            out |= self.bits.get(w, 0)
+        return out
+
+    def similarity(self, a: str | None, b: str | None) -> float:
+        """Cosine of the page sets of two values (0 when either is on no page)."""
+        return _cosine(self.value_bits(a), self.value_bits(b))
+
+    def kin(self, value: str | None, others: Iterable[str | None]) -> Iterator[tuple[str, float]]:
+        """``(other, similarity)`` for each of ``others`` that shares a page with ``value``."""
+        x = self.value_bits(value)
+        if not x:
+            return
+        for other in others:
+            if other and (sim := _cosine(x, self.value_bits(other))):
+                yield other, sim
+
+
+def _cosine(x: int, y: int) -> float:
+    if not x or not y:
+        return 0.0
+    return (x & y).bit_count() / sqrt(x.bit_count() * y.bit_count())
+
+
+def field_domains(form: FormInfo, lvs: LVS
+                  ) -> tuple[list[tuple[str, list[str | None]]], dict[str, str], list[str]]:
+    """(field name, candidate values) per fillable field, the LVS label used per free-text field,
+    and the required fields with no value to give: a free-text field no LVS label matches, or a
+    select whose only option is an empty placeholder (a dependent select a script fills once its
+    parent is chosen: a browser's constraint validation refuses to submit the form without it,
+    and a plain-HTTP submission only gets the server's refusal). Finite fields take their own
+    domain (the selected/checked default first), free-text fields their LVS label's values."""
+    domains: list[tuple[str, list[str | None]]] = []
+    lvs_labels: dict[str, str] = {}
+    unfillable: list[str] = []
+    for f in form.fillable_fields():
+        if f.kind in ("select",):
+            values: list[str | None] = [v for v in f.options if v or not f.required]
+            if not values and f.required:
+                unfillable.append(f.name)
+                continue
+            if f.default in values:
+                values.remove(f.default)
+                values.insert(0, f.default)
+        elif f.kind == "radio":
+            values = list(f.options)
+            if f.default in values:
+                values.remove(f.default)
+                values.insert(0, f.default)
+        elif f.kind == "checkbox":
+            values = [None, f.options[0] if f.options else "on"]  # unchecked (the default) first
+        elif f.kind in TEXT_TYPES or f.kind == "textarea":
+            label = lvs.match(f.descriptors)
+            if label is None:
+                if f.required:
+                    unfillable.append(f.name)
+                continue
+            lvs_labels[f.name] = label.name
+            values = list(label.values)
+        else:
+            continue
+        if values:
+            domains.append((f.name, values))
+    return domains, lvs_labels, unfillable
+
+
+class SiteWords:
+    """The site's own vocabulary: how many distinct pages show each word, and (with
+    ``form_affinity``) which pages show each LVS value (:class:`WordPages`)."""
+
+    def __init__(self, word_pages: WordPages | None = None) -> None:
+        self.pages: Counter[str] = Counter()
+        self.word_pages = word_pages
+
+    def add_page(self, text: str) -> None:
+        """A page with new content: count its words."""
+        words = set(words_of(text))
+        self.pages.update(words)
+        if self.word_pages is not None:
+            self.word_pages.add_page(words)
+
+    def prior(self, page_text: str) -> Callable[[str], float]:
+        """How much the site already speaks of an LVS value: its words on the form's own page
+        (weight 3) and on the pages seen so far (log of how many), for
+        :class:`~hiddenweb.forms.explorer.FormExplorer` (Barbosa & Freire 2004: queries from
+        the words of the pages seen)."""
+        page = set(words_of(page_text))
+        site = self.pages
+
+        def prior(value: str) -> float:
+            return sum(3.0 * (w in page) + math.log1p(site[w]) for w in words_of(value))
+
+        return prior
+
+
+def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], float] | None
+                     ) -> None:
+    """Order an explorer's LVS fields' values (their LVS order was shuffled): by the site's
+    ``prior`` (a site's search index covers the words of its pages: Barbosa & Freire 2004,
+    Ntoulas et al. 2005; the sort is stable, so ties keep the random order), then the values
+    the LVS places under the form's fixed state first (a wizard's region=MA: that region's
+    cities, ``[city.within.region]``), dropping those it places only under other states."""
+    state = form_state(explorer.signature)
+    for key, value in list(state.items()):  # "state=MA" names the LVS label [region]
+        named = lvs.match([key])
+        if named is not None:
+            state.setdefault(named.name, value)
+    for i, name in enumerate(explorer.names):
+        if name in explorer.lvs_labels:
+            explorer.rng.shuffle(explorer.values[i])
+            if prior is not None:
+                explorer.prior_score[i] = {v: prior(v) for v in explorer.values[i] if v}
+                explorer.values[i].sort(key=lambda v: -explorer.prior_score[i].get(v, 0.0))
+            label = lvs.get(explorer.lvs_labels[name]) if state else None
+            inside, elsewhere = label.placed(state) if label is not None else ([], set())
+            first = set(inside)
+            explorer.pinned[i] = first
+            if first:
+                explorer.values[i].sort(key=lambda v: v not in first)
+                # ... and the values the LVS places only elsewhere (Houston for MA) are dropped
+                kept = [v for v in explorer.values[i] if v not in elsewhere]
+                if kept:
+                    explorer.values[i] = kept
+                    explorer.stats[i] = {v: explorer.stats[i][v] for v in kept}
+                    explorer.excluded[i] = {v.casefold() for v in elsewhere}
+
+
+#: option values that mean "no filter" when they are a field's default
+WILDCARDS = frozenset({"", "any", "all", "*", "-", "none"})
+
+
+def is_wildcard(value: str | None) -> bool:
+    """An unchecked box (``None``) or an "any"-like default option value."""
+    return value is None or value.strip().casefold() in WILDCARDS

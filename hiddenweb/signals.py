@@ -1,0 +1,10 @@
+"""Signals hiddenweb's components send each other (``crawler.signals``), besides Scrapy's.
+
+* :data:`download_budget_exhausted` — sent once by the DLA scheduler when it stops handing
+  out requests (lab knob ``dla_max_steps``, the paper's k_threshold); no arguments. The form
+  crawler then stops resuming paused forms when the spider is idle.
+* :data:`hiddenweb.dla.feedback.feedback_signal` — the outcome of each response's action,
+  sent by the DLA feedback middleware to the scheduler.
+"""
+
+download_budget_exhausted = object()

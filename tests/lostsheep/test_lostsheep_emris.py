@@ -1,0 +1,77 @@
+"""The EMRIS runner: deterministic for a fixed seed; OPTIMAL is the bound."""
+
+import json
+
+from hiddenweb.bench.lostsheep.cli import main
+from hiddenweb.bench.lostsheep.emris import run_emris
+from hiddenweb.bench.lostsheep.graphs import generate_site
+
+
+def test_fixed_seed_is_deterministic():
+    a = run_emris("ls2f", 100, 20, states=100, seed=3, progress=False)
+    b = run_emris("ls2f", 100, 20, states=100, seed=3, progress=False)
+    assert (a.accuracy, a.mean_downloads) == (b.accuracy, b.mean_downloads)
+
+
+def test_optimal_always_finds_the_target_and_hmm_downloads_all():
+    opt = run_emris("optimal", 100, 30, seed=1, progress=False)
+    assert opt.accuracy == 1.0 and 2.0 <= opt.mean_downloads < 10
+    hmm = run_emris("hmm", 100, 10, states=3, seed=1, progress=False)
+    assert hmm.mean_downloads == 100.0
+
+
+def test_every_page_is_reachable_from_the_start():
+    import numpy as np
+
+    g = generate_site(300, np.random.default_rng(0))
+    seen, stack = {0}, [0]
+    while stack:
+        for kid in g.children(stack.pop()).tolist():
+            if kid not in seen:
+                seen.add(kid)
+                stack.append(kid)
+    assert len(seen) == g.n
+
+
+def test_cli_json(capsys):
+    assert main(["emris", "--nodes", "100", "--runs", "5", "--algorithm", "sim", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out.strip())
+    assert {
+        "algorithm",
+        "states",
+        "threshold",
+        "nodes",
+        "runs",
+        "accuracy",
+        "mean_downloads",
+        "seed",
+        "wall_seconds",
+    } <= row.keys()
+    assert row["nodes"] == 100 and row["runs"] == 5 and row["threshold"] == 0.75
+
+
+def test_default_graph_has_cycles_and_the_evolving_one_none():
+    import numpy as np
+
+    from hiddenweb.bench.lostsheep.graphs import GraphParams
+
+    g = generate_site(500, np.random.default_rng(1))
+    src = np.repeat(np.arange(g.n), g.out_degree())
+    assert (g.out_dst < src).any()  # links to older pages: the herder can loop back
+    assert not (g.out_dst == src).any()
+    old = generate_site(500, np.random.default_rng(1), GraphParams(evolving=True))
+    src = np.repeat(np.arange(old.n), old.out_degree())
+    assert (old.out_dst > src).all()
+
+
+def test_links_are_not_listed_by_page_age_and_the_first_calibration_is_kept():
+    import numpy as np
+
+    from hiddenweb.bench.lostsheep.graphs import GraphParams
+
+    g = generate_site(500, np.random.default_rng(2))
+    kids = g.children(0)
+    assert kids.size > 20 and (np.diff(kids) < 0).any()
+    old = generate_site(500, np.random.default_rng(2), GraphParams(evolving=True,
+                                                                   shuffle_links=False))
+    assert (np.diff(old.children(0)) > 0).all()

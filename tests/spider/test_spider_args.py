@@ -1,0 +1,92 @@
+import pytest
+
+from hiddenweb.pagetext import template_key
+from hiddenweb.spiders.hwdla import parse_seed
+
+
+@pytest.mark.parametrize("seed", [None, "", "127.0.0.1:8000", "ftp://h/", "http://", "http:///x"])
+def test_bad_seeds_are_refused_with_an_example(seed):
+    with pytest.raises(ValueError, match="seed"):
+        parse_seed(seed)
+
+
+def test_malformed_port():
+    with pytest.raises(ValueError, match="port"):
+        parse_seed("http://127.0.0.1:99999999/")
+
+
+def test_good_seed_kept():
+    assert parse_seed(" http://127.0.0.1:8000/ ") == "http://127.0.0.1:8000/"
+
+
+def test_template_key_folds_numbers_and_query_order():
+    assert template_key("http://h:1/calendar?month=2026-11") == "h/calendar"
+    assert template_key("http://h/c/3/r/17?b=1&a=2") == template_key("http://h/c/9/r/2?a=5")
+
+
+def test_shape_ignores_numbers_order_navigation_and_echoed_query():
+    from parsel import Selector
+
+    from hiddenweb.pagetext import shape_fingerprint
+
+    def page(h1, items, nav):
+        body = f"<h1>{h1}</h1><ul>{''.join(f'<li>{i}</li>' for i in items)}</ul><a>{nav}</a>"
+        return Selector(text=f"<html><body>{body}</body></html>")
+
+    a = shape_fingerprint(page("Catalog (colour=red)", ["anvil", "widget"], "x"),
+                          "http://h/catalog?colour=red")
+    b = shape_fingerprint(page("Catalog (colour=blue)", ["widget", "anvil"], "y 2"),
+                          "http://h/catalog?colour=blue&sort=price")
+    c = shape_fingerprint(page("Catalog (colour=blue)", ["widget"], "y"),
+                          "http://h/catalog?colour=blue")
+    assert a == b != c
+
+
+def test_shape_tells_result_pages_apart_but_not_calendar_months():
+    """Links that leave the template carry the records of a result list (the trap guard must
+    not take its pages for a trap); links within it are navigation (a calendar's months)."""
+    from parsel import Selector
+
+    from hiddenweb.pagetext import shape_fingerprint
+
+    def results(page, titles):
+        links = "".join(f'<li><a href="/c/1/item/{i}">{t}</a></li>' for i, t in enumerate(titles))
+        nav = f'<a href="/c/1/filter?cat=b&page={page + 1}">{page + 1}</a><a href="/">Home</a>'
+        html = f"<html><body><h1>Results for b</h1><ul>{links}</ul>{nav}</body></html>"
+        return shape_fingerprint(Selector(text=html), f"http://h/c/1/filter?cat=b&page={page}")
+
+    assert results(1, ["Crystal Telescope"]) != results(2, ["Physics Satellite"])
+
+    def month(m):
+        nav = (f'<a href="/calendar?month=2024-{m - 1:02d}">Previous month</a>'
+               f'<a href="/calendar?month=2024-{m + 1:02d}">Next month</a><a href="/">Home</a>')
+        html = f"<html><body><h1>Events in 2024-{m:02d}</h1><p>No events.</p>{nav}</body></html>"
+        return shape_fingerprint(Selector(text=html), f"http://h/calendar?month=2024-{m:02d}")
+
+    assert month(3) == month(4) == month(5)
+
+
+@pytest.mark.parametrize(("cls", "body", "ctype"), [
+    ("JsonResponse", b'{"next": "/page/2", "items": [1, 2]}', b"application/json"),
+    ("TextResponse", b"just text, no markup", b"text/plain"),
+    ("Response", b"\x89PNG\r\n\x1a\n\x00\x00", b"image/png"),
+])
+def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype):
+    """A JSON, plain-text or binary reply gives its item and nothing else; the parse runs to its
+    end (a JSON reply once raised AttributeError in the link extractor, issue 30)."""
+    import scrapy.http
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})
+    spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
+    crawler.stats.open_spider()
+    url = "http://127.0.0.1:1/data"
+    request = scrapy.Request(url, meta={"hiddenweb_form_only": False})
+    kwargs = {"encoding": "utf-8"} if cls != "Response" else {}
+    response = getattr(scrapy.http, cls)(url, body=body, request=request,
+                                         headers={"Content-Type": ctype}, **kwargs)
+    out = list(spider.parse(response))
+    assert [type(o).__name__ for o in out] == ["PageItem"]
+    assert out[0]["content_type"] == ctype.decode() and out[0]["status"] == 200
