@@ -202,8 +202,9 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
-# the bounds of the test crawls: a browser navigation 5 s, a whole request 10 s
-CRAWL_SETTINGS = {"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
+# the bounds of the test crawls: a browser navigation 8 s, a whole request 20 s (generous: a
+# loaded 2-core machine, load average 18, made 5 s navigations time out in 2 runs of 10)
+CRAWL_SETTINGS = {"HIDDENWEB_BROWSER_TIMEOUT": "8", "DOWNLOAD_TIMEOUT": "20",
                   "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO"}
 
 
@@ -247,8 +248,10 @@ def main() -> None:
             for key in STATS:
                 notes[key] += stats.get(f"hiddenweb/browser/{key}", 0)
             if not ok:
+                log = Path(tempfile.mkstemp(prefix=f"hiddenweb-{pattern}-", suffix=".log")[1])
+                log.write_text(run.stderr)
                 print(f"  {pattern}: FAILED run: {stats.get('finish_reason')}, missing "
-                      f"{sorted(expected(pattern) - reached)}", flush=True)
+                      f"{sorted(expected(pattern) - reached)} (log: {log})", flush=True)
         mean = {k: round(v / args.runs, 1) for k, v in notes.items() if v}
         print(f"{pattern}: {finished}/{args.runs} finished with every page; wall "
               f"{min(walls):.1f}-{max(walls):.1f} s (median {sorted(walls)[len(walls) // 2]:.1f});"

@@ -2,7 +2,7 @@
 :mod:`patterns` (self-navigation on a timer and on load, auto-submits driven by the crawler's own
 page actions, ``beforeunload``, dialogs, ``window.open``, downloads, endless loading, a renderer
 crash): each finishes by itself, reaches every page (the URLs a page navigated to by itself
-included), within a few download timeouts (10 s here). ``python tests/browser/patterns.py
+included), within a few download timeouts (20 s here). ``python tests/browser/patterns.py
 --runs 10`` runs each ten times and prints the figures.
 """
 
