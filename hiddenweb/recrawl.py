@@ -10,22 +10,26 @@ never replayed). Pages are revisited, not expanded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import scrapy
-from scrapy.crawler import Crawler
 
 from hiddenweb import defaults
 
+if TYPE_CHECKING:
+    from hiddenweb.spiders.hwdla import HwdlaSpider
 
-def recrawl_requests(crawler: Crawler, host: str | None, callback: Callable,
-                     errback: Callable, logger: Any, spider: Any) -> Iterator[scrapy.Request]:
-    """The store's pages in rank order (``VisitStore.recrawl_targets``), highest first, that
-    ``spider.safety`` allows (a refusal is counted by ``spider.refuse``)."""
+
+def recrawl_requests(spider: HwdlaSpider) -> Iterator[scrapy.Request]:
+    """The store's pages in rank order (``VisitStore.recrawl_targets``), highest first, on the
+    spider's host (any host without a seed), that ``spider.safety`` allows (a refusal is
+    counted by ``spider.refuse``); answered by ``spider.parse`` / ``spider.on_error``."""
     from hiddenweb.store import VisitStore, resolve_store_path
 
+    crawler, host, logger = spider.crawler, spider.host, spider.logger
+    callback, errback = spider.parse, spider.on_error
     s = crawler.settings
     path = resolve_store_path(s.get("HIDDENWEB_STORE_PATH", defaults.HIDDENWEB_STORE_PATH))
     if not path.exists():

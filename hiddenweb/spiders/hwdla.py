@@ -113,8 +113,7 @@ class HwdlaSpider(scrapy.Spider):
     # -- start -----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.recrawl:
-            for request in recrawl_requests(self.crawler, self.host, self.parse, self.on_error,
-                                            self.logger, self):
+            for request in recrawl_requests(self):
                 yield request
             return
         if self.finder is not None:
