@@ -41,7 +41,15 @@ from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS, submitted_by_scr
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
-from hiddenweb.forms.extract import ButtonInfo, FormInfo, dependent_fields, extract_forms, pin
+from hiddenweb.forms.extract import (
+    ButtonInfo,
+    FormInfo,
+    dependent_fields,
+    extract_forms,
+    is_wildcard,
+    pin,
+    pin_choices,
+)
 from hiddenweb.forms.lvs import LVS
 from hiddenweb.forms.records import (
     BlindBudget,
@@ -52,6 +60,7 @@ from hiddenweb.forms.records import (
 )
 from hiddenweb.forms.submit import browser_request, describe, plain_request
 from hiddenweb.forms.values import SiteWords, WordPages
+from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
@@ -70,6 +79,7 @@ class FormCrawler:
         self.crawler, self.spider, self.config = crawler, spider, config
         self.lvs = LVS.from_dir(config.lvs_dir or None)
         self.site = SiteWords(WordPages.for_lvs(self.lvs) if config.affinity else None)
+        self.vocabulary = SiteVocabulary()  # for the free-text fields no LVS label matches
         self.seen: set[str] = set()  # signatures of the forms met (explored or not)
         self.explorers: dict[str, FormExplorer] = {}
         self.endpoints: dict[str, Endpoint] = {}
@@ -79,9 +89,9 @@ class FormCrawler:
         self.budget_exhausted = False
         crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
         crawler.signals.connect(self._budget_exhausted, signal=download_budget_exhausted)
+        crawler.signals.connect(self.request_dropped, signal=signals.request_dropped)
         if config.answers_first:
             crawler.signals.connect(self.answer_scheduled, signal=signals.request_scheduled)
-            crawler.signals.connect(self.answer_dropped, signal=signals.request_dropped)
 
     @property
     def stats(self) -> Any:
@@ -124,6 +134,8 @@ class FormCrawler:
                 if seen is not None and seen.page != response.url:
                     prior = prior or self.site.prior(text or "")
                     seen.add_prior(prior)  # a copy of the form
+                if seen is not None and response.meta.get("hiddenweb_explore") == seen.signature:
+                    yield from self.post_back(seen, form, response)
                 continue
             by_script = submitted_by_script(response.selector, form.selector)
             if by_script and not rendered:
@@ -151,13 +163,13 @@ class FormCrawler:
                                               button.action if button else form.action),
                                      blind=True).budget,
                 prior=prior, cooccur=self.site.word_pages, form_class=form_class,
-                button=button, page=response.url, by_browser=by_script, form_only=form_only)
-            if not explorer.fillable:
-                stats.inc_value("hiddenweb/forms/unfillable")
-                logger.info("Form %s on %s: nothing to fill (%s)", form.signature, response.url,
-                            f"required fields with no value: {explorer.unfillable}"
-                            if explorer.unfillable else "no field matches the LVS")
-                continue
+                button=button, page=response.url, by_browser=by_script, form_only=form_only,
+                vocabulary=self.vocabulary, defaults_first=True)
+            if not explorer.fillable:  # sent once, as the page gives it
+                stats.inc_value("hiddenweb/forms/defaults_only")
+                logger.debug("Form %s on %s: sent with its defaults only (%s)", form.signature,
+                             response.url, f"required fields with no value: {explorer.unfillable}"
+                             if explorer.unfillable else "no field to vary")
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
             if by_script:
@@ -254,6 +266,35 @@ class FormCrawler:
             stats.inc_value("hiddenweb/forms/dependent_values")
             yield from self._start(explorer, offer=False)
 
+    # -- post-backs ------------------------------------------------------------------------------
+    def post_back(self, explorer: FormExplorer, form: FormInfo, response: TextResponse
+                  ) -> Iterator[scrapy.Request]:
+        """The answer to a submission shows the same form again with other options in a select
+        (a post-back: choosing A fills B, server side): that version of the form, with the
+        values the submission chose pinned (:func:`pin_choices`) and the answer's own hidden
+        fields (view state, tokens), is explored on its own, within a share of
+        ``HIDDENWEB_MAX_SUBMISSIONS_PER_FORM`` (like a dependent select's values)."""
+        before = {f.name: set(f.options) for f in explorer.form.fields if f.kind == "select"}
+        changed = [f.name for f in form.fields if f.kind == "select" and f.name in before
+                   and {o for o in f.options if not is_wildcard(o)} - before[f.name]]
+        data = response.meta.get("hiddenweb_explore_data") or {}
+        version = pin_choices(form, data, changed) if changed else None
+        if version is None or version.signature in self.seen:
+            return
+        self.seen.add(version.signature)
+        parents = max((len(explorer.values[explorer.names.index(name)])
+                       for name in version.pinned if name in explorer.names), default=1)
+        child = FormExplorer(version, self.lvs, max(1, self.config.max_submissions // parents),
+                             self.wave_for(explorer.by_browser), self.config.patience,
+                             self.config.lvs_learn, form_class=explorer.form_class,
+                             button=explorer.button, page=response.url,
+                             by_browser=explorer.by_browser, form_only=True,
+                             vocabulary=self.vocabulary, defaults_first=False)
+        self.stats.inc_value("hiddenweb/forms/post_backs")
+        logger.debug("Post-back of %s: %s now offers %s", explorer.signature, changed,
+                     version.pinned)
+        yield from self._start(child, offer=False)
+
     # -- submissions -----------------------------------------------------------------------------
     def submission(self, explorer: FormExplorer, data: dict[str, str | None]
                    ) -> Iterator[scrapy.Request]:
@@ -291,9 +332,28 @@ class FormCrawler:
         releases."""
         if text:
             self.site.add_page(text)
+            if isinstance(response, TextResponse):
+                yield from self.offer_labelled(self.vocabulary.add_page(response.selector, text))
         if self.config.harvest and response.meta.get("hiddenweb_origin") \
                 and isinstance(response, TextResponse):
             yield from self.harvest(response)
+
+    def offer_labelled(self, pairs: list[tuple[str, str]]) -> Iterator[scrapy.Request]:
+        """Labelled values new to the site's vocabulary (a table column, a ``label: value``
+        pair), suggested to the free-text fields of their name that no LVS label matched."""
+        if not pairs:
+            return
+        for explorer in list(self.explorers.values()):
+            queued = 0
+            for f in explorer.form.fields:
+                if not explorer.lvs_labels.get(f.name, "").startswith(SITE):
+                    continue
+                words = field_words(f)
+                queued += sum(explorer.suggest(f.name, value) for label, value in pairs
+                              if set(label.split()) & words)
+            if queued:
+                self.stats.inc_value("hiddenweb/forms/site_values", queued)
+                yield from self.release(explorer)
 
     def answered(self, meta: dict, response: Response | None, new: bool
                  ) -> Iterator[scrapy.Request]:
@@ -387,9 +447,15 @@ class FormCrawler:
             ep.reading.add(token)
             self._reading_changed(ep)
 
-    def answer_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
-        """``request_dropped`` (a duplicate): it will not be read."""
+    def request_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        """``request_dropped`` (a duplicate): it will not be read. A form's submission that
+        duplicates an earlier request (its defaults were the page's defaults) is answered
+        "nothing new" at once, so its slot in the form's wave is not held for ever."""
         self.answer_read(request.meta)
+        if request.meta.get("hiddenweb_explore"):
+            self.stats.inc_value("hiddenweb/forms/duplicates")
+            for follow in list(self.answered(request.meta, None, False)):
+                self.crawler.engine.crawl(follow)
 
     def answer_read(self, meta: dict) -> None:
         """An answer was read (or failed, or was dropped)."""

@@ -33,10 +33,11 @@ import random
 from collections.abc import Callable
 from math import prod
 
-from hiddenweb.forms.extract import ButtonInfo, FormInfo
+from hiddenweb.forms.extract import ButtonInfo, FormInfo, is_wildcard
 from hiddenweb.forms.lvs import LVS
 from hiddenweb.forms.records import BlindBudget, endpoint
-from hiddenweb.forms.values import WordPages, field_domains, is_wildcard, order_lvs_values
+from hiddenweb.forms.values import WordPages, field_domains, order_lvs_values
+from hiddenweb.forms.vocabulary import SITE, SiteVocabulary
 
 Assignment = dict[str, "str | None"]
 _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger ones sampled
@@ -62,12 +63,16 @@ class FormExplorer:
                  prior: Callable[[str], float] | None = None,
                  cooccur: WordPages | None = None, *, form_class: str = "search",
                  button: ButtonInfo | None = None, page: str = "", by_browser: bool = False,
-                 form_only: bool = False, dependent: tuple[str, str] | None = None) -> None:
+                 form_only: bool = False, dependent: tuple[str, str] | None = None,
+                 vocabulary: SiteVocabulary | None = None, defaults_first: bool = False) -> None:
         self.form = form
         self.form_class, self.button, self.page = form_class, button, page
         self.by_browser, self.form_only, self.dependent = by_browser, form_only, dependent
         self.signature = form.signature
-        domains, self.lvs_labels, self.unfillable = field_domains(form, lvs)
+        domains, self.lvs_labels, self.unfillable = field_domains(form, lvs, vocabulary)
+        #: ``defaults_first``: the form as the page gives it (``{}``, nothing changed) is the
+        #: first submission (the crawl's forms: :class:`hiddenweb.forms.crawl.FormCrawler`)
+        self.defaults_pending = defaults_first
         self.names = [name for name, _ in domains]
         self.values: list[list[str | None]] = [list(v) for _, v in domains]
         self.stats: list[dict[str | None, list[int]]] = [
@@ -133,7 +138,8 @@ class FormExplorer:
         """Another page shows this form (a copy): its ``prior`` adds to the first page's, and
         the values not yet swept are ordered again by the sum (a search box copied onto a page
         about sport, whose own page is about health, now tries both topics' words early)."""
-        fields = [i for i, name in enumerate(self.names) if name in self.lvs_labels]
+        fields = [i for i, name in enumerate(self.names) if name in self.lvs_labels
+                  and not self.lvs_labels[name].startswith(SITE)]  # the site's order stays
         for i in fields:
             scores = self.prior_score[i]
             for v in self.values[i]:
@@ -179,6 +185,7 @@ class FormExplorer:
 
     @property
     def fillable(self) -> bool:
+        """Some field has values to try, and no required one is left without any."""
         return bool(self.names) and not self.unfillable
 
     @property
@@ -188,7 +195,7 @@ class FormExplorer:
     @property
     def exhausted(self) -> bool:
         """No submission left at all: the limit is reached or every combination was tried."""
-        return (self.submitted >= self.limit
+        return (self.submitted >= self.limit or not self.fillable
                 or (len(self.tried) >= self.space and not self.offers))
 
     @property
@@ -241,13 +248,22 @@ class FormExplorer:
 
     # -- the loop ----------------------------------------------------------------------------
     def first(self) -> list[Assignment]:
-        return self._take(min(self.wave, self.limit))
+        """The first wave: the form's defaults (``{}``: nothing changed), then up to ``wave``
+        submissions in all."""
+        out: list[Assignment] = []
+        if self.defaults_pending and self.limit > 0:
+            self.defaults_pending = False
+            self.submitted += 1
+            out.append({})
+        return out + self._take(min(self.wave, self.limit) - len(out))
 
     def feedback(self, data: Assignment, new: bool, found_words: list[str] | None = None,
                  empty: bool = False) -> list[Assignment]:
         """Record the answer to ``data`` (``new``: it showed a new result page; ``empty``: it
         said "no results"); return the submissions it releases."""
         self.answers += 1
+        if not data:  # the defaults: no value of any field is judged by it
+            return self._answered_defaults(new, found_words)
         combo = tuple(data.get(name) for name in self.names)
         if combo in self.flying:  # only forms with a BlindBudget fly
             self.flying.discard(combo)
@@ -275,6 +291,18 @@ class FormExplorer:
             self.since_new += 1
         # at most ``wave`` submissions outstanding (queued or downloading): released ones are
         # not recalled, so a pause must not find a backlog of blind guesses still to go out
+        return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
+
+    def _answered_defaults(self, new: bool, found_words: list[str] | None) -> list[Assignment]:
+        if self.blind is not None:
+            self.blind.answer(new)
+        if new:
+            self.new_pages += 1
+            self.since_new = 0
+            if found_words and self.learn:
+                self._learn(found_words)
+        else:
+            self.since_new += 1
         return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
 
     def _learn(self, words: list[str]) -> None:

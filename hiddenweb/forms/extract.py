@@ -28,6 +28,8 @@ class FieldInfo:
     default: str = ""
     required: bool = False
     descriptors: list[str] = field(default_factory=list)  # label, name, id, placeholder, nearby
+    submits: bool = False  # changing it submits the form (``onchange``: a post-back)
+    outside: bool = False  # outside the <form>, joined to it by ``form="id"``
 
 
 @dataclass
@@ -108,18 +110,17 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
         method = (form.attrib.get("method", "GET") or "GET").upper()
         method = method if method in ("GET", "POST") else "GET"
         fields: dict[str, FieldInfo] = {}
-        for el in form.xpath(".//input | .//select | .//textarea"):
+        for el in _controls(page, form):
             name = el.attrib.get("name")
             if not name:
                 continue
             tag = el.root.tag.lower()
             if tag == "select":
-                options = [
-                    o.attrib.get("value", o.xpath("normalize-space(.)").get())
-                    for o in el.xpath(".//option")
-                ]
-                selected = el.xpath(".//option[@selected]/@value").get()
-                fields[name] = FieldInfo(name, "select", options, selected or "",
+                options = [_option_value(o) for o in el.xpath(".//option")]
+                chosen = el.xpath(".//option[@selected]")
+                # what a browser sends: the selected option, else the first one
+                selected = _option_value(chosen[0]) if chosen else (options[0] if options else "")
+                fields[name] = FieldInfo(name, "select", options, selected,
                                          "required" in el.attrib, _descriptors(form, el))
             elif tag == "textarea":
                 fields[name] = FieldInfo(name, "textarea", [], el.xpath("string(.)").get(),
@@ -129,18 +130,65 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                 if kind in _SKIP_TYPES:
                     continue
                 value = el.attrib.get("value", "on" if kind in ("radio", "checkbox") else "")
+                checked = "checked" in el.attrib
                 if kind == "radio" and name in fields:
                     fields[name].options.append(value)
+                    if checked:
+                        fields[name].default = value
                     continue
                 opts = [value] if kind in ("radio", "checkbox") else []
-                fields[name] = FieldInfo(name, kind, opts, value, "required" in el.attrib,
+                if kind in ("radio", "checkbox"):  # the default is what a browser sends
+                    default = value if checked else ""
+                else:
+                    default = value
+                    opts = _datalist(page, el)  # a text box's suggested values
+                fields[name] = FieldInfo(name, kind, opts, default, "required" in el.attrib,
                                          _descriptors(form, el))
+        for el in _controls(page, form):
+            info = fields.get(el.attrib.get("name", ""))
+            if info is not None:
+                info.submits = info.submits or bool(_SUBMITS_ON_CHANGE.search(
+                    el.attrib.get("onchange", "")))
+                info.outside = info.outside or not _inside(el, form)
         buttons = _buttons(form, base_url, action, method)
         text = " ".join([_texts(form, ".//text()[not(ancestor::option) and not(ancestor::button)]"),
                          *(b.text for b in buttons[:1])])
         forms.append(FormInfo(index, action, method, list(fields.values()), text, form, buttons,
                               form.attrib.get("id", "")))
     return forms
+
+
+_SUBMITS_ON_CHANGE = re.compile(r"submit\s*\(|__doPostBack", re.I)
+
+
+def _inside(el: Selector, form: Selector) -> bool:
+    return any(a.root is form.root for a in el.xpath("ancestor::form"))
+
+
+def _option_value(option: Selector) -> str:
+    return option.attrib.get("value", option.xpath("normalize-space(.)").get())
+
+
+def _controls(page: Selector, form: Selector) -> list[Selector]:
+    """The form's controls: those inside it, and those outside that name it (``form="id"``)."""
+    inside = form.xpath(".//input | .//select | .//textarea")
+    form_id = form.attrib.get("id")
+    if not form_id:
+        return list(inside)
+    outside = page.xpath("//input[@form=$id] | //select[@form=$id] | //textarea[@form=$id]",
+                         id=form_id)
+    return [el for el in inside if el.attrib.get("form", form_id) == form_id] + [
+        el for el in outside if not el.xpath("ancestor::form")
+        or el.xpath("ancestor::form[1]/@id").get() != form_id]
+
+
+def _datalist(page: Selector, el: Selector) -> list[str]:
+    """The values a text box's ``<datalist>`` (``list="id"``) suggests."""
+    list_id = el.attrib.get("list")
+    if not list_id:
+        return []
+    return [v for v in page.xpath("//datalist[@id=$id]/option/@value", id=list_id).getall()
+            if v.strip()]
 
 
 SUBMITS = (".//button[not(@type) or translate(@type,'SUBMIT','submit')='submit']"
@@ -188,3 +236,34 @@ def pin(form: FormInfo, parent: str, value: str, child: str, options: list[str])
             f = replace(f, options=list(options), default="")
         fields.append(f)
     return replace(form, fields=fields, pinned={**form.pinned, parent: value})
+
+
+#: option values that mean "no filter" when they are a field's default
+WILDCARDS = frozenset({"", "any", "all", "*", "-", "none"})
+
+
+def is_wildcard(value: str | None) -> bool:
+    """An unchecked box (``None``) or an "any"-like default option value."""
+    return value is None or value.strip().casefold() in WILDCARDS
+
+
+def pin_choices(form: FormInfo, data: dict[str, str | None], changed: list[str]
+                ) -> FormInfo | None:
+    """The version of ``form`` a post-back answered: the finite fields ``data`` chose (not
+    "any") fixed to their choice, and the ``changed`` selects offering their real options (a
+    placeholder is not a value); None when ``data`` chose nothing."""
+    finite = {f.name for f in form.fields if f.kind in ("select", "radio")}
+    chosen = {name: value for name, value in data.items()
+              if name in finite and name not in changed and value is not None
+              and not is_wildcard(value)}
+    if not chosen:
+        return None
+    fields = []
+    for f in form.fields:
+        if f.name in chosen:
+            f = replace(f, options=[chosen[f.name]], default=chosen[f.name])
+        elif f.name in changed:
+            options = [o for o in f.options if not is_wildcard(o)]
+            f = replace(f, options=options, default=options[0] if options else "")
+        fields.append(f)
+    return replace(form, fields=fields, pinned={**form.pinned, **chosen})

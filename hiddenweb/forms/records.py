@@ -60,7 +60,9 @@ def record_fields(selector: Selector) -> dict[str, list[str]]:
         dd = dt.xpath("following-sibling::dd[1]//text()").getall()
         if dd:
             texts.append((" ".join(dt.xpath(".//text()").getall()), " ".join(dd)))
-    for tr in selector.xpath("//tr[count(th|td) = 2]"):
+    # two-cell rows of a table without a header row (a header row names columns, not pairs)
+    for tr in selector.xpath("//tr[count(th|td) = 2][not(ancestor::table[1]//tr[th and not(td)]"
+                             "[count(th) > 1])]"):
         cells = [" ".join(c.xpath(".//text()").getall()) for c in tr.xpath("th|td")]
         texts.append((cells[0], cells[1]))
     for raw_label, raw_value in texts:

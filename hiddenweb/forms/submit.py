@@ -36,7 +36,9 @@ def plain_request(explorer: FormExplorer, data: Assignment, *, callback: Callabl
     """A submission over plain HTTP (form2request), clicking the explorer's button if any;
     None (logged) when form2request cannot build it."""
     form, button = explorer.form, explorer.button
-    data = dict(data)
+    # controls outside the <form> (form="id") that form2request does not see: their defaults
+    data = {**{f.name: f.default for f in form.fields
+               if f.outside and (f.default or f.kind not in ("checkbox", "radio"))}, **data}
     click: Any = False
     if button is not None:
         click = form.selector.xpath(SUBMITS)[button.index]

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from hiddenweb.forms.extract import TEXT_TYPES, FormInfo
 from hiddenweb.forms.lvs import LVS, words_of
 from hiddenweb.forms.records import form_state
+from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, site_label
 
 if TYPE_CHECKING:
     from hiddenweb.forms.explorer import FormExplorer
@@ -96,21 +97,26 @@ def _cosine(x: int, y: int) -> float:
     return (x & y).bit_count() / sqrt(x.bit_count() * y.bit_count())
 
 
-def field_domains(form: FormInfo, lvs: LVS
+def field_domains(form: FormInfo, lvs: LVS, vocabulary: SiteVocabulary | None = None
                   ) -> tuple[list[tuple[str, list[str | None]]], dict[str, str], list[str]]:
     """(field name, candidate values) per fillable field, the LVS label used per free-text field,
-    and the required fields with no value to give: a free-text field no LVS label matches, or a
-    select whose only option is an empty placeholder (a dependent select a script fills once its
-    parent is chosen: a browser's constraint validation refuses to submit the form without it,
-    and a plain-HTTP submission only gets the server's refusal). Finite fields take their own
-    domain (the selected/checked default first), free-text fields their LVS label's values."""
+    and the required fields with no value to give: a select whose only option is an empty
+    placeholder (a dependent select a script fills once its parent is chosen: a browser's
+    constraint validation refuses to submit the form without it, and a plain-HTTP submission
+    only gets the server's refusal). Finite fields take their own domain (the selected/checked
+    default first), free-text fields their LVS label's values; a free-text field no LVS label
+    matches takes its own default first, then the page's and the site's values
+    (:func:`hiddenweb.forms.vocabulary.site_label`)."""
     domains: list[tuple[str, list[str | None]]] = []
     lvs_labels: dict[str, str] = {}
     unfillable: list[str] = []
+    post_back = any(f.submits for f in form.fields)
     for f in form.fillable_fields():
         if f.kind in ("select",):
             values: list[str | None] = [v for v in f.options if v or not f.required]
-            if not values and f.required:
+            if not values and f.required and post_back:
+                values = [""]  # filled by the post-back of another field's choice
+            elif not values and f.required:
                 unfillable.append(f.name)
                 continue
             if f.default in values:
@@ -122,15 +128,16 @@ def field_domains(form: FormInfo, lvs: LVS
                 values.remove(f.default)
                 values.insert(0, f.default)
         elif f.kind == "checkbox":
-            values = [None, f.options[0] if f.options else "on"]  # unchecked (the default) first
+            on = f.options[0] if f.options else "on"
+            values = [on, None] if f.default else [None, on]  # its default state first
         elif f.kind in TEXT_TYPES or f.kind == "textarea":
             label = lvs.match(f.descriptors)
             if label is None:
-                if f.required:
-                    unfillable.append(f.name)
-                continue
+                label = site_label(lvs, f, vocabulary)
             lvs_labels[f.name] = label.name
             values = list(label.values)
+            if label.source == SITE:  # the page's own value first: the form as it stands
+                values = [f.default, *(v for v in values if v != f.default)]
         else:
             continue
         if values:
@@ -181,6 +188,8 @@ def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], fl
             state.setdefault(named.name, value)
     for i, name in enumerate(explorer.names):
         if name in explorer.lvs_labels:
+            if explorer.lvs_labels[name].startswith(SITE):
+                continue  # the page's and the site's values, in that order (site_label)
             explorer.rng.shuffle(explorer.values[i])
             if prior is not None:
                 explorer.prior_score[i] = {v: prior(v) for v in explorer.values[i] if v}
@@ -197,12 +206,3 @@ def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], fl
                     explorer.values[i] = kept
                     explorer.stats[i] = {v: explorer.stats[i][v] for v in kept}
                     explorer.excluded[i] = {v.casefold() for v in elsewhere}
-
-
-#: option values that mean "no filter" when they are a field's default
-WILDCARDS = frozenset({"", "any", "all", "*", "-", "none"})
-
-
-def is_wildcard(value: str | None) -> bool:
-    """An unchecked box (``None``) or an "any"-like default option value."""
-    return value is None or value.strip().casefold() in WILDCARDS

@@ -1,0 +1,193 @@
+"""Forms as real sites build them (issue 23), end to end: ``scrapy crawl hwdla`` over plain HTTP
+against a small site written for this test, served on 127.0.0.1 by a server that logs every
+request. Each kind of form hides pages that only its right submission reaches; what the crawl
+found is read from the server's own log:
+
+* a search box whose field no LVS label matches (``ticker``), case-sensitive values listed in a
+  table column on another page (a site's vocabulary, not the LVS);
+* a form with no field to fill (a "Show all" button and a hidden field): sent with its defaults;
+* a neutral POST form (sort options, "Apply"): sent;
+* a post-back: choosing a ``zone`` posts the form back (``onchange="this.form.submit()"``) with a
+  view-state token; only the reply offers that zone's ``depot`` options and a new token; zone +
+  depot + the reply's token give the results;
+* a control outside the ``<form>`` joined by ``form="id"``, whose value the server requires;
+* unsafe forms beside them (a login, a delete) that must not be sent.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+from parsel import Selector
+
+from hiddenweb.forms.extract import extract_forms
+from hiddenweb.forms.lvs import LVS, LVSLabel
+from hiddenweb.forms.values import field_domains
+from hiddenweb.forms.vocabulary import SiteVocabulary, placeholder_example
+
+TICKERS = ["ALPHA", "BRAVO", "CHARLIE"]
+ZONES = {"north": ["n1", "n2"], "south": ["s1", "s2", "s3"]}
+
+
+def page(body: str, title: str = "Shop") -> bytes:
+    return f"<html><head><title>{title}</title></head><body>{body}</body></html>".encode()
+
+
+VIEW_STATE = "dDwtMTY3MzQ4NjY5OTs7Pg"  # token-like: not part of the form's signature
+
+
+def zone_form(zone: str = "", token: str = VIEW_STATE) -> str:
+    zones = "".join(f'<option value="{z}"{" selected" if z == zone else ""}>{z}</option>'
+                    for z in ZONES)
+    depots = "".join(f'<option value="{d}">{d}</option>' for d in ZONES.get(zone, []))
+    return ('<form method="post" action="/stock"><p>Stock by zone</p>'
+            f'<input type="hidden" name="__STATE" value="{token}">'
+            '<select name="zone" onchange="this.form.submit()">'
+            f'<option value="">----------</option>{zones}</select>'
+            f'<select name="depot"><option value="">Select…</option>{depots}</select>'
+            '<input type="submit" value="Show stock"></form>')
+
+
+HOME = page(
+    '<a href="/tickers">Tickers</a> <a href="/quote">Quote</a> <a href="/catalog">Catalog</a>'
+    ' <a href="/stock">Stock</a> <a href="/codes">Codes</a> <a href="/account">Account</a>')
+TICKER_TABLE = page(
+    "<table><tr><th>Ticker</th><th>Company</th></tr>"
+    + "".join(f"<tr><td>{t}</td><td>{t.title()} Corporation</td></tr>" for t in TICKERS)
+    + "</table>")
+QUOTE = page('<form action="/quote/run"><label for="t">Ticker</label>'
+             '<input id="t" name="ticker" required><button>Run query</button></form>')
+CATALOG = page('<form action="/catalog/all"><input type="hidden" name="view" value="all">'
+               '<button>Show all</button></form>'
+               '<form method="post" action="/catalog/sorted"><select name="order">'
+               '<option>name</option><option>date</option></select><button>Apply</button>'
+               '</form>')
+CODES = page('<form id="lookup" action="/codes/find"><button>Look up</button></form>'
+             '<p>Region code: <input form="lookup" name="region" value="R7"></p>')
+ACCOUNT = page('<form method="post" action="/login"><input name="user">'
+               '<input type="password" name="pw"><button>Sign in</button></form>'
+               '<form method="post" action="/account/delete"><input type="hidden" name="id" '
+               'value="1"><button>Delete my account</button></form>')
+
+
+class Site(BaseHTTPRequestHandler):
+    log: list[tuple[str, str, dict]] = []
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def _send(self, body: bytes, status: int = 200) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        url = urlsplit(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        self.log.append(("GET", url.path, query))
+        path = url.path
+        if path == "/robots.txt":
+            return self._send(b"", 404)
+        if path == "/quote/run":
+            ticker = query.get("ticker", "")
+            if ticker in TICKERS:  # case-sensitive, as SQL's = is
+                return self._send(page(f'<a href="/rec/quote-{ticker}">{ticker} prices</a>'))
+            return self._send(page("No results"))
+        if path == "/catalog/all" and query.get("view") == "all":
+            return self._send(page('<a href="/rec/catalog-all">everything</a>'))
+        if path == "/codes/find" and query.get("region") == "R7":
+            return self._send(page('<a href="/rec/codes-R7">region R7</a>'))
+        if path.startswith("/rec/"):
+            return self._send(page(f"<h1>{path}</h1>", title=path))
+        pages = {"/": HOME, "/tickers": TICKER_TABLE, "/quote": QUOTE, "/catalog": CATALOG,
+                 "/stock": page(zone_form()), "/codes": CODES, "/account": ACCOUNT}
+        if path in pages:
+            return self._send(pages[path])
+        return self._send(page("Not found"), 404)
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        form = {k: v[0] for k, v in
+                parse_qs(self.rfile.read(length).decode(), keep_blank_values=True).items()}
+        path = urlsplit(self.path).path
+        self.log.append(("POST", path, form))
+        if path == "/catalog/sorted":
+            return self._send(page(f'<a href="/rec/sorted-{form.get("order")}">sorted</a>'))
+        if path == "/stock":
+            zone, depot, token = form.get("zone", ""), form.get("depot", ""), form.get("__STATE")
+            if zone in ZONES and depot in ZONES[zone] and token == f"{VIEW_STATE}-{zone}":
+                return self._send(page(f'<a href="/rec/stock-{depot}">{depot} stock</a>'))
+            if zone in ZONES:  # the post-back: the zone's depots and a new view state
+                return self._send(page(zone_form(zone, f"{VIEW_STATE}-{zone}")))
+            return self._send(page(zone_form()))
+        return self._send(page("Gone"), 410)  # login, delete: never to be reached
+
+
+@pytest.fixture
+def site():
+    Site.log = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_every_kind_of_safe_form_is_sent_and_its_hidden_pages_reached(site, tmp_path: Path):
+    run = run_crawl(tmp_path, "-a", f"seed={site}/",
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    reached = {path for _, path, _ in Site.log if path.startswith("/rec/")}
+    expected = ({f"/rec/quote-{t}" for t in TICKERS} | {"/rec/catalog-all", "/rec/codes-R7"}
+                | {f"/rec/stock-{d}" for depots in ZONES.values() for d in depots}
+                | {"/rec/sorted-name"})
+    assert expected <= reached, sorted(expected - reached)
+    assert not [p for _, p, _ in Site.log if p in ("/login", "/account/delete")]
+    stats = run.stats or {}
+    assert stats.get("hiddenweb/forms/post_backs") == len(ZONES)
+    assert stats.get("hiddenweb/forms/defaults_only") == 1  # "Show all": nothing to vary
+    # the first submission of every form sent was the page's own: the search box empty
+    assert ("GET", "/quote/run", {"ticker": ""}) in Site.log
+
+
+def test_extraction_reads_what_a_browser_would_send():
+    html = ('<form id="f" action="/x"><select name="s"><option>a</option><option>b</option>'
+            '</select><input type="radio" name="r" value="1"><input type="radio" name="r" '
+            'value="2" checked><input type="checkbox" name="c" value="y" checked>'
+            '<input name="q" list="dl" placeholder="e.g. Springfield"></form>'
+            '<datalist id="dl"><option value="Boston"><option value="Austin"></datalist>'
+            '<input form="f" name="out" value="7"><select name="z" onchange="submit()">'
+            '<option>1</option></select>')
+    form = extract_forms(Selector(text=html), "http://h/")[0]
+    fields = {f.name: f for f in form.fields}
+    assert fields["s"].default == "a"  # no option selected: the first
+    assert fields["r"].default == "2" and fields["c"].default == "y"  # checked
+    assert fields["q"].options == ["Boston", "Austin"]
+    assert fields["out"].outside and fields["out"].default == "7"
+    assert "z" not in fields  # outside, and not joined to the form
+    assert placeholder_example(fields["q"].descriptors[3]) == "Springfield"
+    assert placeholder_example("Search…") is None
+    domains, labels, unfillable = field_domains(form, LVS([]), SiteVocabulary())
+    values = dict(domains)
+    assert values["c"] == ["y", None]  # checked: its default state first
+    assert values["q"][:4] == ["", "Springfield", "Boston", "Austin"] and not unfillable
+    assert labels["q"].startswith("site:")
+
+
+def test_site_vocabulary_keeps_the_written_form_and_reads_table_columns():
+    vocabulary = SiteVocabulary()
+    new = vocabulary.add_page(Selector(text=TICKER_TABLE.decode()), "ALPHA BRAVO prices")
+    assert ("ticker", "ALPHA") in new and ("company", "Bravo Corporation") in new
+    assert vocabulary.values_for({"ticker"}) == TICKERS
+    assert vocabulary.written("alpha") == "ALPHA"
+    lvs = LVS([LVSLabel("keyword", ["keyword"], ["x"])])
+    form = extract_forms(Selector(text=QUOTE.decode()), "http://h/")[0]
+    domains, labels, unfillable = field_domains(form, lvs, vocabulary)
+    assert dict(domains)["ticker"][:4] == ["", *TICKERS] and not unfillable
