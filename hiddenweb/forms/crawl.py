@@ -37,7 +37,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response, TextResponse
 
-from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS, submitted_by_script
+from hiddenweb.browser import submitted_by_script
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -46,9 +46,6 @@ from hiddenweb.forms.extract import (
     FormInfo,
     dependent_fields,
     extract_forms,
-    is_wildcard,
-    pin,
-    pin_choices,
 )
 from hiddenweb.forms.lvs import LVS
 from hiddenweb.forms.records import (
@@ -60,6 +57,7 @@ from hiddenweb.forms.records import (
 )
 from hiddenweb.forms.submit import browser_request, describe, plain_request
 from hiddenweb.forms.values import SiteWords, WordPages
+from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.signals import download_budget_exhausted
 
@@ -84,7 +82,7 @@ class FormCrawler:
         self.explorers: dict[str, FormExplorer] = {}
         self.endpoints: dict[str, Endpoint] = {}
         self.to_release: set[str] = set()  # endpoints whose forms may send more
-        self.probes: dict[str, FormExplorer] = {}  # dependent-select probes, by signature
+        self.versions = FormVersions(self)
         self.reading_seq = 0
         self.budget_exhausted = False
         crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
@@ -135,7 +133,7 @@ class FormCrawler:
                     prior = prior or self.site.prior(text or "")
                     seen.add_prior(prior)  # a copy of the form
                 if seen is not None and response.meta.get("hiddenweb_explore") == seen.signature:
-                    yield from self.post_back(seen, form, response)
+                    yield from self.versions.post_back(seen, form, response)
                 continue
             by_script = submitted_by_script(response.selector, form.selector)
             if by_script and not rendered:
@@ -153,7 +151,7 @@ class FormCrawler:
                 probe = FormExplorer(form, self.lvs, 0, form_class=form_class, button=button,
                                      page=response.url, by_browser=by_script,
                                      form_only=form_only, dependent=dependent)
-                yield self.dependent_probe(response, probe)
+                yield self.versions.probe(response, probe)
                 continue
             prior = prior or self.site.prior(text or "")
             explorer = FormExplorer(
@@ -174,7 +172,7 @@ class FormCrawler:
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
             if by_script:
                 stats.inc_value("hiddenweb/forms/browser_forms")
-            yield from self._start(explorer)
+            yield from self.start(explorer)
 
     def _button(self, form: FormInfo, verdict: FormVerdict, url: str
                 ) -> ButtonInfo | None | bool:
@@ -198,7 +196,7 @@ class FormCrawler:
             return False
         return button
 
-    def _start(self, explorer: FormExplorer, offer: bool = True) -> Iterator[scrapy.Request]:
+    def start(self, explorer: FormExplorer, offer: bool = True) -> Iterator[scrapy.Request]:
         """Register an explorer and send its first wave (``offer``: after the values its
         endpoint's answers already showed)."""
         self.explorers[explorer.signature] = explorer
@@ -210,90 +208,10 @@ class FormCrawler:
         for data in explorer.first():
             yield from self.submission(explorer, data)
 
-    # -- dependent selects ---------------------------------------------------------------------
-    def dependent_probe(self, response: TextResponse, probe: FormExplorer) -> scrapy.Request:
-        """A dependent select: in Chromium, choose each value of the parent select and read the
-        child's options (:data:`~hiddenweb.browser.DEPENDENT_PROBE_JS`); the answer
-        (:meth:`dependent_options`) starts one bounded explorer per parent value."""
-        from scrapy_playwright.page import PageMethod
-
-        parent, child = probe.dependent
-        form = probe.form
-        self.probes[form.signature] = probe
-        self.stats.inc_value("hiddenweb/forms/dependent_probes")
-        timeout_ms = int(min(5.0, self.spider.browser.timeout) * 1000)
-        return scrapy.Request(
-            response.url, callback=self.spider.dependent_options, errback=self.spider.on_error,
-            dont_filter=True, priority=response.request.priority + 1 if response.request else 1,
-            meta={"playwright": True, "download_slot": BROWSER_SLOT,
-                  "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded"},
-                  "playwright_page_methods": [PageMethod(
-                      "evaluate", DEPENDENT_PROBE_JS,
-                      [form.index, parent, child, self.config.max_submissions, timeout_ms])],
-                  "hiddenweb_dependent": form.signature, "hiddenweb_browser_form": True,
-                  "hiddenweb_form_only": probe.form_only,
-                  "hiddenweb_action": {"kind": "form", "page": response.url,
-                                       "label": f"choose {parent}",
-                                       "form": {"signature": form.signature, "fields": {}}}})
-
+    # -- versions of a form (hiddenweb.forms.versions) -----------------------------------------
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
-        """The child's options per parent value: one explorer per value with options, all of
-        them together within ``HIDDENWEB_MAX_SUBMISSIONS_PER_FORM`` submissions."""
-        stats = self.stats
-        stats.inc_value("hiddenweb/downloads")  # a browser download, not a page of its own
-        probe = self.probes.get(response.meta["hiddenweb_dependent"])
-        methods = response.meta.get("playwright_page_methods") or []
-        found = getattr(methods[0], "result", None) if methods else None
-        options = {v: [o for o in opts if o] for v, opts in (found or {}).items()
-                   if isinstance(opts, list) and any(opts)}
-        response.meta["hiddenweb_new_content"] = bool(options)
-        if probe is None or not options:
-            return
-        parent, child = probe.dependent
-        share = max(1, self.config.max_submissions // len(options))
-        for value, opts in options.items():
-            form = pin(probe.form, parent, value, child, opts)
-            if form.signature in self.seen:
-                continue
-            self.seen.add(form.signature)
-            explorer = FormExplorer(form, self.lvs, share, self.wave_for(probe.by_browser),
-                                    self.config.patience, self.config.lvs_learn,
-                                    form_class=probe.form_class, button=probe.button,
-                                    page=probe.page, by_browser=probe.by_browser,
-                                    form_only=probe.form_only, dependent=probe.dependent)
-            if not explorer.fillable:
-                continue
-            stats.inc_value("hiddenweb/forms/dependent_values")
-            yield from self._start(explorer, offer=False)
-
-    # -- post-backs ------------------------------------------------------------------------------
-    def post_back(self, explorer: FormExplorer, form: FormInfo, response: TextResponse
-                  ) -> Iterator[scrapy.Request]:
-        """The answer to a submission shows the same form again with other options in a select
-        (a post-back: choosing A fills B, server side): that version of the form, with the
-        values the submission chose pinned (:func:`pin_choices`) and the answer's own hidden
-        fields (view state, tokens), is explored on its own, within a share of
-        ``HIDDENWEB_MAX_SUBMISSIONS_PER_FORM`` (like a dependent select's values)."""
-        before = {f.name: set(f.options) for f in explorer.form.fields if f.kind == "select"}
-        changed = [f.name for f in form.fields if f.kind == "select" and f.name in before
-                   and {o for o in f.options if not is_wildcard(o)} - before[f.name]]
-        data = response.meta.get("hiddenweb_explore_data") or {}
-        version = pin_choices(form, data, changed) if changed else None
-        if version is None or version.signature in self.seen:
-            return
-        self.seen.add(version.signature)
-        parents = max((len(explorer.values[explorer.names.index(name)])
-                       for name in version.pinned if name in explorer.names), default=1)
-        child = FormExplorer(version, self.lvs, max(1, self.config.max_submissions // parents),
-                             self.wave_for(explorer.by_browser), self.config.patience,
-                             self.config.lvs_learn, form_class=explorer.form_class,
-                             button=explorer.button, page=response.url,
-                             by_browser=explorer.by_browser, form_only=True,
-                             vocabulary=self.vocabulary, defaults_first=False)
-        self.stats.inc_value("hiddenweb/forms/post_backs")
-        logger.debug("Post-back of %s: %s now offers %s", explorer.signature, changed,
-                     version.pinned)
-        yield from self._start(child, offer=False)
+        """The answer of a dependent-select probe (:meth:`FormVersions.options`)."""
+        yield from self.versions.options(response)
 
     # -- submissions -----------------------------------------------------------------------------
     def submission(self, explorer: FormExplorer, data: dict[str, str | None]

@@ -28,7 +28,6 @@ outstanding; the forms of one endpoint share one wave of blind submissions
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 from collections.abc import Callable
 from math import prod
@@ -36,14 +35,17 @@ from math import prod
 from hiddenweb.forms.extract import ButtonInfo, FormInfo, is_wildcard
 from hiddenweb.forms.lvs import LVS
 from hiddenweb.forms.records import BlindBudget, endpoint
-from hiddenweb.forms.values import WordPages, field_domains, order_lvs_values
-from hiddenweb.forms.vocabulary import SITE, SiteVocabulary
+from hiddenweb.forms.values import (
+    WordPages,
+    add_prior,
+    answered_affinity,
+    field_domains,
+    order_lvs_values,
+)
+from hiddenweb.forms.vocabulary import SiteVocabulary
 
 Assignment = dict[str, "str | None"]
 _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger ones sampled
-#: how far one answer moves a waiting value's log-odds per unit of similarity (cosine, 0..1) to
-#: the value answered: a miss with a value of similarity 0.5 scales its prior by e^-1.5 = 0.22
-AFFINITY_WEIGHT = 3.0
 
 
 #: ``varied`` of a submission that sets several fields a record showed together: no field's
@@ -93,7 +95,7 @@ class FormExplorer:
         # sit in one group), then by the site's words and the form's fixed state: order_lvs_values
         self.excluded: dict[int, set[str]] = {}  # field -> values the LVS places elsewhere
         self.prior_score: list[dict[str, float]] = [{} for _ in self.values]
-        # what the answers so far say of each waiting value (hiddenweb.forms.values): see _answered
+        # what the answers so far say of each waiting value: values.answered_affinity
         self.cooccur = cooccur
         self.affinity_score: list[dict[str, float]] = [{} for _ in self.values]
         self.reorders = 0
@@ -135,53 +137,9 @@ class FormExplorer:
         return endpoint(b.method if b else self.form.method, b.action if b else self.form.action)
 
     def add_prior(self, prior: Callable[[str], float]) -> None:
-        """Another page shows this form (a copy): its ``prior`` adds to the first page's, and
-        the values not yet swept are ordered again by the sum (a search box copied onto a page
-        about sport, whose own page is about health, now tries both topics' words early)."""
-        fields = [i for i, name in enumerate(self.names) if name in self.lvs_labels
-                  and not self.lvs_labels[name].startswith(SITE)]  # the site's order stays
-        for i in fields:
-            scores = self.prior_score[i]
-            for v in self.values[i]:
-                if v:
-                    scores[v] = scores.get(v, 0.0) + prior(v)
-        self._reorder(fields)
-
-    def _reorder(self, fields: list[int]) -> None:
-        """Sort the sweep's waiting values of ``fields`` by prior × e^affinity (the state's
-        own values first); ties (the two pages' words) are mixed at random, as the first order
-        was. The affinity scales the prior rather than adding to it: a value the site never
-        showed (prior 0, no company) can not rise past the site's own words because their
-        company answered nothing."""
-        pending = self.sweep[::-1]  # in sending order
-        for i in fields:
-            slots = [k for k, (_, varied) in enumerate(pending) if varied == i]
-            prior, affinity = self.prior_score[i], self.affinity_score[i]
-            entries = sorted((pending[k] for k in slots),
-                             key=lambda e: (e[0][i] not in self.pinned[i],
-                                            -prior.get(e[0][i], 0.0)
-                                            * math.exp(affinity.get(e[0][i], 0.0)),
-                                            self.rng.random()))
-            for k, entry in zip(slots, entries, strict=True):
-                pending[k] = entry
-        self.sweep = pending[::-1]
-
-    def _answered(self, i: int, value: str | None, new: bool) -> None:
-        """A one-field probe of ``value`` in field ``i`` answered: its company on the site's
-        pages (:mod:`hiddenweb.forms.values`) moves up (``new``) or down ("no results") among the
-        values still to sweep: their log-affinity by ``AFFINITY_WEIGHT`` times their
-        similarity to it."""
-        if self.cooccur is None or not value:
-            return
-        step = AFFINITY_WEIGHT if new else -AFFINITY_WEIGHT
-        scores = self.affinity_score[i]
-        moved = False
-        for v, sim in self.cooccur.kin(value, {e[0][i] for e in self.sweep if e[1] == i}):
-            scores[v] = scores.get(v, 0.0) + step * sim
-            moved = True
-        if moved:
-            self.reorders += 1
-            self._reorder([i])
+        """Another page shows this form (a copy): its ``prior`` adds to the first page's
+        (:func:`hiddenweb.forms.values.add_prior`)."""
+        add_prior(self, prior)
 
     @property
     def fillable(self) -> bool:
@@ -275,7 +233,7 @@ class FormExplorer:
                 if empty:  # it found nothing: that value is dead
                     self.dead[i].add(combo[i])
                 if (new or empty) and self.names[i] in self.lvs_labels:  # what it says of its kin
-                    self._answered(i, combo[i], new)
+                    answered_affinity(self, i, combo[i], new)
         for i, name in enumerate(self.names):
             counts = self.stats[i].get(data.get(name))
             if counts is not None and (varied is None or varied in (i, -1)):

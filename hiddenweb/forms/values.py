@@ -206,3 +206,60 @@ def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], fl
                     explorer.values[i] = kept
                     explorer.stats[i] = {v: explorer.stats[i][v] for v in kept}
                     explorer.excluded[i] = {v.casefold() for v in elsewhere}
+
+
+#: how far one answer moves a waiting value's log-odds per unit of similarity (cosine, 0..1) to
+#: the value answered: a miss with a value of similarity 0.5 scales its prior by e^-1.5 = 0.22
+AFFINITY_WEIGHT = 3.0
+
+
+def add_prior(explorer: FormExplorer, prior: Callable[[str], float]) -> None:
+    """Another page shows this form (a copy): its ``prior`` adds to the first page's, and
+    the values not yet swept are ordered again by the sum (a search box copied onto a page
+    about sport, whose own page is about health, now tries both topics' words early)."""
+    fields = [i for i, name in enumerate(explorer.names) if name in explorer.lvs_labels
+              and not explorer.lvs_labels[name].startswith(SITE)]  # the site's order stays
+    for i in fields:
+        scores = explorer.prior_score[i]
+        for v in explorer.values[i]:
+            if v:
+                scores[v] = scores.get(v, 0.0) + prior(v)
+    reorder(explorer, fields)
+
+
+def reorder(explorer: FormExplorer, fields: list[int]) -> None:
+    """Sort the sweep's waiting values of ``fields`` by prior × e^affinity (the state's
+    own values first); ties (the two pages' words) are mixed at random, as the first order
+    was. The affinity scales the prior rather than adding to it: a value the site never
+    showed (prior 0, no company) can not rise past the site's own words because their
+    company answered nothing."""
+    pending = explorer.sweep[::-1]  # in sending order
+    for i in fields:
+        slots = [k for k, (_, varied) in enumerate(pending) if varied == i]
+        prior, affinity = explorer.prior_score[i], explorer.affinity_score[i]
+        entries = sorted((pending[k] for k in slots),
+                         key=lambda e: (e[0][i] not in explorer.pinned[i],
+                                        -prior.get(e[0][i], 0.0)
+                                        * math.exp(affinity.get(e[0][i], 0.0)),
+                                        explorer.rng.random()))
+        for k, entry in zip(slots, entries, strict=True):
+            pending[k] = entry
+    explorer.sweep = pending[::-1]
+
+
+def answered_affinity(explorer: FormExplorer, i: int, value: str | None, new: bool) -> None:
+    """A one-field probe of ``value`` in field ``i`` answered: its company on the site's
+    pages (:mod:`hiddenweb.forms.values`) moves up (``new``) or down ("no results") among the
+    values still to sweep: their log-affinity by ``AFFINITY_WEIGHT`` times their
+    similarity to it."""
+    if explorer.cooccur is None or not value:
+        return
+    step = AFFINITY_WEIGHT if new else -AFFINITY_WEIGHT
+    scores = explorer.affinity_score[i]
+    moved = False
+    for v, sim in explorer.cooccur.kin(value, {e[0][i] for e in explorer.sweep if e[1] == i}):
+        scores[v] = scores.get(v, 0.0) + step * sim
+        moved = True
+    if moved:
+        explorer.reorders += 1
+        reorder(explorer, [i])

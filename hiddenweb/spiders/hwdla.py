@@ -206,7 +206,7 @@ class HwdlaSpider(scrapy.Spider):
                          self.crawler.stats.get_value("hiddenweb/downloads", 0))
 
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
-        """The answer of a dependent-select probe (:meth:`FormCrawler.dependent_probe`)."""
+        """The answer of a dependent-select probe (:meth:`hiddenweb.forms.versions.FormVersions.probe`)."""
         yield from self.forms.dependent_options(response)
 
     def on_error(self, failure: Failure) -> Iterator[PageItem | scrapy.Request]:
