@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag
 
 import scrapy
 from scrapy import signals
@@ -320,7 +321,7 @@ class FormCrawler:
             try:
                 text = " ".join(response.xpath("//body//text()").getall())
                 empty = looks_like_no_results(text)
-                success = new and not empty
+                success = new and not empty and not rejected(meta, response, explorer.page)
                 if success and explorer.learn:
                     words = result_words(response.xpath("//body//a//text()").getall())
             except (ValueError, AttributeError):
@@ -422,3 +423,11 @@ def query_of(meta: dict) -> dict[str, str | None]:
     """The submission whose answers a hidden page belongs to (meta ``hiddenweb_query``, or the
     page's own ``hiddenweb_explore_data`` for a form's answer)."""
     return meta.get("hiddenweb_query") or meta.get("hiddenweb_explore_data") or {}
+
+
+def rejected(meta: dict, response: Response, page: str) -> bool:
+    """A submission redirected back to its form's page: the server refused it (a missing or
+    invalid value), whatever the page now says; not a result."""
+    if not meta.get("redirect_urls"):
+        return False
+    return urldefrag(response.url)[0] == urldefrag(page)[0]

@@ -94,7 +94,8 @@ class HwdlaSpider(scrapy.Spider):
         s = crawler.settings
         spider.follow_links = s.getbool("HIDDENWEB_FOLLOW_LINKS", defaults.HIDDENWEB_FOLLOW_LINKS)
         spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
-        spider.link_extractor = LinkExtractor(unique=True)
+        spider.link_extractor = LinkExtractor(  # and the pages a page frames (forms in iframes)
+            unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"))
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
@@ -206,7 +207,7 @@ class HwdlaSpider(scrapy.Spider):
                          self.crawler.stats.get_value("hiddenweb/downloads", 0))
 
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
-        """The answer of a dependent-select probe (:meth:`hiddenweb.forms.versions.FormVersions.probe`)."""
+        """The answer of a dependent-select probe (``FormVersions.probe``, forms/versions.py)."""
         yield from self.forms.dependent_options(response)
 
     def on_error(self, failure: Failure) -> Iterator[PageItem | scrapy.Request]:

@@ -11,6 +11,7 @@ found is read from the server's own log:
   view-state token; only the reply offers that zone's ``depot`` options and a new token; zone +
   depot + the reply's token give the results;
 * a control outside the ``<form>`` joined by ``form="id"``, whose value the server requires;
+* a form inside a same-site ``<iframe>``;
 * unsafe forms beside them (a login, a delete) that must not be sent.
 """
 
@@ -25,6 +26,7 @@ import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from parsel import Selector
 
+from hiddenweb.forms.crawl import rejected
 from hiddenweb.forms.extract import extract_forms
 from hiddenweb.forms.lvs import LVS, LVSLabel
 from hiddenweb.forms.values import field_domains
@@ -66,7 +68,9 @@ CATALOG = page('<form action="/catalog/all"><input type="hidden" name="view" val
                '<button>Show all</button></form>'
                '<form method="post" action="/catalog/sorted"><select name="order">'
                '<option>name</option><option>date</option></select><button>Apply</button>'
-               '</form>')
+               '</form><iframe src="/framed"></iframe>')
+FRAMED = page('<form action="/framed/go"><select name="shelf"><option>top</option>'
+              '<option>low</option></select><button>Go</button></form>')
 CODES = page('<form id="lookup" action="/codes/find"><button>Look up</button></form>'
              '<p>Region code: <input form="lookup" name="region" value="R7"></p>')
 ACCOUNT = page('<form method="post" action="/login"><input name="user">'
@@ -102,12 +106,15 @@ class Site(BaseHTTPRequestHandler):
             return self._send(page("No results"))
         if path == "/catalog/all" and query.get("view") == "all":
             return self._send(page('<a href="/rec/catalog-all">everything</a>'))
+        if path == "/framed/go":
+            return self._send(page(f'<a href="/rec/framed-{query.get("shelf")}">shelf</a>'))
         if path == "/codes/find" and query.get("region") == "R7":
             return self._send(page('<a href="/rec/codes-R7">region R7</a>'))
         if path.startswith("/rec/"):
             return self._send(page(f"<h1>{path}</h1>", title=path))
         pages = {"/": HOME, "/tickers": TICKER_TABLE, "/quote": QUOTE, "/catalog": CATALOG,
-                 "/stock": page(zone_form()), "/codes": CODES, "/account": ACCOUNT}
+                 "/stock": page(zone_form()), "/codes": CODES, "/account": ACCOUNT,
+                 "/framed": FRAMED}
         if path in pages:
             return self._send(pages[path])
         return self._send(page("Not found"), 404)
@@ -147,7 +154,7 @@ def test_every_kind_of_safe_form_is_sent_and_its_hidden_pages_reached(site, tmp_
     reached = {path for _, path, _ in Site.log if path.startswith("/rec/")}
     expected = ({f"/rec/quote-{t}" for t in TICKERS} | {"/rec/catalog-all", "/rec/codes-R7"}
                 | {f"/rec/stock-{d}" for depots in ZONES.values() for d in depots}
-                | {"/rec/sorted-name"})
+                | {"/rec/sorted-name", "/rec/framed-top", "/rec/framed-low"})
     assert expected <= reached, sorted(expected - reached)
     assert not [p for _, p, _ in Site.log if p in ("/login", "/account/delete")]
     stats = run.stats or {}
@@ -191,3 +198,13 @@ def test_site_vocabulary_keeps_the_written_form_and_reads_table_columns():
     form = extract_forms(Selector(text=QUOTE.decode()), "http://h/")[0]
     domains, labels, unfillable = field_domains(form, lvs, vocabulary)
     assert dict(domains)["ticker"][:4] == ["", *TICKERS] and not unfillable
+
+
+def test_a_redirect_back_to_the_form_is_a_refusal_not_a_result():
+    from scrapy.http import HtmlResponse
+
+    back = HtmlResponse("http://h/quote#top", body=QUOTE)
+    assert rejected({"redirect_urls": ["http://h/quote/run?ticker="]}, back, "http://h/quote")
+    assert not rejected({}, back, "http://h/quote")  # the form's own page, not redirected to
+    elsewhere = HtmlResponse("http://h/quote/list", body=QUOTE)
+    assert not rejected({"redirect_urls": ["http://h/quote/run"]}, elsewhere, "http://h/quote")
