@@ -75,10 +75,23 @@ def test_an_explorer_is_bounded_on_large_spaces_and_deterministic():
     assert one == run()
 
 
-def test_required_text_field_without_lvs_label_is_unfillable():
+def test_a_text_field_no_lvs_label_matches_takes_the_site_values_not_nothing():
     lvs = LVS([LVSLabel("city", ["city"], ["x"])])
-    assert field_domains(forms()[0], lvs)[2] == ["q"]
-    assert not FormExplorer(forms()[0], lvs, limit=10).fillable
+    domains, labels, unfillable = field_domains(forms()[0], lvs)
+    assert unfillable == [] and labels["q"] == "site:q" and dict(domains)["q"] == [""]
+    assert FormExplorer(forms()[0], lvs, limit=10).fillable
+
+
+def test_the_first_submission_is_the_form_as_the_page_gives_it():
+    lvs = LVS([LVSLabel("keyword", ["keyword", "search"], ["a", "b", "c"])])
+    explorer = FormExplorer(forms()[0], lvs, limit=10, wave=3, defaults_first=True)
+    first = explorer.first()
+    assert first[0] == {} and len(first) == 3 and all(d.get("q") for d in first[1:])
+    assert len(explorer.feedback({}, True)) == 1  # its answer frees one slot of the wave
+    empty = extract_forms(Selector(text="<form action='/x'><button>Show all</button></form>"),
+                          "http://h/")[0]
+    once = FormExplorer(empty, LVS([]), limit=5, defaults_first=True)
+    assert once.first() == [{}] and once.done and once.feedback({}, True) == []
 
 
 def test_required_select_with_only_a_placeholder_is_unfillable():
