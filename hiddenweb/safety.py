@@ -16,7 +16,8 @@ Contract
   Japanese.
 * Classes (:data:`FORM_CLASSES`): ``search``, ``filter``, ``neutral`` (nothing harmful, no
   personal data, a word such as "show" or only finite fields), ``unknown``, ``contact`` (contact,
-  comment, feedback), and the refused-by-default ``login``, ``signup``, ``password_reset``,
+  comment, feedback), ``edit`` (a POST form that adds, creates, saves or edits content: never
+  sent, like ``unknown``), and the refused-by-default ``login``, ``signup``, ``password_reset``,
   ``payment`` (buying, ordering, carts, checkout, paying, sending or transferring money),
   ``subscribe``, ``vote`` (votes, likes, follows, flags) and ``destructive`` (delete, remove,
   reset, cancel, unsubscribe, log out).
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FORM_CLASSES = ("search", "filter", "neutral", "unknown", "contact", "login", "signup",
+FORM_CLASSES = ("search", "filter", "neutral", "unknown", "contact", "edit", "login", "signup",
                 "password_reset", "payment", "subscribe", "vote", "destructive")
 #: refused for GET submissions and links unless allowed
 GET_REFUSED = frozenset({"login", "signup", "password_reset", "payment", "subscribe", "vote",
@@ -298,6 +299,18 @@ _WORDS: dict[str, list[str]] = {
     ],
 }
 _LEX = {name: _Lexicon(entries) for name, entries in _WORDS.items()}
+#: words of a form that writes content: refused by POST (class ``edit``), harmless by GET
+_WRITE = _Lexicon([
+    "add", "add new", "insert", "create", "new", "save", "edit", "modify", "post", "publish",
+    "upload", "write", "submit changes", "rename", "hinzufugen", "einfugen", "speichern",
+    "erstellen", "anlegen", "bearbeiten", "ajouter", "inserer", "enregistrer", "creer",
+    "modifier", "publier", "anadir", "agregar", "insertar", "guardar", "crear", "editar",
+    "publicar", "aggiungi", "inserisci", "salva", "crea", "modifica", "pubblica",
+    "adicionar", "inserir", "salvar", "criar", "toevoegen", "invoegen", "opslaan", "aanmaken",
+    "bewerken", "dodaj", "zapisz", "utworz", "edytuj", "lagg till", "spara", "skapa",
+    "redigera", "добавить", "сохранить", "создать", "редактировать", "添加", "保存", "创建",
+    "编辑", "追加", "作成", "編集",
+])
 _ALL = _Lexicon(_WORDS)
 #: harmful classes, in the order a reason is given when several apply
 HARMFUL_ORDER = ("password_reset", "destructive", "payment", "signup", "login", "subscribe",
@@ -625,6 +638,9 @@ def _classify(text: str, label: str, facts: _Facts, method: str) -> tuple[str, s
         return ("signup" if facts.passwords >= 2 else "login"), "password field"
     if facts.textarea or (facts.contact_fields and (facts.personal or post)):
         return "contact", "message field"
+    writes = _WRITE.search(text) if post else None
+    if writes:  # a POST that adds or changes content ("Add note", "insert into", "Save")
+        return "edit", writes
     searchy = _LEX["search"].search(text)
     if searchy or facts.search_fields:
         return "search", searchy or "search field"

@@ -43,6 +43,7 @@ from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import (
+    TEXT_TYPES,
     ButtonInfo,
     FormInfo,
     dependent_fields,
@@ -143,6 +144,9 @@ class FormCrawler:
                 stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
             self.seen.add(form.signature)
+            if not by_script and not submittable(form):
+                stats.inc_value("hiddenweb/forms/skipped/no_control")
+                continue
             button = self._button(form, verdict, response.url)
             if button is False:
                 continue
@@ -431,3 +435,11 @@ def rejected(meta: dict, response: Response, page: str) -> bool:
     if not meta.get("redirect_urls"):
         return False
     return urldefrag(response.url)[0] == urldefrag(page)[0]
+
+
+def submittable(form: FormInfo) -> bool:
+    """Whether a person can submit the form without a script: it has a submit button, a text
+    box (Enter submits it) or a field whose change submits it. A form of read-only values (an
+    item's page shown to a visitor who may not edit it) is not."""
+    return bool(form.buttons) or any(
+        f.submits or f.kind in TEXT_TYPES or f.kind == "textarea" for f in form.fields)

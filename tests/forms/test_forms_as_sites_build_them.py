@@ -12,7 +12,8 @@ found is read from the server's own log:
   depot + the reply's token give the results;
 * a control outside the ``<form>`` joined by ``form="id"``, whose value the server requires;
 * a form inside a same-site ``<iframe>``;
-* unsafe forms beside them (a login, a delete) that must not be sent.
+* unsafe forms beside them (a login, a delete, a POST that inserts a note) and an item's
+  read-only view in a POST form with no control, that must not be sent.
 """
 
 from __future__ import annotations
@@ -76,7 +77,12 @@ CODES = page('<form id="lookup" action="/codes/find"><button>Look up</button></f
 ACCOUNT = page('<form method="post" action="/login"><input name="user">'
                '<input type="password" name="pw"><button>Sign in</button></form>'
                '<form method="post" action="/account/delete"><input type="hidden" name="id" '
-               'value="1"><button>Delete my account</button></form>')
+               'value="1"><button>Delete my account</button></form>'
+               '<form method="post" action="/notes/add"><pre>insert into notes (note) values '
+               '(:note)</pre><label for="n">note</label><input id="n" name="note">'
+               '<input type="submit" value="Run SQL"></form>'
+               '<form method="post" action="/item7"><table><tr><th>Keywords</th><td>x</td>'
+               '</tr></table></form>')
 
 
 class Site(BaseHTTPRequestHandler):
@@ -156,7 +162,9 @@ def test_every_kind_of_safe_form_is_sent_and_its_hidden_pages_reached(site, tmp_
                 | {f"/rec/stock-{d}" for depots in ZONES.values() for d in depots}
                 | {"/rec/sorted-name", "/rec/framed-top", "/rec/framed-low"})
     assert expected <= reached, sorted(expected - reached)
-    assert not [p for _, p, _ in Site.log if p in ("/login", "/account/delete")]
+    # a login, a delete, a POST that writes, an item's read-only view with no control
+    assert not [p for _, p, _ in Site.log
+                if p in ("/login", "/account/delete", "/notes/add", "/item7")]
     stats = run.stats or {}
     assert stats.get("hiddenweb/forms/post_backs") == len(ZONES)
     assert stats.get("hiddenweb/forms/defaults_only") == 1  # "Show all": nothing to vary
