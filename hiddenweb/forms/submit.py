@@ -91,6 +91,13 @@ def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Calla
                                 "download_slot": BROWSER_SLOT, "hiddenweb_browser_form": True})
 
 
+def defaults(explorer: FormExplorer) -> dict[str, str]:
+    """What the form sends as the page gives it (its defaults submission, ``{}``): the values of
+    its fields, checked boxes and chosen radios only."""
+    return {f.name: f.default for f in explorer.form.fields
+            if f.kind not in ("checkbox", "radio", "hidden") or f.default}
+
+
 def describe(explorer: FormExplorer, data: Assignment, request: scrapy.Request,
              keep_tokens: bool = False) -> dict[str, Any]:
     """The meta of a submission: how the page was reached (what was sent over plain HTTP,
@@ -103,7 +110,7 @@ def describe(explorer: FormExplorer, data: Assignment, request: scrapy.Request,
         fields.update({f"{button.name}.x": "1", f"{button.name}.y": "1"})
     sent = dict(parse_qsl(request.body.decode() if request.method == "POST"
                           else urlsplit(request.url).query, keep_blank_values=True))
-    sent = {**sent, **fields}
+    sent = {**sent, **(fields if data else defaults(explorer))}  # a browser's request has none
     secret = set() if keep_tokens else secret_fields(
         sent, {f.name for f in form.fields if f.kind == "hidden"})
     form_meta = {"action": button.action if button else form.action,
