@@ -50,8 +50,10 @@ def read_items(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-def refusals(path: Path) -> tuple[dict[str, int], dict[str, int]]:
-    """(refusals by reason, refusals by kind: forms, buttons, links, replays) of a stats file."""
+def refusals(path: Path) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """(refusals by reason, refusals by kind: forms, buttons, links, replays, forms not sent by
+    reason: the policy's classes, ``no_control``, ``needs_browser``, ``offsite``) of a stats
+    file."""
     try:
         stats = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -62,16 +64,23 @@ def refusals(path: Path) -> tuple[dict[str, int], dict[str, int]]:
                  if k.startswith("hiddenweb/safety/refused/")}
     by_kind = {k.rsplit("/", 1)[1].removesuffix("_refused"): int(v) for k, v in stats.items()
                if k.startswith("hiddenweb/safety/") and k.endswith("_refused")}
-    return by_reason, by_kind
+    skipped = {k.rsplit("/", 1)[1]: int(v) for k, v in stats.items()
+               if k.startswith("hiddenweb/forms/skipped/")}
+    return by_reason, by_kind, skipped
 
 
-def refusals_html(by_reason: dict[str, int], by_kind: dict[str, int]) -> str:
+def refusals_html(by_reason: dict[str, int], by_kind: dict[str, int],
+                  skipped: dict[str, int] | None = None) -> str:
     kinds = ", ".join(f"{n} {html.escape(k)}" for k, n in sorted(by_kind.items())) or "nothing"
     rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{n}</td></tr>"
                    for r, n in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0])))
+    forms = "".join(f"<tr><td>{html.escape(r)}</td><td>{n}</td></tr>"
+                    for r, n in sorted((skipped or {}).items(), key=lambda kv: (-kv[1], kv[0])))
     return ("<h2>Refused by the safety policy</h2>"
             f"<p>{kinds} (docs/safety.md)</p>"
-            f"<table><tr><th>reason</th><th>refusals</th></tr>{rows}</table>")
+            f"<table><tr><th>reason</th><th>refusals</th></tr>{rows}</table>"
+            "<h2>Forms not submitted</h2><table><tr><th>reason</th><th>forms</th></tr>"
+            f"{forms}</table>")
 
 
 def is_hidden(item: dict[str, Any]) -> bool:
