@@ -131,9 +131,10 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                     continue
                 value = el.attrib.get("value", "on" if kind in ("radio", "checkbox") else "")
                 checked = "checked" in el.attrib
-                if kind == "radio" and name in fields:
+                if kind in ("radio", "checkbox") and name in fields \
+                        and fields[name].kind == kind:  # a group: one field, several values
                     fields[name].options.append(value)
-                    if checked:
+                    if checked and not fields[name].default:
                         fields[name].default = value
                     continue
                 opts = [value] if kind in ("radio", "checkbox") else []

@@ -60,6 +60,7 @@ def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Calla
     form, button = explorer.form, explorer.button
     scope = f"#{form.element_id}" if form.element_id else f"form >> nth={form.index}"
     kinds = {f.name: f.kind for f in form.fields}
+    groups = {f.name: f for f in form.fields if f.kind == "checkbox" and len(f.options) > 1}
     parent, child = explorer.dependent or (None, None)
     methods = []
     for name, value in data.items():
@@ -74,8 +75,13 @@ def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Calla
                     f'option[value="{wanted}"]', state="attached"))
         elif kind == "radio":
             methods.append(PageMethod("check", f'{target}[value="{value}"]'))
-        elif kind == "checkbox":
-            methods.append(PageMethod("check" if value is not None else "uncheck", target))
+        elif kind == "checkbox":  # a group's box by its value; unchecked: its checked default
+            box = groups.get(name)
+            if box is None:
+                methods.append(PageMethod("check" if value is not None else "uncheck", target))
+            elif value is not None or box.default:
+                methods.append(PageMethod("check" if value is not None else "uncheck",
+                                          f'{target}[value="{value or box.default}"]'))
         elif value is not None:
             methods.append(PageMethod("fill", target, value))
     if button is not None:

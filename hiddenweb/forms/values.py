@@ -127,9 +127,10 @@ def field_domains(form: FormInfo, lvs: LVS, vocabulary: SiteVocabulary | None = 
             if f.default in values:
                 values.remove(f.default)
                 values.insert(0, f.default)
-        elif f.kind == "checkbox":
-            on = f.options[0] if f.options else "on"
-            values = [on, None] if f.default else [None, on]  # its default state first
+        elif f.kind == "checkbox":  # its default state first, then each box of a group alone
+            boxes = list(f.options) or ["on"]
+            values = [f.default, None] if f.default else [None]
+            values += [v for v in boxes if v not in values]
         elif f.kind in TEXT_TYPES or f.kind == "textarea":
             label = lvs.match(f.descriptors)
             if label is None:

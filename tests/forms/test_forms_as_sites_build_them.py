@@ -12,6 +12,7 @@ found is read from the server's own log:
   depot + the reply's token give the results;
 * a control outside the ``<form>`` joined by ``form="id"``, whose value the server requires;
 * a form inside a same-site ``<iframe>``;
+* a second submit button with its own ``formaction``; a group of checkboxes of one name;
 * unsafe forms beside them (a login, a delete, a POST that inserts a note) and an item's
   read-only view in a POST form with no control, that must not be sent.
 """
@@ -58,7 +59,8 @@ def zone_form(zone: str = "", token: str = VIEW_STATE) -> str:
 
 HOME = page(
     '<a href="/tickers">Tickers</a> <a href="/quote">Quote</a> <a href="/catalog">Catalog</a>'
-    ' <a href="/stock">Stock</a> <a href="/codes">Codes</a> <a href="/account">Account</a>')
+    ' <a href="/stock">Stock</a> <a href="/codes">Codes</a> <a href="/account">Account</a>'
+    ' <a href="/library">Library</a>')
 TICKER_TABLE = page(
     "<table><tr><th>Ticker</th><th>Company</th></tr>"
     + "".join(f"<tr><td>{t}</td><td>{t.title()} Corporation</td></tr>" for t in TICKERS)
@@ -70,6 +72,11 @@ CATALOG = page('<form action="/catalog/all"><input type="hidden" name="view" val
                '<form method="post" action="/catalog/sorted"><select name="order">'
                '<option>name</option><option>date</option></select><button>Apply</button>'
                '</form><iframe src="/framed"></iframe>')
+LIBRARY = page('<form action="/library/find"><label>Title <input name="title"></label>'
+               '<button>Find</button><button formaction="/library/old">Find in the archive'
+               '</button></form><form action="/issues"><label><input type="checkbox" '
+               'name="status" value="open" checked>open</label><label><input type="checkbox" '
+               'name="status" value="closed">closed</label><button>Filter</button></form>')
 FRAMED = page('<form action="/framed/go"><select name="shelf"><option>top</option>'
               '<option>low</option></select><button>Go</button></form>')
 CODES = page('<form id="lookup" action="/codes/find"><button>Look up</button></form>'
@@ -112,6 +119,11 @@ class Site(BaseHTTPRequestHandler):
             return self._send(page("No results"))
         if path == "/catalog/all" and query.get("view") == "all":
             return self._send(page('<a href="/rec/catalog-all">everything</a>'))
+        if path == "/library/old":  # only the second button's formaction answers
+            return self._send(page('<a href="/rec/library-old">older titles</a>'))
+        if path == "/issues":
+            return self._send(page("".join(f'<a href="/rec/issues-{v}">{v}</a>'
+                                           for v in parse_qs(url.query).get("status", []))))
         if path == "/framed/go":
             return self._send(page(f'<a href="/rec/framed-{query.get("shelf")}">shelf</a>'))
         if path == "/codes/find" and query.get("region") == "R7":
@@ -120,7 +132,7 @@ class Site(BaseHTTPRequestHandler):
             return self._send(page(f"<h1>{path}</h1>", title=path))
         pages = {"/": HOME, "/tickers": TICKER_TABLE, "/quote": QUOTE, "/catalog": CATALOG,
                  "/stock": page(zone_form()), "/codes": CODES, "/account": ACCOUNT,
-                 "/framed": FRAMED}
+                 "/framed": FRAMED, "/library": LIBRARY}
         if path in pages:
             return self._send(pages[path])
         return self._send(page("Not found"), 404)
@@ -160,7 +172,8 @@ def test_every_kind_of_safe_form_is_sent_and_its_hidden_pages_reached(site, tmp_
     reached = {path for _, path, _ in Site.log if path.startswith("/rec/")}
     expected = ({f"/rec/quote-{t}" for t in TICKERS} | {"/rec/catalog-all", "/rec/codes-R7"}
                 | {f"/rec/stock-{d}" for depots in ZONES.values() for d in depots}
-                | {"/rec/sorted-name", "/rec/framed-top", "/rec/framed-low"})
+                | {"/rec/sorted-name", "/rec/framed-top", "/rec/framed-low"}
+                | {"/rec/library-old", "/rec/issues-open", "/rec/issues-closed"})
     assert expected <= reached, sorted(expected - reached)
     # a login, a delete, a POST that writes, an item's read-only view with no control
     assert not [p for _, p, _ in Site.log
@@ -187,6 +200,10 @@ def test_extraction_reads_what_a_browser_would_send():
     assert fields["q"].options == ["Boston", "Austin"]
     assert fields["out"].outside and fields["out"].default == "7"
     assert "z" not in fields  # outside, and not joined to the form
+    group = extract_forms(Selector(text=LIBRARY.decode()), "http://h/")[1]
+    status = group.fields[0]
+    assert status.options == ["open", "closed"] and status.default == "open"
+    assert dict(field_domains(group, LVS([]))[0])["status"] == ["open", None, "closed"]
     assert placeholder_example(fields["q"].descriptors[3]) == "Springfield"
     assert placeholder_example("Search…") is None
     domains, labels, unfillable = field_domains(form, LVS([]), SiteVocabulary())
