@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urldefrag
 
 import scrapy
 from scrapy import signals
@@ -44,11 +42,11 @@ from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import (
-    TEXT_TYPES,
     ButtonInfo,
     FormInfo,
     dependent_fields,
     extract_forms,
+    submittable,
 )
 from hiddenweb.forms.lvs import LVS
 from hiddenweb.forms.records import (
@@ -56,6 +54,7 @@ from hiddenweb.forms.records import (
     endpoint,
     looks_like_no_results,
     record_fields,
+    rejected,
     result_words,
 )
 from hiddenweb.forms.submit import browser_request, describe, plain_request
@@ -162,7 +161,7 @@ class FormCrawler:
             prior = prior or self.site.prior(text or "")
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
-            for version, chosen in [(form, button), *self._other_buttons(form, verdict, button)]:
+            for version, chosen in [(form, button), *self.versions.buttons(form, verdict, button)]:
                 explorer = FormExplorer(
                     version, self.lvs, self.config.max_submissions, self.wave_for(by_script),
                     self.config.patience, self.config.lvs_learn,
@@ -181,23 +180,6 @@ class FormCrawler:
                 if by_script:
                     stats.inc_value("hiddenweb/forms/browser_forms")
                 yield from self.start(explorer)
-
-    def _other_buttons(self, form: FormInfo, verdict: FormVerdict, chosen: ButtonInfo | None
-                       ) -> list[tuple[FormInfo, ButtonInfo]]:
-        """The form's other allowed buttons that send something else (another ``formaction``
-        or ``formmethod``, another name or value): each is a version of the form of its own
-        (``@button`` joins its signature), explored like the first."""
-        refused = {i for i, _ in verdict.refused_buttons}
-        sends = {(chosen.action, chosen.method, chosen.name, chosen.value)} if chosen else set()
-        out = []
-        for b in form.buttons:
-            key = (b.action, b.method, b.name, b.value)
-            if b.index in refused or key in sends or not self.spider.in_scope(b.action):
-                continue
-            sends.add(key)
-            out.append((replace(form, pinned={**form.pinned, "@button": str(b.index)}), b))
-            self.stats.inc_value("hiddenweb/forms/button_variants")
-        return out
 
     def _button(self, form: FormInfo, verdict: FormVerdict, url: str
                 ) -> ButtonInfo | None | bool:
@@ -448,18 +430,3 @@ def query_of(meta: dict) -> dict[str, str | None]:
     page's own ``hiddenweb_explore_data`` for a form's answer)."""
     return meta.get("hiddenweb_query") or meta.get("hiddenweb_explore_data") or {}
 
-
-def rejected(meta: dict, response: Response, page: str) -> bool:
-    """A submission redirected back to its form's page: the server refused it (a missing or
-    invalid value), whatever the page now says; not a result."""
-    if not meta.get("redirect_urls"):
-        return False
-    return urldefrag(response.url)[0] == urldefrag(page)[0]
-
-
-def submittable(form: FormInfo) -> bool:
-    """Whether a person can submit the form without a script: it has a submit button, a text
-    box (Enter submits it) or a field whose change submits it. A form of read-only values (an
-    item's page shown to a visitor who may not edit it) is not."""
-    return bool(form.buttons) or any(
-        f.submits or f.kind in TEXT_TYPES or f.kind == "textarea" for f in form.fields)

@@ -268,3 +268,11 @@ def pin_choices(form: FormInfo, data: dict[str, str | None], changed: list[str]
             f = replace(f, options=options, default=options[0] if options else "")
         fields.append(f)
     return replace(form, fields=fields, pinned={**form.pinned, **chosen})
+
+
+def submittable(form: FormInfo) -> bool:
+    """Whether a person can submit the form without a script: it has a submit button, a text
+    box (Enter submits it) or a field whose change submits it. A form of read-only values (an
+    item's page shown to a visitor who may not edit it) is not."""
+    return bool(form.buttons) or any(
+        f.submits or f.kind in TEXT_TYPES or f.kind == "textarea" for f in form.fields)

@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 from hiddenweb.forms.lvs import words_of
 
 if TYPE_CHECKING:
     from parsel import Selector
+    from scrapy.http import Response
 
 MAX_PAIRS = 24
 MAX_VALUE_CHARS = 64
@@ -195,3 +196,11 @@ def result_words(texts: list[str], limit: int = 40) -> list[str]:
             if len(w) >= 4:
                 counts[w] = counts.get(w, 0) + 1
     return sorted(counts, key=lambda w: -counts[w])[:limit]
+
+
+def rejected(meta: dict, response: Response, page: str) -> bool:
+    """A submission redirected back to its form's page: the server refused it (a missing or
+    invalid value), whatever the page now says; not a result."""
+    if not meta.get("redirect_urls"):
+        return False
+    return urldefrag(response.url)[0] == urldefrag(page)[0]

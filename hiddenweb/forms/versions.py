@@ -1,5 +1,5 @@
-"""Versions of one form whose options depend on a choice: a dependent select filled by a
-script, and a post-back (choosing A posts the form back, server side, and the reply offers B).
+"""Versions of one form: a dependent select filled by a script, a post-back (choosing A posts the
+form back, server side, and the reply offers B), and each submit button that sends elsewhere.
 
 Each version is a form of its own: the parent's choice is pinned (:func:`pin`,
 :func:`pin_choices`; the choice joins the form's signature, like a wizard's step) and the
@@ -13,13 +13,18 @@ child offers the options that choice revealed. Every version gets its own
 * :meth:`FormVersions.post_back`: the answer to a submission shows the same form with new
   options in a select; the answer's own hidden fields (view state, tokens) are the ones sent.
 
-Stats: ``hiddenweb/forms/dependent_probes``, ``…/dependent_values``, ``…/post_backs``.
+* :meth:`FormVersions.buttons`: another allowed button with its own ``formaction``,
+  ``formmethod``, name or value is a version of the form (``@button`` joins its signature).
+
+Stats: ``hiddenweb/forms/dependent_probes``, ``…/dependent_values``, ``…/post_backs``,
+``…/button_variants``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import scrapy
@@ -27,10 +32,11 @@ from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS
 from hiddenweb.forms.explorer import FormExplorer
-from hiddenweb.forms.extract import FormInfo, is_wildcard, pin, pin_choices
+from hiddenweb.forms.extract import ButtonInfo, FormInfo, is_wildcard, pin, pin_choices
 
 if TYPE_CHECKING:
     from hiddenweb.forms.crawl import FormCrawler
+    from hiddenweb.safety import FormVerdict
 
 logger = logging.getLogger(__name__)
 
@@ -127,3 +133,20 @@ class FormVersions:
         return FormExplorer(form, self.forms.lvs, limit, self.forms.wave_for(like.by_browser),
                             config.patience, config.lvs_learn, form_class=like.form_class,
                             button=like.button, by_browser=like.by_browser, **kwargs)
+
+    def buttons(self, form: FormInfo, verdict: FormVerdict, chosen: ButtonInfo | None
+                ) -> list[tuple[FormInfo, ButtonInfo]]:
+        """The form's other allowed buttons that send something else (another ``formaction``
+        or ``formmethod``, another name or value): each is a version of the form of its own
+        (``@button`` joins its signature), explored like the first."""
+        refused = {i for i, _ in verdict.refused_buttons}
+        sends = {(chosen.action, chosen.method, chosen.name, chosen.value)} if chosen else set()
+        out = []
+        for b in form.buttons:
+            key = (b.action, b.method, b.name, b.value)
+            if b.index in refused or key in sends or not self.forms.spider.in_scope(b.action):
+                continue
+            sends.add(key)
+            out.append((replace(form, pinned={**form.pinned, "@button": str(b.index)}), b))
+            self.forms.stats.inc_value("hiddenweb/forms/button_variants")
+        return out

@@ -28,9 +28,9 @@ import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from parsel import Selector
 
-from hiddenweb.forms.crawl import rejected
 from hiddenweb.forms.extract import extract_forms
 from hiddenweb.forms.lvs import LVS, LVSLabel
+from hiddenweb.forms.records import rejected
 from hiddenweb.forms.values import field_domains
 from hiddenweb.forms.vocabulary import SiteVocabulary, placeholder_example
 
