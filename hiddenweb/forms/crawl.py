@@ -144,7 +144,7 @@ class FormCrawler:
                 stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
             self.seen.add(form.signature)
-            if not by_script and not submittable(form):
+            if not submittable(form):  # nor do we: not by requestSubmit() in Chromium either
                 stats.inc_value("hiddenweb/forms/skipped/no_control")
                 continue
             button = self._button(form, verdict, response.url)

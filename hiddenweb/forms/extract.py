@@ -273,6 +273,7 @@ def pin_choices(form: FormInfo, data: dict[str, str | None], changed: list[str]
 def submittable(form: FormInfo) -> bool:
     """Whether a person can submit the form without a script: it has a submit button, a text
     box (Enter submits it) or a field whose change submits it. A form of read-only values (an
-    item's page shown to a visitor who may not edit it) is not."""
+    item's page shown to a visitor who may not edit it) is not, even where a script could
+    submit it: the crawler would be the one submitting it."""
     return bool(form.buttons) or any(
         f.submits or f.kind in TEXT_TYPES or f.kind == "textarea" for f in form.fields)

@@ -233,3 +233,19 @@ def test_a_redirect_back_to_the_form_is_a_refusal_not_a_result():
     assert not rejected({}, back, "http://h/quote")  # the form's own page, not redirected to
     elsewhere = HtmlResponse("http://h/quote/list", body=QUOTE)
     assert not rejected({"redirect_urls": ["http://h/quote/run"]}, elsewhere, "http://h/quote")
+
+
+def test_a_form_no_person_could_submit_is_not_submittable():
+    from hiddenweb.forms.extract import submittable
+
+    def form(html: str):
+        return extract_forms(Selector(text=html), "http://h/")[0]
+
+    # an item's read-only view, whose page has a submit-once script: not ours to submit
+    assert not submittable(form('<form method="POST" action="issue7" onsubmit="return once()">'
+                                '<table><tr><th>Keywords</th><td>x</td></tr></table></form>'))
+    assert submittable(form('<form action="/s"><input name="q"></form>'))  # Enter submits it
+    assert submittable(form('<form action="/s"><button>Show all</button></form>'))
+    assert submittable(form('<form method="post" action="/s"><select name="a" '
+                            'onchange="__doPostBack(\'a\',\'\')"><option>1</option></select>'
+                            '</form>'))  # a post-back
