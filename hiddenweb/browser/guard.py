@@ -10,6 +10,9 @@ answers every request of the page itself:
   script, an iframe, ``fetch`` or XHR (any method), a form, a navigation. The rest are fetched
   with ``route.fetch(max_redirects=0)``: a redirect off the host is aborted too, before Chromium
   follows it. (A second redirect hop is followed by Chromium itself, without the user's headers.)
+* **writes**: a script's request that is not a navigation and not a GET, HEAD or OPTIONS (an
+  XHR or ``fetch`` PUT, POST, DELETE, PATCH) is aborted (``hiddenweb/browser/writes_aborted``):
+  rendering a page must not change the site. Form submissions are navigations.
 * **robots.txt**: a request that the crawl's ``RobotsTxtMiddleware`` would refuse is aborted
   (``hiddenweb/browser/robots_aborted``).
 * **headers**: navigations carry the Scrapy request's headers (scrapy-playwright's
@@ -156,6 +159,13 @@ class Guard:
                 return
             render.navigations -= 1
         if skip_resource(request):
+            await route.abort("blockedbyclient")
+            return
+        if not navigation and request.method not in ("GET", "HEAD", "OPTIONS"):
+            # a page's own script writing (an XHR or fetch PUT, POST, DELETE: a sync, a "seen"
+            # marker, an autosave) while the crawler renders it: the crawler would be the writer
+            self.stats.inc_value("hiddenweb/browser/writes_aborted")
+            logger.debug("Chromium's %s %s (a script's write) aborted", request.method, url)
             await route.abort("blockedbyclient")
             return
         if not await self._robots_allow(url, render):
