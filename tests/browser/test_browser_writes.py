@@ -20,7 +20,8 @@ PAGE = b"""<!doctype html><html><head><title>notes</title></head><body><h1>Notes
 fetch("/api/notes/1", {method: "PUT", body: "seen"});
 var x = new XMLHttpRequest(); x.open("POST", "/api/sync"); x.send("state=1");
 fetch("/api/drafts/2", {method: "DELETE"});
-fetch("/api/notes").then(r => r.text()).then(t => { document.getElementById("n").textContent = t; });
+fetch("/api/notes").then(r => r.text())
+  .then(t => { document.getElementById("n").textContent = t; });
 </script></body></html>"""
 
 
