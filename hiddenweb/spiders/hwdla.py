@@ -292,7 +292,8 @@ class HwdlaSpider(scrapy.Spider):
                        if answer else {}),
                     "hiddenweb_action": {"kind": "link", "page": response.url,
                                          "label": link.text.strip()[:200], "form": None,
-                                         **({"hidden": True} if form_only else {})},
+                                         **({"hidden": True} if form_only else {}),
+                                         **({"nofollow": True} if link.nofollow else {})},
                     **({} if contexts is None else
                        {"hiddenweb_label_context": context_for(contexts, link.url)}),
                 }),
