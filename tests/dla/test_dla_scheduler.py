@@ -488,3 +488,21 @@ def test_nofollow_last_off_is_the_old_order() -> None:
     s.enqueue_request(_nofollow("/", "/w?id=a&do=edit"))
     s.enqueue_request(link("/", "/w?id=a"))
     assert drain(s) == ["/w?id=a&do=edit", "/w?id=a"]
+
+
+def test_nofollow_links_wait_while_other_requests_are_in_flight() -> None:
+    """Rule 3: a nofollow link waits while a request of another group is in flight (its answer
+    may bring content links); nofollow pages in flight hold none of their own back; with
+    nothing in flight nothing waits."""
+    s = make()
+    s.enqueue_request(link("/", "/w?id=a"))
+    content = s.next_request()
+    for name in "bcd":
+        s.enqueue_request(_nofollow("/", f"/w?id={name}&do=edit"))
+    s.in_flight = lambda: [content]
+    assert s.next_request() is None and s.stats.get_value("hiddenweb/dla/waits") == 1
+    s.in_flight = lambda: []
+    tool = s.next_request()
+    assert tool.url == SITE + "/w?id=b&do=edit"
+    s.in_flight = lambda: [tool]
+    assert drain(s) == ["/w?id=c&do=edit", "/w?id=d&do=edit"]
