@@ -25,6 +25,7 @@ class DLAConfig:
     label_words: str = "answers"
     wait: float = 0.0
     explore_in_flight: int = 0
+    nofollow_last: bool = True
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -60,4 +61,5 @@ class DLAConfig:
             label_words=words,
             wait=wait,
             explore_in_flight=explore,
+            nofollow_last=lab(settings, "dla_nofollow_last"),
         )

@@ -20,6 +20,12 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   they only pulled links depth-first);
 * ``src:harvest``: a submission whose values the form's own answers showed
   (:mod:`hiddenweb.forms.records`), as opposed to values taken blind from the LVS.
+* ``url:<template> rel=nofollow``: the primary kind of a link its page marks ``rel="nofollow"``
+  (``"nofollow": True`` in the action), with ``url:<template>`` as its parent. Sites mark so
+  the links that are not content: a wiki's edit, history, backlinks and login links, a
+  tracker's other download formats, comment authors' links. The scheduler serves such links
+  only when no other request is pending (:func:`is_nofollow`; ``dla_nofollow_last``): their
+  own bucket keeps them apart from content links of the same template;
 * ``links:public``: every link on a public page (the last of its kinds). Its automaton learns
   what the site's public links are worth; a URL template seen for the first time starts there
   (its *root*, see the scheduler) rather than at 1/2. Links on a form's answers have no root:
@@ -30,7 +36,8 @@ the scheduler queues requests by kind (:mod:`hiddenweb.dla.scheduler`). A primar
 a *parent* (:func:`parent_kind`), the kind one level coarser, listed right after it: a form
 without the fixed state of its signature (a wizard's step-2 form for ``region=MA`` and for
 ``region=TX`` share ``form:POST /c/2/locate [city]``), a URL template without its query keys
-(``/catalog?brand`` and ``/catalog?colour&size`` share ``url:ex.org/catalog``). A kind seen for
+(``/catalog?brand`` and ``/catalog?colour&size`` share ``url:ex.org/catalog``), a nofollow
+link's kind without its mark. A kind seen for
 the first time starts from its parent's probability instead of the uniform 1/2, so what a
 site's ten region forms or fifty facet combinations taught is not unlearnt for the next one.
 
@@ -42,6 +49,7 @@ Meta read (set by the spider; :func:`action_of` infers it when missing)::
         "label": "<anchor text or submit label>",
         "form": {"signature": str, "fields": {name: value}} | None,
         "hidden": True,  # optional: the page is a form's answer (its label words: hword:)
+        "nofollow": True,  # optional: a link marked rel="nofollow"
         "source": "harvest",  # optional: values shown by the form's own answers
     }
 """
@@ -87,6 +95,13 @@ PRIOR_REWARDS = {"src:harvest": 1}
 #: public links taught, where a URL template seen for the first time starts
 PUBLIC_LINKS = "links:public"
 ROOT_KINDS = frozenset({PUBLIC_LINKS})
+#: what a link marked rel="nofollow" adds to its URL template's kind (its primary kind)
+NOFOLLOW = " rel=nofollow"
+
+
+def is_nofollow(kind: str) -> bool:
+    """Whether ``kind`` is the primary kind of links marked ``rel="nofollow"``."""
+    return kind.endswith(NOFOLLOW)
 
 
 def parent_kind(kind: str) -> str | None:
@@ -94,6 +109,8 @@ def parent_kind(kind: str) -> str | None:
     if kind.startswith("form:"):
         head, sep, _ = kind.partition(" {")
         return head if sep else None
+    if is_nofollow(kind):
+        return kind.removesuffix(NOFOLLOW)
     if kind.startswith("url:") and "?" in kind:
         return kind.split("?", 1)[0]
     return None
@@ -133,10 +150,12 @@ def infer_action(request: Request, *, page: str) -> dict[str, Any]:
             "form": {"signature": signature, "fields": fields}}
 
 
-def kinds(action: dict[str, Any], url: str, words: str = "all") -> list[str]:
+def kinds(action: dict[str, Any], url: str, words: str = "all",
+          nofollow: bool = True) -> list[str]:
     """Kinds of an action whose request goes to ``url``; the first one is the primary kind.
     ``words`` says which label words are kinds (``dla_label_words``): ``all``;
-    ``answers``, not those of a link on a public page; ``none``."""
+    ``answers``, not those of a link on a public page; ``none``. ``nofollow``: whether a link
+    marked nofollow has a kind of its own (``dla_nofollow_last``)."""
     form = action.get("form")
     out: list[str]
     if action.get("kind") == "form" and isinstance(form, dict):
@@ -151,7 +170,8 @@ def kinds(action: dict[str, Any], url: str, words: str = "all") -> list[str]:
         out += [f"fv:{name}={str(value)[:MAX_VALUE_CHARS]}"
                 for name, value in sorted(fields.items())]
     else:
-        out = [f"url:{url_template(url)}"]
+        mark = NOFOLLOW if nofollow and action.get("nofollow") else ""
+        out = [f"url:{url_template(url)}{mark}"]
         parent = parent_kind(out[0])
         if parent:
             out.append(parent)

@@ -26,6 +26,13 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
   by the page automaton's ``q`` (an update never reorders the other actions, see automaton.py);
   the page's score is ``r * p`` of its best pending action (1 = uniform, comparable across pages).
 
+Links their page marks ``rel="nofollow"`` (a wiki's edit, history and backlinks links, a
+tracker's other formats; their own kind, :func:`~hiddenweb.dla.kinds.is_nofollow`) go last:
+their groups are served, best first, only when no other group is pending (the heap adds
+:data:`LAST` to their keys; ``dla_nofollow_last``). Demoted, not dropped: learning orders them
+among themselves, but a reward (a new form on an edit page) never lifts them above the content
+links, which the site's own markup says they are not.
+
 Ties go to the oldest group. A kind with no automaton yet scores as its parent
 (:func:`~hiddenweb.dla.kinds.parent_kind`); the URL template of a link on a public page scores
 at most as ``links:public`` until it is rewarded (``paid`` in JOBDIR); ``src:harvest`` starts
@@ -40,7 +47,10 @@ it updates the right automata whenever it arrives. The best pending request *wai
 1. while a request in flight scores, now, more than ``1/w`` times it;
 2. once the site has paid (the first reward), when it is *speculative* (it scores below ``w``
    times the best score served since then), while ``dla_explore_in_flight`` speculative
-   requests are in flight.
+   requests are in flight;
+3. when it is a link marked nofollow, while a request of another group is in flight (its
+   answer may bring content links, which go first; with a thin frontier of content links the
+   free slots would otherwise go to nofollow pages and the forms they show).
 
 Nothing waits with nothing in flight, so the crawl never stalls. "In flight" is the engine's
 downloader and scraper sets; scores in flight are compared rounded as the heap keys the pending
@@ -90,11 +100,13 @@ from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
 from hiddenweb.dla.jobdir import load_state, save_state
 from hiddenweb.dla.kinds import (
+    NOFOLLOW,
     PRIOR_REWARDS,
     PURSUE,
     ROOT_KINDS,
     SKIP,
     action_of,
+    is_nofollow,
     kinds,
     parent_kind,
 )
@@ -116,6 +128,11 @@ GROUP_META = "hiddenweb_dla_group"
 #: scores are compared rounded to this many decimals (heap keys and the requests in flight
 #: alike): float jitter does not reorder ties, and a kind penalized into the 1e-13s scores 0
 SCORE_DECIMALS = 12
+#: what the heap adds to the negated score of a group served last (links marked nofollow):
+#: scores are in [0, 1], so every other group comes first
+LAST = 2.0
+
+
 class DLAScheduler:
     """Scrapy scheduler (``BaseScheduler`` contract) ordered by learning automata."""
 
@@ -190,7 +207,7 @@ class DLAScheduler:
             return False
         action = action_of(request)
         page = str(action.get("page") or "")
-        ks = kinds(action, request.url, self.config.label_words)
+        ks = kinds(action, request.url, self.config.label_words, self.config.nofollow_last)
         request.meta[KINDS_META] = ks  # read back by learn(): no second parse of the URL
         la = self.pages.get(page)
         if la is None:
@@ -205,8 +222,8 @@ class DLAScheduler:
                     if not kind.startswith(("word:", "hword:")):
                         self.roots.setdefault(kind, ks[-1])
             key = group = self._bucket_kind(ks)
-        else:
-            group, key = page, f"{page}\n{ks[0]}"
+        else:  # a page's nofollow links: a group of their own, served last
+            group, key = page + (NOFOLLOW if is_nofollow(ks[0]) else ""), f"{page}\n{ks[0]}"
         self._push(request, key, group, page, ks[0])
         self.stats.inc_value("hiddenweb/dla/enqueued")
         return True
@@ -221,26 +238,27 @@ class DLAScheduler:
                 self.crawler.signals.send_catch_log(download_budget_exhausted)
             return None
         while self.heap:
-            neg_score, _, version, gkey = heapq.heappop(self.heap)
+            heap_key, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)
             if group is None or group.version != version:
                 continue
             if self._follows_root(gkey):  # its entry may predate the root's last penalty
-                if self._key_score(group) < -neg_score:
+                if self._heap_key(group) > heap_key:
                     self._rekey(group)
                     continue
-            if self.config.wait and self._waits(-neg_score):
-                heapq.heappush(self.heap, (neg_score, group.seq, version, gkey))
+            score = round(self._last(gkey) - heap_key, SCORE_DECIMALS)
+            if self.config.wait and (self._after_others(gkey) or self._waits(score)):
+                heapq.heappush(self.heap, (heap_key, group.seq, version, gkey))
                 self.stats.inc_value("hiddenweb/dla/waits")
                 return None
             request = self._pop_from(group)
             if request is None:
                 continue
             # the automata's score when the action was chosen (precision-recall, HWDLA fig. 4)
-            request.meta[SCORE_META] = -neg_score
+            request.meta[SCORE_META] = score
             request.meta[GROUP_META] = gkey
-            if self.rewarded and -neg_score > self.best_served:
-                self.best_served = -neg_score
+            if self.rewarded and score > self.best_served:
+                self.best_served = score
             self.pending -= 1
             self.steps += 1
             self.stats.inc_value("hiddenweb/dla/dequeued")
@@ -266,9 +284,15 @@ class DLAScheduler:
         kind's ``p(pursue)``; without transfer, ``r * p`` of its action on its page)."""
         if self.config.transfer:
             return self.kind_score(request.meta[GROUP_META])
-        la = self.pages.get(request.meta[GROUP_META])
+        la = self.pages.get(request.meta[GROUP_META].removesuffix(NOFOLLOW))
         kind = (request.meta.get(KINDS_META) or [""])[0]
         return la.relative(kind) if la is not None and kind in la else 0.0
+
+    def _after_others(self, gkey: str) -> bool:
+        """Rule 3 of "Concurrency": a group served last (links marked nofollow) waits while a
+        request of any other group is in flight, whose answer may bring requests that go first."""
+        return bool(self._last(gkey)) and any(
+            not self._last(r.meta[GROUP_META]) for r in self.in_flight())
 
     def _waits(self, score: float) -> bool:
         """Whether the best pending request, scoring ``score``, waits for the answers in flight
@@ -303,7 +327,8 @@ class DLAScheduler:
             return
         action = request_meta.get("hiddenweb_action") or {}
         page = str(action.get("page") or "")
-        ks = request_meta.get(KINDS_META) or kinds(action, url, self.config.label_words)
+        ks = request_meta.get(KINDS_META) or kinds(action, url, self.config.label_words,
+                                                   self.config.nofollow_last)
         if outcome == "reward":
             self.rewarded = True
         self.stats.inc_value("hiddenweb/dla/rewards" if outcome == "reward"
@@ -311,8 +336,11 @@ class DLAScheduler:
         la = self.pages.get(page)
         if la is not None and ks[0] in la:
             (la.reward if outcome == "reward" else la.penalize)(ks[0])
-            if not self.config.transfer and page in self.groups:
-                group = self.groups[page]
+            # without transfer a page has two groups: its links marked nofollow, the rest
+            for gkey in () if self.config.transfer else (page, page + NOFOLLOW):
+                group = self.groups.get(gkey)
+                if group is None:
+                    continue
                 bucket = group.buckets.get(f"{page}\n{ks[0]}")
                 if group.epoch != la.epoch:  # the automaton folded: re-key all, O(r) per r steps
                     group.epoch = la.epoch
@@ -403,8 +431,11 @@ class DLAScheduler:
         return kla
 
     def _bucket_kind(self, ks: list[str]) -> str:
-        """The primary kind, unless another kind of the action was rewarded and scores higher."""
+        """The primary kind, unless another kind of the action was rewarded and scores higher
+        (a nofollow link's always: it is served last, whatever its other kinds taught)."""
         best, best_score = ks[0], max(self.kind_score(ks[0]), 0.5)
+        if is_nofollow(best):
+            return best
         for kind in ks[1:]:
             if kind in ROOT_KINDS:
                 continue
@@ -428,11 +459,21 @@ class DLAScheduler:
         """The group's score as the heap keys it (:data:`SCORE_DECIMALS`)."""
         return round(self._group_score(group), SCORE_DECIMALS)
 
+    @staticmethod
+    def _last(gkey: str) -> float:
+        """:data:`LAST` for a group served last (links marked nofollow), else 0."""
+        return LAST if is_nofollow(gkey) else 0.0
+
+    def _heap_key(self, group: Group) -> float:
+        """The group's heap key (lowest first): its negated score, plus :data:`LAST` for a
+        group served only when no other is pending."""
+        return self._last(group.key) - self._key_score(group)
+
     def _rekey(self, group: Group) -> None:
         group.version += 1
-        heapq.heappush(self.heap, (-self._key_score(group), group.seq, group.version, group.key))
+        heapq.heappush(self.heap, (self._heap_key(group), group.seq, group.version, group.key))
         if len(self.heap) > 2 * len(self.groups) + 64:
-            self.heap = [(-self._key_score(g), g.seq, g.version, g.key)
+            self.heap = [(self._heap_key(g), g.seq, g.version, g.key)
                          for g in self.groups.values()]
             heapq.heapify(self.heap)
 

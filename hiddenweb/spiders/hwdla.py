@@ -11,9 +11,8 @@ pre-filter on link labels, :mod:`hiddenweb.lostsheep.middleware`), ``find=1`` wi
 
 The spider reads a page into its item (:func:`hiddenweb.items.page_item`), its links and its
 forms, and hands the forms to :class:`hiddenweb.forms.crawl.FormCrawler`, which explores them
-and returns their submissions. Whether a page is new is judged once
-(:class:`hiddenweb.pagetext.SeenContent`): a page whose content was already seen (a "no
-results" page, the same result for other values) is a *repeat*, counted in
+and returns their submissions. Whether a page is new is judged once (``pagetext.SeenContent``):
+a page whose content was already seen (a "no results" page) is a *repeat*, counted in
 ``hiddenweb/downloads`` and ``hiddenweb/repeats``, not emitted (``HIDDENWEB_EMIT_REPEATS``) and
 not expanded. A page whose scripts build links or forms is rendered again in Chromium
 (:mod:`hiddenweb.browser`). Scope is the seed's *host* (any port: Scrapy's
@@ -293,8 +292,9 @@ class HwdlaSpider(scrapy.Spider):
                        if answer else {}),
                     "hiddenweb_action": {"kind": "link", "page": response.url,
                                          "label": link.text.strip()[:200], "form": None,
-                                         **({"hidden": True} if form_only else {})},
-                    **({} if contexts is None else
-                       {"hiddenweb_label_context": context_for(contexts, link.url)}),
+                                         **({"hidden": True} if form_only else {}),
+                                         **({"nofollow": True} if link.nofollow else {})},
+                    **({"hiddenweb_label_context": context_for(contexts, link.url)}
+                       if contexts is not None else {}),
                 }),
             )

@@ -452,3 +452,57 @@ async def test_middleware_reports_outcome_and_tags_requests() -> None:
 
     await collect(mw.process_spider_output(response, again()))  # same content: a repeat
     assert s.stats.get_value("hiddenweb/dla/feedback/penalty") == 1
+
+
+def _nofollow(page: str, path: str) -> Request:
+    request = link(page, path)
+    request.meta["hiddenweb_action"]["nofollow"] = True
+    return request
+
+
+@pytest.mark.parametrize("transfer", [True, False])
+def test_nofollow_links_go_after_every_other_request(transfer: bool) -> None:
+    """A link marked rel=nofollow has a kind of its own and goes last, even once that kind was
+    rewarded (a tool page that showed a new form) and the content links were penalised."""
+    s = make({"HIDDENWEB_LAB": {"dla_transfer": transfer}})
+    s.enqueue_request(_nofollow("/", "/w?id=a&do=edit"))
+    s.enqueue_request(link("/", "/w?id=a"))
+    first = s.next_request()
+    assert first.url == SITE + "/w?id=a"
+    assert first.meta["hiddenweb_dla_kinds"][:2] == ["url:ex.org/w?id", "url:ex.org/w"]
+    tool = s.next_request()
+    assert tool.meta["hiddenweb_dla_kinds"][:2] == ["url:ex.org/w?do&id rel=nofollow",
+                                                    "url:ex.org/w?do&id"]
+    s.learn(tool.meta, tool.url, "reward")
+    for _ in range(3):
+        s.learn(first.meta, first.url, "penalty")
+    for name in "bcd":
+        s.enqueue_request(_nofollow(tool.url, f"/w?id={name}&do=edit"))
+        s.enqueue_request(link(tool.url, f"/w?id={name}"))
+    assert drain(s) == ["/w?id=b", "/w?id=c", "/w?id=d",
+                        "/w?id=b&do=edit", "/w?id=c&do=edit", "/w?id=d&do=edit"]
+
+
+def test_nofollow_last_off_is_the_old_order() -> None:
+    s = make({"HIDDENWEB_LAB": {"dla_nofollow_last": False}})
+    s.enqueue_request(_nofollow("/", "/w?id=a&do=edit"))
+    s.enqueue_request(link("/", "/w?id=a"))
+    assert drain(s) == ["/w?id=a&do=edit", "/w?id=a"]
+
+
+def test_nofollow_links_wait_while_other_requests_are_in_flight() -> None:
+    """Rule 3: a nofollow link waits while a request of another group is in flight (its answer
+    may bring content links); nofollow pages in flight hold none of their own back; with
+    nothing in flight nothing waits."""
+    s = make()
+    s.enqueue_request(link("/", "/w?id=a"))
+    content = s.next_request()
+    for name in "bcd":
+        s.enqueue_request(_nofollow("/", f"/w?id={name}&do=edit"))
+    s.in_flight = lambda: [content]
+    assert s.next_request() is None and s.stats.get_value("hiddenweb/dla/waits") == 1
+    s.in_flight = lambda: []
+    tool = s.next_request()
+    assert tool.url == SITE + "/w?id=b&do=edit"
+    s.in_flight = lambda: [tool]
+    assert drain(s) == ["/w?id=c&do=edit", "/w?id=d&do=edit"]
