@@ -54,7 +54,8 @@ class ButtonLike(Protocol):
 
 
 class FormLike(Protocol):
-    """What :func:`judge_form` reads of a form (``hiddenweb.forms.FormInfo`` has it)."""
+    """What :func:`~hiddenweb.safety.judge_form` reads of a form (``hiddenweb.forms.FormInfo``
+    has it)."""
 
     action: str
     method: str
