@@ -17,7 +17,8 @@ Model (paper ``seeds/000_0c3830255053559c.txt``, ALGORITHMS.md section 1):
   automaton ("pursue" / "skip", same equations with ``r = 2``) shared by all pages; the feedback
   of an action updates its page's automaton and the automata of all its kinds.
 
-Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best group:
+Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best group
+(:mod:`hiddenweb.dla.heap`):
 
 * transfer on: a bucket per kind, the group is the bucket, its score is the kind automaton's
   ``p(pursue)``. A request goes to its primary kind's bucket, or to the bucket of one of its
@@ -29,9 +30,9 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
 Links their page marks ``rel="nofollow"`` (a wiki's edit, history and backlinks links, a
 tracker's other formats; their own kind, :func:`~hiddenweb.dla.kinds.is_nofollow`) go last:
 their groups are served, best first, only when no other group is pending (the heap adds
-:data:`LAST` to their keys; ``dla_nofollow_last``). Demoted, not dropped: learning orders them
-among themselves, but a reward (a new form on an edit page) never lifts them above the content
-links, which the site's own markup says they are not.
+:data:`~hiddenweb.dla.heap.LAST` to their keys; ``dla_nofollow_last``). Demoted, not dropped:
+learning orders them among themselves, but a reward (a new form on an edit page) never lifts
+them above the content links, which the site's own markup says they are not.
 
 Ties go to the oldest group. A kind with no automaton yet scores as its parent
 (:func:`~hiddenweb.dla.kinds.parent_kind`); the URL template of a link on a public page scores
@@ -88,7 +89,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +98,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
+from hiddenweb.dla.heap import SCORE_DECIMALS, GroupHeap
 from hiddenweb.dla.jobdir import load_state, save_state
 from hiddenweb.dla.kinds import (
     NOFOLLOW,
@@ -110,7 +111,7 @@ from hiddenweb.dla.kinds import (
     kinds,
     parent_kind,
 )
-from hiddenweb.dla.queues import Bucket, DiskQueues, Group
+from hiddenweb.dla.queues import DiskQueues, Group
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
@@ -125,15 +126,9 @@ logger = logging.getLogger(__name__)
 KINDS_META = "hiddenweb_dla_kinds"
 SCORE_META = "hiddenweb_dla_score"
 GROUP_META = "hiddenweb_dla_group"
-#: scores are compared rounded to this many decimals (heap keys and the requests in flight
-#: alike): float jitter does not reorder ties, and a kind penalized into the 1e-13s scores 0
-SCORE_DECIMALS = 12
-#: what the heap adds to the negated score of a group served last (links marked nofollow):
-#: scores are in [0, 1], so every other group comes first
-LAST = 2.0
 
 
-class DLAScheduler:
+class DLAScheduler(GroupHeap):
     """Scrapy scheduler (``BaseScheduler`` contract) ordered by learning automata."""
 
     def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter, config: DLAConfig,
@@ -412,7 +407,7 @@ class DLAScheduler:
                  if k and k in self.kind_la]
         return min(known) if known else 0.5
 
-    # -- internals: buckets and heaps ------------------------------------------------------
+    # -- internals (buckets and heaps: GroupHeap, hiddenweb.dla.heap) ----------------------
     def _budget_exhausted(self) -> bool:
         return 0 < self.config.max_steps <= self.steps
 
@@ -444,96 +439,8 @@ class DLAScheduler:
                 best, best_score = kind, score
         return best
 
-    def _group_score(self, group: Group) -> float:
-        if self.config.transfer:
-            return self.kind_score(group.key)
-        while group.heap:
-            _, _, version, bkey = group.heap[0]
-            bucket = group.buckets.get(bkey)
-            if bucket is not None and bucket.version == version:
-                return self.pages[bucket.page].relative(bucket.action)
-            heapq.heappop(group.heap)
-        return 0.0
-
-    def _key_score(self, group: Group) -> float:
-        """The group's score as the heap keys it (:data:`SCORE_DECIMALS`)."""
-        return round(self._group_score(group), SCORE_DECIMALS)
-
-    @staticmethod
-    def _last(gkey: str) -> float:
-        """:data:`LAST` for a group served last (links marked nofollow), else 0."""
-        return LAST if is_nofollow(gkey) else 0.0
-
-    def _heap_key(self, group: Group) -> float:
-        """The group's heap key (lowest first): its negated score, plus :data:`LAST` for a
-        group served only when no other is pending."""
-        return self._last(group.key) - self._key_score(group)
-
-    def _rekey(self, group: Group) -> None:
-        group.version += 1
-        heapq.heappush(self.heap, (self._heap_key(group), group.seq, group.version, group.key))
-        if len(self.heap) > 2 * len(self.groups) + 64:
-            self.heap = [(self._heap_key(g), g.seq, g.version, g.key)
-                         for g in self.groups.values()]
-            heapq.heapify(self.heap)
-
-    def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> Bucket:
-        group = self.groups.get(gkey)
-        if group is None:
-            group = self.groups[gkey] = Group(gkey, self.next_seq)
-            self.next_seq += 1
-            if page in self.pages:
-                group.epoch = self.pages[page].epoch
-            if self.config.transfer:
-                self._add_heir(gkey)
-        bucket = Bucket(key, gkey, page, action, self.next_seq)
-        self.next_seq += 1
-        group.buckets[key] = bucket
-        order = self.pages[page].order_key(action) if page in self.pages else 0.0
-        heapq.heappush(group.heap, (-order, bucket.seq, bucket.version, key))
-        return bucket
-
     def _add_heir(self, gkey: str) -> None:
         """Register the group of kind ``gkey`` with the ancestors it follows (:meth:`_follows`)."""
         for ancestor in (parent_kind(gkey), self.roots.get(gkey)):
             if ancestor and self._follows(gkey, ancestor):
                 self.heirs.setdefault(ancestor, set()).add(gkey)
-
-    def _group_of(self, key: str, gkey: str, page: str, action: str) -> Bucket:
-        group = self.groups.get(gkey)
-        bucket = group.buckets.get(key) if group is not None else None
-        if bucket is None:
-            bucket = self._new_bucket(key, gkey, page, action)
-            self._rekey(self.groups[gkey])
-        return bucket
-
-    def _push(self, request: Request, key: str, gkey: str, page: str, action: str) -> None:
-        bucket = self._group_of(key, gkey, page, action)
-        if not (self.disk and self.disk.push(bucket, request, self.spider)):
-            if bucket.mq is None:
-                bucket.mq = deque()
-            bucket.mq.append(request)
-        self.pending += 1
-
-    def _pop_from(self, group: Group) -> Request | None:
-        while group.heap:
-            _, _, version, bkey = group.heap[0]
-            bucket = group.buckets.get(bkey)
-            if bucket is None or bucket.version != version:
-                heapq.heappop(group.heap)
-                continue
-            request = bucket.mq.popleft() if bucket.mq else bucket.dq.pop()
-            if not len(bucket):
-                self._drop_bucket(group, bucket)
-            if group.buckets:
-                self._rekey(group)
-            else:
-                del self.groups[group.key]
-            return request
-        del self.groups[group.key]
-        return None
-
-    def _drop_bucket(self, group: Group, bucket: Bucket) -> None:
-        del group.buckets[bucket.key]
-        if bucket.dq is not None:
-            self.disk.drop(bucket)

@@ -1,0 +1,126 @@
+"""The DLA scheduler's heaps: which pending bucket is served next.
+
+Mixed into :class:`~hiddenweb.dla.scheduler.DLAScheduler` (its "Order" and "Cost"). Pending
+requests wait in the FIFO buckets of :mod:`hiddenweb.dla.queues`; a group's own heap orders its
+buckets (by the page automaton's ``q`` without transfer), the scheduler's heap orders the groups
+by score (:meth:`GroupHeap._group_score`: the kind's ``p(pursue)``, or ``r * p`` of the page's
+best pending action), rounded to :data:`SCORE_DECIMALS`, ties to the oldest group; a group of
+links marked nofollow has :data:`LAST` added to its key (served when no other is pending).
+
+Contract: heap entries are versioned; a re-key pushes a new entry and older ones are skipped when
+popped; the scheduler's heap is rebuilt when stale entries outnumber live ones. An emptied bucket
+is dropped (its disk queue removed), an emptied group deleted. The scheduler provides ``groups``,
+``heap``, ``pages``, ``config``, ``disk``, ``spider``, ``pending``, ``next_seq``, ``kind_score``
+and ``_add_heir``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from typing import TYPE_CHECKING
+
+from hiddenweb.dla.kinds import is_nofollow
+from hiddenweb.dla.queues import Bucket, Group
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+#: scores are compared rounded to this many decimals (heap keys and the requests in flight
+#: alike): float jitter does not reorder ties, and a kind penalized into the 1e-13s scores 0
+SCORE_DECIMALS = 12
+#: what the heap adds to the negated score of a group served last (links marked nofollow):
+#: scores are in [0, 1], so every other group comes first
+LAST = 2.0
+
+
+class GroupHeap:
+    """Buckets and groups in heaps (module docstring); a mixin of ``DLAScheduler``."""
+
+    def _group_score(self, group: Group) -> float:
+        if self.config.transfer:
+            return self.kind_score(group.key)
+        while group.heap:
+            _, _, version, bkey = group.heap[0]
+            bucket = group.buckets.get(bkey)
+            if bucket is not None and bucket.version == version:
+                return self.pages[bucket.page].relative(bucket.action)
+            heapq.heappop(group.heap)
+        return 0.0
+
+    def _key_score(self, group: Group) -> float:
+        """The group's score as the heap keys it (:data:`SCORE_DECIMALS`)."""
+        return round(self._group_score(group), SCORE_DECIMALS)
+
+    @staticmethod
+    def _last(gkey: str) -> float:
+        """:data:`LAST` for a group served last (links marked nofollow), else 0."""
+        return LAST if is_nofollow(gkey) else 0.0
+
+    def _heap_key(self, group: Group) -> float:
+        """The group's heap key (lowest first): its negated score, plus :data:`LAST` for a
+        group served only when no other is pending."""
+        return self._last(group.key) - self._key_score(group)
+
+    def _rekey(self, group: Group) -> None:
+        group.version += 1
+        heapq.heappush(self.heap, (self._heap_key(group), group.seq, group.version, group.key))
+        if len(self.heap) > 2 * len(self.groups) + 64:
+            self.heap = [(self._heap_key(g), g.seq, g.version, g.key)
+                         for g in self.groups.values()]
+            heapq.heapify(self.heap)
+
+    def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> Bucket:
+        group = self.groups.get(gkey)
+        if group is None:
+            group = self.groups[gkey] = Group(gkey, self.next_seq)
+            self.next_seq += 1
+            if page in self.pages:
+                group.epoch = self.pages[page].epoch
+            if self.config.transfer:
+                self._add_heir(gkey)
+        bucket = Bucket(key, gkey, page, action, self.next_seq)
+        self.next_seq += 1
+        group.buckets[key] = bucket
+        order = self.pages[page].order_key(action) if page in self.pages else 0.0
+        heapq.heappush(group.heap, (-order, bucket.seq, bucket.version, key))
+        return bucket
+
+    def _group_of(self, key: str, gkey: str, page: str, action: str) -> Bucket:
+        group = self.groups.get(gkey)
+        bucket = group.buckets.get(key) if group is not None else None
+        if bucket is None:
+            bucket = self._new_bucket(key, gkey, page, action)
+            self._rekey(self.groups[gkey])
+        return bucket
+
+    def _push(self, request: Request, key: str, gkey: str, page: str, action: str) -> None:
+        bucket = self._group_of(key, gkey, page, action)
+        if not (self.disk and self.disk.push(bucket, request, self.spider)):
+            if bucket.mq is None:
+                bucket.mq = deque()
+            bucket.mq.append(request)
+        self.pending += 1
+
+    def _pop_from(self, group: Group) -> Request | None:
+        while group.heap:
+            _, _, version, bkey = group.heap[0]
+            bucket = group.buckets.get(bkey)
+            if bucket is None or bucket.version != version:
+                heapq.heappop(group.heap)
+                continue
+            request = bucket.mq.popleft() if bucket.mq else bucket.dq.pop()
+            if not len(bucket):
+                self._drop_bucket(group, bucket)
+            if group.buckets:
+                self._rekey(group)
+            else:
+                del self.groups[group.key]
+            return request
+        del self.groups[group.key]
+        return None
+
+    def _drop_bucket(self, group: Group, bucket: Bucket) -> None:
+        del group.buckets[bucket.key]
+        if bucket.dq is not None:
+            self.disk.drop(bucket)
