@@ -252,7 +252,7 @@ class FormExplorer:
         return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
 
     def _answered_defaults(self, new: bool, found_words: list[str] | None) -> list[Assignment]:
-        if self.blind is not None:
+        if self.blind is not None and new:  # not a guess: a miss is not counted, a result is
             self.blind.answer(new)
         if new:
             self.new_pages += 1
