@@ -8,8 +8,12 @@ answers every request of the page itself:
 * **scope**: a request to a host other than the rendered request's (host names compared, not
   host:port) is aborted (stat ``hiddenweb/browser/offsite_aborted``), whatever asked for it: a
   script, an iframe, ``fetch`` or XHR (any method), a form, a navigation. The rest are fetched
-  with ``route.fetch(max_redirects=0)``: a redirect off the host is aborted too, before Chromium
-  follows it. (A second redirect hop is followed by Chromium itself, without the user's headers.)
+  with ``route.fetch(max_redirects=0)``, and a redirect is followed here, hop by hop (at most
+  :data:`MAX_REDIRECTS`), each hop held to the host and robots.txt like the first: Chromium never
+  follows a redirect itself, since Playwright routes only the first URL of a redirect chain (a
+  3xx fulfilled to Chromium sends every later hop out unrouted). The request is answered with
+  the chain's last response; a navigation's document keeps the first URL, and the URL it
+  landed on is kept in :attr:`Render.landed` (the handler answers with it).
 * **robots.txt**: a request that the crawl's ``RobotsTxtMiddleware`` would refuse is aborted
   (``hiddenweb/browser/robots_aborted``).
 * **headers**: navigations carry the Scrapy request's headers (scrapy-playwright's
@@ -56,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
 MAX_FOUND = 50  # URLs found by one render's self-navigations and window.open
+MAX_REDIRECTS = 10  # hops of one redirect chain followed by the guard; a longer one is aborted
 
 
 def skip_resource(request: Any) -> bool:
@@ -71,6 +76,8 @@ class Render:
     navigations: int = 1  # main-frame navigations still allowed: the request's own first
     found: list[str] = field(default_factory=list)
     own_done: bool = False  # the request's own navigation was seen (method/body applied)
+    # a main-frame navigation's URL -> the URL its redirect chain (followed here) ended at
+    landed: dict[str, str] = field(default_factory=dict)
     # set when a self-navigation was aborted: a navigation started while the document was being
     # parsed stops the parser, and DOMContentLoaded / load never come
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
@@ -171,10 +178,10 @@ class Guard:
                     or {"Content-Type": "text/html"}
                 await route.fulfill(status=200, headers=headers, body=body)
                 return
-        await self._forward(route, request, render, navigation, own, parts.hostname)
+        await self._forward(page, route, request, render, main, own)
 
-    async def _forward(self, route: Any, request: Any, render: Render, navigation: bool,
-                       own: bool, host: str | None) -> None:
+    async def _forward(self, page: Any, route: Any, request: Any, render: Render, main: bool,
+                       own: bool) -> None:
         scrapy_request = render.request
         headers = await use_scrapy_headers(
             browser_type_name="chromium", playwright_request=request,
@@ -182,6 +189,7 @@ class Guard:
                                  "headers": scrapy_request.headers, "body": scrapy_request.body,
                                  "encoding": scrapy_request.encoding})
         kwargs: dict[str, Any] = {}
+        navigation = request.is_navigation_request()
         if navigation:  # a form's POST keeps its own content type
             headers = {**await request.all_headers(), **headers}
         if own:
@@ -191,13 +199,38 @@ class Guard:
                 kwargs["post_data"] = scrapy_request.body
         response = await route.fetch(headers=headers, max_redirects=0,
                                      timeout=self.timeout_ms, **kwargs)
-        location = response.headers.get("location")
-        if 300 <= response.status < 400 and location:
-            target = urljoin(request.url, location)
-            if urlsplit(target).hostname != host:
+        url, method = request.url, (kwargs.get("method") or request.method).upper()
+        data = kwargs.get("post_data", request.post_data_buffer)
+        hops = 0
+        while 300 <= response.status < 400 and response.headers.get("location"):
+            target = urljoin(url, response.headers["location"])
+            refused = None
+            if urlsplit(target).scheme not in ("http", "https") \
+                    or urlsplit(target).hostname != render.host:
                 self._offsite(target, render)
+                refused = "offsite"
+            elif hops == MAX_REDIRECTS:
+                refused = "too many redirects"
+            elif not await self._robots_allow(target, render):
+                self.stats.inc_value("hiddenweb/browser/robots_aborted")
+                refused = "robots.txt"
+            if refused:
+                logger.debug("Redirect of %s to %s not followed (%s)", request.url, target,
+                             refused)
                 await route.abort("aborted" if navigation else "blockedbyclient")
                 return
+            if response.status == 303 or (response.status in (301, 302)
+                                          and method not in ("GET", "HEAD")):
+                method, data = "GET", None  # as a browser does
+                headers = {k: v for k, v in headers.items()
+                           if k.lower() not in ("content-type", "content-length")}
+            await response.dispose()
+            response = await page.request.fetch(target, method=method, headers=headers,
+                                                data=data, max_redirects=0,
+                                                timeout=self.timeout_ms)
+            url, hops = target, hops + 1
+        if main and url != request.url:
+            render.landed[request.url] = url
         await route.fulfill(response=response)
 
     def _offsite(self, url: str, render: Render) -> None:

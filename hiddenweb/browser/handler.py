@@ -244,7 +244,8 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         job.stage, job.page_url = "reading the DOM", page.url
         found = await self._found(page, render)
         content = await page.content()
-        return self._response(request, page.url, response.status, response.headers, content,
+        url = render.landed.get(page.url, page.url)  # where a redirect chain ended (guard)
+        return self._response(request, url, response.status, response.headers, content,
                               found, response.flags, getattr(response, "ip_address", None))
 
     async def _init_page(self, job: Job, original: Any, page: Any, request: Request) -> None:
