@@ -30,7 +30,9 @@ answers every request of the page itself:
 * images, media, fonts and styles are not loaded (they build no links).
 * a page between renders (idle in the pool) loads nothing.
 
-Per page, once: dialogs (``alert``, ``confirm``, ``prompt``) are dismissed and ``beforeunload``
+Per page, once: its requests in flight are counted (:meth:`Guard.in_flight`: the page's
+``request`` events less its ``requestfinished`` and ``requestfailed``); dialogs (``alert``,
+``confirm``, ``prompt``) are dismissed and ``beforeunload``
 accepted (``hiddenweb/browser/dialogs``); ``window.open`` opens nothing and records its URL
 (:data:`~hiddenweb.browser.scripts.RECORD_OPEN_JS`); a popup that opens anyway (a form's
 ``target=_blank``) is closed and its requests aborted by a context-wide route
@@ -97,6 +99,7 @@ class Guard:
         self.stats = crawler.stats
         self.timeout_ms = timeout * 1000
         self.renders: weakref.WeakKeyDictionary[Any, Render] = weakref.WeakKeyDictionary()
+        self._flying: weakref.WeakKeyDictionary[Any, set[Any]] = weakref.WeakKeyDictionary()
         self._pages: weakref.WeakSet[Any] = weakref.WeakSet()
         self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
         self._robots: RobotsTxtMiddleware | None | bool = None
@@ -108,9 +111,13 @@ class Guard:
         """Route ``page``'s requests for ``render`` (again at each render: scrapy-playwright
         removes every ``**`` route of a page it is given back)."""
         self.renders[page] = render
+        self._flying[page] = set()  # a new document: what the last one asked is over
         if page not in self._pages:
             self._pages.add(page)
             page.set_default_timeout(self.timeout_ms)
+            page.on("request", lambda request: self._flying.setdefault(page, set()).add(request))
+            for event in ("requestfinished", "requestfailed"):
+                page.on(event, lambda request: self._flying.get(page, set()).discard(request))
             page.on("dialog", self._dialog)
             page.on("popup", self._popup)
             await page.add_init_script(RECORD_OPEN_JS)
@@ -127,6 +134,10 @@ class Guard:
 
     def end(self, page: Any) -> None:
         self.renders.pop(page, None)
+
+    def in_flight(self, page: Any) -> int:
+        """The page's requests asked and neither answered nor failed yet."""
+        return len(self._flying.get(page, ()))
 
     # -- routing -----------------------------------------------------------------------------
     async def _route(self, page: Any, route: Any, request: Any) -> None:

@@ -21,7 +21,9 @@ A browser request (``meta["playwright"]``):
    :data:`~hiddenweb.browser.config.SETTLE` s), the request's page actions
    (``playwright_page_methods``) run here, not in scrapy-playwright (a submitting action, a
    ``click`` or a script ``submit``, allows one more navigation; a ``wait_for_load_state`` gives
-   up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s), and the DOM is read;
+   up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s, and its ``networkidle`` is
+   the page's own requests all answered, :meth:`BrowserHandler._network_idle`), and the DOM is
+   read;
 3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
    returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
    link (they are also in ``meta["hiddenweb_found"]``);
@@ -67,6 +69,7 @@ from scrapy_playwright.page import PageMethod
 from hiddenweb.browser.config import (
     CLOSE_TIMEOUT,
     IDLE_CAP,
+    IDLE_QUIET,
     RETRIES,
     SETTLE,
     SETTLE_LOAD,
@@ -306,6 +309,25 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             if "Timeout" not in type(exc).__name__:
                 raise exc  # type: ignore[misc]
 
+    async def _network_idle(self, page: Any, seconds: float, render: Render) -> None:
+        """Until no request of the page has been in flight for IDLE_QUIET s (at most
+        ``seconds``). Not Playwright's ``networkidle``: that state is reached once per document,
+        so once a page sat idle for half a second before the crawler's click, waiting for it
+        returns at once, while the request the click started (a script's ``fetch`` of the
+        results, shown in the page) is still in flight: the DOM read then has no results."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        quiet_since = loop.time()
+        while not render.stopped.is_set():
+            now = loop.time()
+            if self.guard.in_flight(page):
+                quiet_since = now
+            elif now - quiet_since >= IDLE_QUIET:
+                return
+            if now >= deadline or page.is_closed():
+                return
+            await asyncio.sleep(0.05)
+
     async def _actions(self, page: Any, methods: list[Any], render: Render) -> None:
         """The request's page actions, the page's own submits held until the crawler's."""
         await page.evaluate(HOLD_SUBMIT_JS)
@@ -319,7 +341,11 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
                     render.navigations += 1
                 if pm.method == "wait_for_load_state":
                     state = pm.args[0] if pm.args else pm.kwargs.get("state", "load")
-                    await self._wait(page, state, min(self.hw.timeout, IDLE_CAP), render)
+                    cap = min(self.hw.timeout, IDLE_CAP)
+                    if state == "networkidle":
+                        await self._network_idle(page, cap, render)
+                    else:
+                        await self._wait(page, state, cap, render)
                     continue
                 method = partial(pm.method, page) if callable(pm.method) \
                     else getattr(page, pm.method)
