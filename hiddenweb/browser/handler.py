@@ -31,13 +31,14 @@ A browser request (``meta["playwright"]``):
    :data:`~hiddenweb.browser.config.CLOSE_TIMEOUT` s (then closes the page's whole context:
    scrapy-playwright opens a new one), and always frees its permit.
 
-A request whose page crashed or whose Chromium died, or that timed out before it even had a page,
-is tried once more (``…/retries``; Chromium is relaunched by scrapy-playwright, counted in
-``…/relaunches``); one that timed out on its page (``…/timeouts``) fails at once, and the spider
-falls back to plain HTTP. A
+A request whose page crashed, or that timed out before it even had a page, is tried once more
+(``…/retries``); one whose Chromium died under it is tried again on the relaunched one (Chromium
+is relaunched by scrapy-playwright, counted in ``…/relaunches``), up to
+:data:`~hiddenweb.browser.config.RELAUNCH_RETRIES` times besides; one that timed out on its page
+(``…/timeouts``) fails at once, and the spider falls back to plain HTTP. A
 :class:`~hiddenweb.browser.watchdog.Watchdog` cancels and retries (once) a request stuck beyond
 every bound. The worst case for one request is thus about twice the download timeout plus two
-page closes.
+page closes (and one more attempt for each Chromium that died under it).
 
 Stats (``hiddenweb/browser/``): ``launched``, ``relaunches``, ``timeouts``, ``retries``,
 ``crashes``, ``self_navigations``, ``found_urls``, ``stuck_cancelled``, ``offsite_aborted``,
@@ -70,6 +71,7 @@ from hiddenweb.browser.config import (
     CLOSE_TIMEOUT,
     IDLE_CAP,
     IDLE_QUIET,
+    RELAUNCH_RETRIES,
     RETRIES,
     SETTLE,
     SETTLE_LOAD,
@@ -128,7 +130,8 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         if not request.meta.get("playwright"):
             return await super().download_request(request)
         bound = float(request.meta.get("download_timeout") or self.download_timeout)
-        for attempt in range(RETRIES + 1):
+        charged = relaunched = 0  # retries charged to the request; those after a dead Chromium
+        while True:
             job = self.watchdog.start(request.url)
             job.task = asyncio.ensure_future(self._attempt(request, job, bound))
             try:
@@ -137,19 +140,27 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
                 if not job.stuck:  # the crawl itself cancelled us
                     job.task.cancel()
                     raise
-                if attempt == RETRIES:
+                if charged == RETRIES:
                     raise BrowserStuck(f"stuck twice at {job.stage!r}: {request.url}") from None
+                charged += 1
             except (PlaywrightError, BrowserTimeout) as exc:
                 retry = exc.opening if isinstance(exc, BrowserTimeout) else _DIED.search(str(exc))
-                if attempt == RETRIES or not retry:
+                if not retry:
+                    raise
+                browser = _browser_of(job.page)
+                await self._browser_settled()
+                if browser is not None and not browser.is_connected() \
+                        and relaunched < RELAUNCH_RETRIES:
+                    relaunched += 1  # its Chromium died under it: not the page's doing
+                elif charged < RETRIES:
+                    charged += 1
+                else:
                     raise
                 self.stats.inc_value("hiddenweb/browser/retries")
                 logger.info("Page or browser died under %s (%s): trying once more",
                             request.url, str(exc).splitlines()[0][:120])
-                await self._browser_settled()
             finally:
                 self.watchdog.done(job)
-        raise AssertionError("unreachable")  # pragma: no cover
 
     async def close(self) -> None:  # type: ignore[override]
         self._closing = True
@@ -438,7 +449,7 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         if self._closing:
             return
         logger.warning("Chromium disconnected (%d browser requests in flight: each is tried "
-                       "once more)", len(self.watchdog.jobs))
+                       "again on the relaunched one)", len(self.watchdog.jobs))
 
     async def _browser_settled(self) -> None:
         """After a death: wait (a little) until scrapy-playwright has let the dead browser go,
@@ -449,6 +460,14 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             if browser is None or browser.is_connected():
                 return
             await asyncio.sleep(0.05)
+
+
+def _browser_of(page: Any) -> Any:
+    """The Chromium a page was in (None: no page yet)."""
+    try:
+        return page.context.browser if page is not None else None
+    except PlaywrightError:
+        return None
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

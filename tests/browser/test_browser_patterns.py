@@ -1,8 +1,9 @@
 """Issue 31: a page cannot hang a browser crawl. One crawl per pattern of
 :mod:`patterns` (self-navigation on a timer and on load, auto-submits driven by the crawler's own
 page actions, ``beforeunload``, dialogs, ``window.open``, downloads, endless loading, a renderer
-crash, a form answered by a script's fetch): each finishes by itself, reaches every page (the
-URLs a page navigated to by itself included), within a few download timeouts (20 s here).
+crash, a form answered by a script's fetch, Chromium killed twice under one page): each finishes
+by itself, reaches every page (the URLs a page navigated to by itself included), within a few
+download timeouts (20 s here).
 ``python tests/browser/patterns.py --runs 10`` runs each ten times and prints the figures.
 """
 
@@ -28,6 +29,7 @@ SHOWS = {
     "endless": {},
     "crash": {"crashes": 1, "retries": 1},
     "xhr": {},
+    "relaunch": {"relaunches": 2, "retries": 2},
 }
 
 
