@@ -32,8 +32,8 @@ answers every request of the page itself:
 
 Per page, once: its requests in flight are counted (:meth:`Guard.in_flight`: the page's
 ``request`` events less its ``requestfinished`` and ``requestfailed``); dialogs (``alert``,
-``confirm``, ``prompt``) are dismissed and ``beforeunload``
-accepted (``hiddenweb/browser/dialogs``); ``window.open`` opens nothing and records its URL
+``confirm``, ``prompt``) are dismissed and ``beforeunload`` accepted
+(``hiddenweb/browser/dialogs``); ``window.open`` opens nothing and records its URL
 (:data:`~hiddenweb.browser.scripts.RECORD_OPEN_JS`); a popup that opens anyway (a form's
 ``target=_blank``) is closed and its requests aborted by a context-wide route
 (``hiddenweb/browser/popups``); a WebSocket connects only to the host being rendered. Service
