@@ -29,7 +29,7 @@ SHOWS = {
     "endless": {},
     "crash": {"crashes": 1, "retries": 1},
     "xhr": {},
-    "relaunch": {"relaunches": 2, "retries": 2},
+    "relaunch": {"relaunches": 2},
 }
 
 
