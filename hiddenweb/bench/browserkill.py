@@ -70,7 +70,8 @@ def crawl(seed_url: str, out: Path, kill_at: list[float]) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={seed_url}/",
            "-O", f"{out}:jsonlines", "-s", "HIDDENWEB_STORE_ENABLED=0",
            "-s", f"HIDDENWEB_STATS_FILE={stats_path}", "-s", "HIDDENWEB_BROWSER=auto",
-           "-s", "LOG_LEVEL=INFO"]
+           # items are scored against the truth, which checks the forms' CSRF tokens
+           "-s", "HIDDENWEB_KEEP_TOKENS=1", "-s", "LOG_LEVEL=INFO"]
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     log = out.with_suffix(".log").open("w")
     started = time.monotonic()

@@ -8,8 +8,12 @@ answers every request of the page itself:
 * **scope**: a request to a host other than the rendered request's (host names compared, not
   host:port) is aborted (stat ``hiddenweb/browser/offsite_aborted``), whatever asked for it: a
   script, an iframe, ``fetch`` or XHR (any method), a form, a navigation. The rest are fetched
-  with ``route.fetch(max_redirects=0)``: a redirect off the host is aborted too, before Chromium
-  follows it. (A second redirect hop is followed by Chromium itself, without the user's headers.)
+  with ``route.fetch(max_redirects=0)``, and a redirect is followed here, hop by hop (at most
+  :data:`MAX_REDIRECTS`), each hop held to the host and robots.txt like the first: Chromium never
+  follows a redirect itself, since Playwright routes only the first URL of a redirect chain (a
+  3xx fulfilled to Chromium sends every later hop out unrouted). The request is answered with
+  the chain's last response; a navigation's document keeps the first URL, and the URL it
+  landed on is kept in :attr:`Render.landed` (the handler answers with it).
 * **writes**: a script's request that is not a navigation and not a GET, HEAD or OPTIONS (an
   XHR or ``fetch`` PUT, POST, DELETE, PATCH) is aborted (``hiddenweb/browser/writes_aborted``):
   rendering a page must not change the site. Form submissions are navigations.
@@ -29,8 +33,10 @@ answers every request of the page itself:
 * images, media, fonts and styles are not loaded (they build no links).
 * a page between renders (idle in the pool) loads nothing.
 
-Per page, once: dialogs (``alert``, ``confirm``, ``prompt``) are dismissed and ``beforeunload``
-accepted (``hiddenweb/browser/dialogs``); ``window.open`` opens nothing and records its URL
+Per page, once: its requests in flight are counted (:meth:`Guard.in_flight`: the page's
+``request`` events less its ``requestfinished`` and ``requestfailed``); dialogs (``alert``,
+``confirm``, ``prompt``) are dismissed and ``beforeunload`` accepted
+(``hiddenweb/browser/dialogs``); ``window.open`` opens nothing and records its URL
 (:data:`~hiddenweb.browser.scripts.RECORD_OPEN_JS`); a popup that opens anyway (a form's
 ``target=_blank``) is closed and its requests aborted by a context-wide route
 (``hiddenweb/browser/popups``); a WebSocket connects only to the host being rendered. Service
@@ -59,6 +65,7 @@ logger = logging.getLogger(__name__)
 
 SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
 MAX_FOUND = 50  # URLs found by one render's self-navigations and window.open
+MAX_REDIRECTS = 10  # hops of one redirect chain followed by the guard; a longer one is aborted
 
 
 def skip_resource(request: Any) -> bool:
@@ -74,6 +81,8 @@ class Render:
     navigations: int = 1  # main-frame navigations still allowed: the request's own first
     found: list[str] = field(default_factory=list)
     own_done: bool = False  # the request's own navigation was seen (method/body applied)
+    # a main-frame navigation's URL -> the URL its redirect chain (followed here) ended at
+    landed: dict[str, str] = field(default_factory=dict)
     # set when a self-navigation was aborted: a navigation started while the document was being
     # parsed stops the parser, and DOMContentLoaded / load never come
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
@@ -93,6 +102,7 @@ class Guard:
         self.stats = crawler.stats
         self.timeout_ms = timeout * 1000
         self.renders: weakref.WeakKeyDictionary[Any, Render] = weakref.WeakKeyDictionary()
+        self._flying: weakref.WeakKeyDictionary[Any, set[Any]] = weakref.WeakKeyDictionary()
         self._pages: weakref.WeakSet[Any] = weakref.WeakSet()
         self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
         self._robots: RobotsTxtMiddleware | None | bool = None
@@ -104,9 +114,13 @@ class Guard:
         """Route ``page``'s requests for ``render`` (again at each render: scrapy-playwright
         removes every ``**`` route of a page it is given back)."""
         self.renders[page] = render
+        self._flying[page] = set()  # a new document: what the last one asked is over
         if page not in self._pages:
             self._pages.add(page)
             page.set_default_timeout(self.timeout_ms)
+            page.on("request", lambda request: self._flying.setdefault(page, set()).add(request))
+            for event in ("requestfinished", "requestfailed"):
+                page.on(event, lambda request: self._flying.get(page, set()).discard(request))
             page.on("dialog", self._dialog)
             page.on("popup", self._popup)
             await page.add_init_script(RECORD_OPEN_JS)
@@ -123,6 +137,10 @@ class Guard:
 
     def end(self, page: Any) -> None:
         self.renders.pop(page, None)
+
+    def in_flight(self, page: Any) -> int:
+        """The page's requests asked and neither answered nor failed yet."""
+        return len(self._flying.get(page, ()))
 
     # -- routing -----------------------------------------------------------------------------
     async def _route(self, page: Any, route: Any, request: Any) -> None:
@@ -181,10 +199,10 @@ class Guard:
                     or {"Content-Type": "text/html"}
                 await route.fulfill(status=200, headers=headers, body=body)
                 return
-        await self._forward(route, request, render, navigation, own, parts.hostname)
+        await self._forward(page, route, request, render, main, own)
 
-    async def _forward(self, route: Any, request: Any, render: Render, navigation: bool,
-                       own: bool, host: str | None) -> None:
+    async def _forward(self, page: Any, route: Any, request: Any, render: Render, main: bool,
+                       own: bool) -> None:
         scrapy_request = render.request
         headers = await use_scrapy_headers(
             browser_type_name="chromium", playwright_request=request,
@@ -192,6 +210,7 @@ class Guard:
                                  "headers": scrapy_request.headers, "body": scrapy_request.body,
                                  "encoding": scrapy_request.encoding})
         kwargs: dict[str, Any] = {}
+        navigation = request.is_navigation_request()
         if navigation:  # a form's POST keeps its own content type
             headers = {**await request.all_headers(), **headers}
         if own:
@@ -201,13 +220,38 @@ class Guard:
                 kwargs["post_data"] = scrapy_request.body
         response = await route.fetch(headers=headers, max_redirects=0,
                                      timeout=self.timeout_ms, **kwargs)
-        location = response.headers.get("location")
-        if 300 <= response.status < 400 and location:
-            target = urljoin(request.url, location)
-            if urlsplit(target).hostname != host:
+        url, method = request.url, (kwargs.get("method") or request.method).upper()
+        data = kwargs.get("post_data", request.post_data_buffer)
+        hops = 0
+        while 300 <= response.status < 400 and response.headers.get("location"):
+            target = urljoin(url, response.headers["location"])
+            refused = None
+            if urlsplit(target).scheme not in ("http", "https") \
+                    or urlsplit(target).hostname != render.host:
                 self._offsite(target, render)
+                refused = "offsite"
+            elif hops == MAX_REDIRECTS:
+                refused = "too many redirects"
+            elif not await self._robots_allow(target, render):
+                self.stats.inc_value("hiddenweb/browser/robots_aborted")
+                refused = "robots.txt"
+            if refused:
+                logger.debug("Redirect of %s to %s not followed (%s)", request.url, target,
+                             refused)
                 await route.abort("aborted" if navigation else "blockedbyclient")
                 return
+            if response.status == 303 or (response.status in (301, 302)
+                                          and method not in ("GET", "HEAD")):
+                method, data = "GET", None  # as a browser does
+                headers = {k: v for k, v in headers.items()
+                           if k.lower() not in ("content-type", "content-length")}
+            await response.dispose()
+            response = await page.request.fetch(target, method=method, headers=headers,
+                                                data=data, max_redirects=0,
+                                                timeout=self.timeout_ms)
+            url, hops = target, hops + 1
+        if main and url != request.url:
+            render.landed[request.url] = url
         await route.fulfill(response=response)
 
     def _offsite(self, url: str, render: Render) -> None:

@@ -21,7 +21,9 @@ A browser request (``meta["playwright"]``):
    :data:`~hiddenweb.browser.config.SETTLE` s), the request's page actions
    (``playwright_page_methods``) run here, not in scrapy-playwright (a submitting action, a
    ``click`` or a script ``submit``, allows one more navigation; a ``wait_for_load_state`` gives
-   up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s), and the DOM is read;
+   up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s, and its ``networkidle`` is
+   the page's own requests all answered, :meth:`BrowserHandler._network_idle`), and the DOM is
+   read;
 3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
    returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
    link (they are also in ``meta["hiddenweb_found"]``);
@@ -29,13 +31,14 @@ A browser request (``meta["playwright"]``):
    :data:`~hiddenweb.browser.config.CLOSE_TIMEOUT` s (then closes the page's whole context:
    scrapy-playwright opens a new one), and always frees its permit.
 
-A request whose page crashed or whose Chromium died, or that timed out before it even had a page,
-is tried once more (``…/retries``; Chromium is relaunched by scrapy-playwright, counted in
-``…/relaunches``); one that timed out on its page (``…/timeouts``) fails at once, and the spider
-falls back to plain HTTP. A
+A request whose page crashed, or that timed out before it even had a page, is tried once more
+(``…/retries``); one whose Chromium died under it is tried again on the relaunched one (Chromium
+is relaunched by scrapy-playwright, counted in ``…/relaunches``), up to
+:data:`~hiddenweb.browser.config.RELAUNCH_RETRIES` times besides; one that timed out on its page
+(``…/timeouts``) fails at once, and the spider falls back to plain HTTP. A
 :class:`~hiddenweb.browser.watchdog.Watchdog` cancels and retries (once) a request stuck beyond
 every bound. The worst case for one request is thus about twice the download timeout plus two
-page closes.
+page closes (and one more attempt for each Chromium that died under it).
 
 Stats (``hiddenweb/browser/``): ``launched``, ``relaunches``, ``timeouts``, ``retries``,
 ``crashes``, ``self_navigations``, ``found_urls``, ``stuck_cancelled``, ``offsite_aborted``,
@@ -67,6 +70,8 @@ from scrapy_playwright.page import PageMethod
 from hiddenweb.browser.config import (
     CLOSE_TIMEOUT,
     IDLE_CAP,
+    IDLE_QUIET,
+    RELAUNCH_RETRIES,
     RETRIES,
     SETTLE,
     SETTLE_LOAD,
@@ -125,7 +130,8 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         if not request.meta.get("playwright"):
             return await super().download_request(request)
         bound = float(request.meta.get("download_timeout") or self.download_timeout)
-        for attempt in range(RETRIES + 1):
+        charged = relaunched = 0  # retries charged to the request; those after a dead Chromium
+        while True:
             job = self.watchdog.start(request.url)
             job.task = asyncio.ensure_future(self._attempt(request, job, bound))
             try:
@@ -134,19 +140,27 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
                 if not job.stuck:  # the crawl itself cancelled us
                     job.task.cancel()
                     raise
-                if attempt == RETRIES:
+                if charged == RETRIES:
                     raise BrowserStuck(f"stuck twice at {job.stage!r}: {request.url}") from None
+                charged += 1
             except (PlaywrightError, BrowserTimeout) as exc:
                 retry = exc.opening if isinstance(exc, BrowserTimeout) else _DIED.search(str(exc))
-                if attempt == RETRIES or not retry:
+                if not retry:
+                    raise
+                browser = _browser_of(job.page)
+                await self._browser_settled()
+                if browser is not None and not browser.is_connected() \
+                        and relaunched < RELAUNCH_RETRIES:
+                    relaunched += 1  # its Chromium died under it: not the page's doing
+                elif charged < RETRIES:
+                    charged += 1
+                else:
                     raise
                 self.stats.inc_value("hiddenweb/browser/retries")
                 logger.info("Page or browser died under %s (%s): trying once more",
                             request.url, str(exc).splitlines()[0][:120])
-                await self._browser_settled()
             finally:
                 self.watchdog.done(job)
-        raise AssertionError("unreachable")  # pragma: no cover
 
     async def close(self) -> None:  # type: ignore[override]
         self._closing = True
@@ -244,7 +258,8 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         job.stage, job.page_url = "reading the DOM", page.url
         found = await self._found(page, render)
         content = await page.content()
-        return self._response(request, page.url, response.status, response.headers, content,
+        url = render.landed.get(page.url, page.url)  # where a redirect chain ended (guard)
+        return self._response(request, url, response.status, response.headers, content,
                               found, response.flags, getattr(response, "ip_address", None))
 
     async def _init_page(self, job: Job, original: Any, page: Any, request: Request) -> None:
@@ -305,6 +320,25 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             if "Timeout" not in type(exc).__name__:
                 raise exc  # type: ignore[misc]
 
+    async def _network_idle(self, page: Any, seconds: float, render: Render) -> None:
+        """Until no request of the page has been in flight for IDLE_QUIET s (at most
+        ``seconds``). Not Playwright's ``networkidle``: that state is reached once per document,
+        so once a page sat idle for half a second before the crawler's click, waiting for it
+        returns at once, while the request the click started (a script's ``fetch`` of the
+        results, shown in the page) is still in flight: the DOM read then has no results."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        quiet_since = loop.time()
+        while not render.stopped.is_set():
+            now = loop.time()
+            if self.guard.in_flight(page):
+                quiet_since = now
+            elif now - quiet_since >= IDLE_QUIET:
+                return
+            if now >= deadline or page.is_closed():
+                return
+            await asyncio.sleep(0.05)
+
     async def _actions(self, page: Any, methods: list[Any], render: Render) -> None:
         """The request's page actions, the page's own submits held until the crawler's."""
         await page.evaluate(HOLD_SUBMIT_JS)
@@ -318,7 +352,11 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
                     render.navigations += 1
                 if pm.method == "wait_for_load_state":
                     state = pm.args[0] if pm.args else pm.kwargs.get("state", "load")
-                    await self._wait(page, state, min(self.hw.timeout, IDLE_CAP), render)
+                    cap = min(self.hw.timeout, IDLE_CAP)
+                    if state == "networkidle":
+                        await self._network_idle(page, cap, render)
+                    else:
+                        await self._wait(page, state, cap, render)
                     continue
                 method = partial(pm.method, page) if callable(pm.method) \
                     else getattr(page, pm.method)
@@ -411,7 +449,7 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         if self._closing:
             return
         logger.warning("Chromium disconnected (%d browser requests in flight: each is tried "
-                       "once more)", len(self.watchdog.jobs))
+                       "again on the relaunched one)", len(self.watchdog.jobs))
 
     async def _browser_settled(self) -> None:
         """After a death: wait (a little) until scrapy-playwright has let the dead browser go,
@@ -422,6 +460,14 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             if browser is None or browser.is_connected():
                 return
             await asyncio.sleep(0.05)
+
+
+def _browser_of(page: Any) -> Any:
+    """The Chromium a page was in (None: no page yet)."""
+    try:
+        return page.context.browser if page is not None else None
+    except PlaywrightError:
+        return None
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

@@ -3,9 +3,14 @@
 Every pattern page has a script that builds a link (so the crawler renders it in Chromium) and
 does one hostile thing: navigate itself on a timer or on load, submit a form on load or when a
 select changes (driven by the crawler's own page actions), hold ``beforeunload``, open dialogs,
-``window.open``, start a download, never finish loading, or crash its renderer. ``EXPECTED`` is
-every URL (path and query) a crawl must reach, including those reached only through the page's
-own navigation.
+``window.open``, start a download, never finish loading, or crash its renderer; or answers a form
+by script (``xhr``: a ``fetch`` of the results, shown in the page, after the page sat idle
+while the crawler filled the form, so Playwright's ``networkidle`` was already reached); or
+whose script's request gets Chromium killed, twice (``relaunch``: the server SIGKILLs the
+crawl's Chromium at the first two requests of ``/kill``, which the page sends on ``load``, once
+its slow frame came: while the handler settles the page, after scrapy-playwright's part).
+``EXPECTED`` is every URL (path and query) a crawl must reach, including those reached only
+through the page's own navigation.
 
 Run as a script to crawl each pattern N times and print the figures::
 
@@ -16,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import tempfile
 import threading
@@ -28,9 +35,13 @@ from urllib.parse import urlsplit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from crawlrun import CrawlRun, run_crawl  # noqa: E402
 
+from hiddenweb.bench.browserkill import chromium_of  # noqa: E402
 from hiddenweb.browser.config import CHROMIUM_ARGS  # noqa: E402
 
 SLOW = 30.0  # seconds /slow takes to answer (beyond every browser bound of the test crawls)
+ANSWER = 1.0  # seconds the xhr pattern's results take (the script's fetch after the click)
+KILLS = 2  # times the relaunch pattern's /kill SIGKILLs the crawl's Chromium
+FRAME = 0.6  # seconds the relaunch pattern's /frame takes (its load event comes after that)
 BUILD = ("<script>const a = document.createElement('a'); a.href = '{href}';"
          " a.textContent = 'built {href}'; document.body.appendChild(a);</script>")
 
@@ -102,6 +113,26 @@ PATTERNS: dict[str, dict[str, bytes | None]] = {
         "/p3": page("<p>script never loads</p>" + built(3), head='<script src="/slow.js">'
                     '</script>'),
     },
+    "xhr": {  # choosing a category keeps the page busy 0.8 s: it sat idle before the click
+        "/form": page(
+            '<h1>Search the catalogue</h1><form id="f" action="/nothing-here" method="get">'
+            '<label>Category <select name="category"><option value="">any</option>'
+            '<option value="books">Books</option><option value="music">Music</option>'
+            '<option value="films">Films</option></select></label>'
+            '<input type="submit" value="Search"></form><div id="res"></div><script>'
+            "const f = document.getElementById('f');"
+            "f.category.addEventListener('change', () => { const t = Date.now();"
+            " while (Date.now() - t < 800) {} });"
+            "f.addEventListener('submit', e => { e.preventDefault();"
+            " const u = '/results?category=' + f.category.value;"
+            " fetch(u).then(r => r.text()).then(t => {"
+            " document.getElementById('res').innerHTML = t; history.pushState(null, '', u); });"
+            " });</script>", title="search"),
+    },
+    "relaunch": {  # the rendered page is lost unless it is tried on a third Chromium
+        "/p1": page("<p>killer</p>" + built(1) + '<iframe src="/frame"></iframe><script>'
+                    "addEventListener('load', () => fetch('/kill'))</script>"),
+    },
     "crash": {
         "/p1": page("<p>out of memory</p>" + built(1) + "<script>const hog = []; for (;;) "
                     "hog.push(new Array(1e6).fill(Math.random()));</script>"),
@@ -122,6 +153,9 @@ LEAVES = {
     "download": ["/built/1", "/built/2", "/report.csv", "/export?format=raw"],
     "endless": ["/built/1", "/built/2"],  # /p3 never reaches DOMContentLoaded: its plain copy
     "crash": ["/built/2"],  # /p1's renderer dies each time: its plain copy
+    "relaunch": ["/built/1"],
+    "xhr": ["/results?category=books", "/results?category=music", "/results?category=films",
+            "/item/books", "/item/music", "/item/films"],
 }
 # per pattern: extra crawl settings (download: every request in Chromium, the files too)
 SETTINGS: dict[str, dict[str, str]] = {
@@ -142,6 +176,7 @@ class PatternServer(ThreadingHTTPServer):
         super().__init__((host, 0), _Handler)
         self.pattern = pattern
         self.requests: Counter[str] = Counter()
+        self.kills = 0
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
         self.thread.start()
@@ -170,6 +205,16 @@ class _Handler(BaseHTTPRequestHandler):
         if bare in ("/slow", "/slow.js"):
             time.sleep(SLOW)
             return self._send(200, b"", "text/javascript")
+        if path == "/frame":
+            time.sleep(FRAME)
+            return self._send(200, page("<p>frame</p>"))
+        if path == "/kill":
+            if self.server.kills < KILLS:
+                pid = chromium_of(os.getpid())  # the crawl runs under this process
+                if pid is not None:
+                    os.kill(pid, signal.SIGKILL)
+                    self.server.kills += 1
+            return self._send(200, b"killed", "text/plain")
         if path == "/robots.txt":
             return self._send(404, b"", "text/plain")
         if path in ("/report.csv", "/export?format=raw"):
@@ -181,6 +226,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path in pages:
             return self._send(200, pages[path] or page(path))
         if bare == "/results":
+            if self.server.pattern == "xhr":
+                time.sleep(ANSWER)
             cat = urlsplit(path).query.partition("=")[2]
             return self._send(200, page(f'<h1>Results for {cat}</h1><a href="/item/{cat}">'
                                         f'{cat} item</a>', title=f"results {cat}"))

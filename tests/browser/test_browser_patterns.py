@@ -1,9 +1,10 @@
 """Issue 31: a page cannot hang a browser crawl. One crawl per pattern of
 :mod:`patterns` (self-navigation on a timer and on load, auto-submits driven by the crawler's own
 page actions, ``beforeunload``, dialogs, ``window.open``, downloads, endless loading, a renderer
-crash): each finishes by itself, reaches every page (the URLs a page navigated to by itself
-included), within a few download timeouts (20 s here). ``python tests/browser/patterns.py
---runs 10`` runs each ten times and prints the figures.
+crash, a form answered by a script's fetch, Chromium killed twice under one page): each finishes
+by itself, reaches every page (the URLs a page navigated to by itself included), within a few
+download timeouts (20 s here).
+``python tests/browser/patterns.py --runs 10`` runs each ten times and prints the figures.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ SHOWS = {
     "download": {"self_navigations": 1},
     "endless": {},
     "crash": {"crashes": 1, "retries": 1},
+    "xhr": {},
+    "relaunch": {"relaunches": 2},
 }
 
 
@@ -41,5 +44,5 @@ def test_a_browser_crawl_of_the_pattern_finishes_with_every_page(tmp_path, patte
     for key, least in SHOWS[pattern].items():
         assert run.stats.get(f"hiddenweb/browser/{key}", 0) >= least, (key, run.stats)
     assert "hiddenweb/browser/stuck_cancelled" not in run.stats
-    if pattern in ("autosubmit", "beforeunload"):  # submitted by the crawler, in Chromium
+    if pattern in ("autosubmit", "beforeunload", "xhr"):  # submitted by the crawler, in Chromium
         assert run.stats["hiddenweb/forms/browser_forms"] >= 1

@@ -32,7 +32,9 @@ class Recorder(ThreadingHTTPServer):
     def __init__(self, pages: dict[str, bytes]) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.pages = pages
+        self.redirects: dict[str, str] = {}  # path -> Location (a 302)
         self.log: list[tuple[str, str, str | None]] = []  # method, path, Authorization
+        self.chromium: list[str] = []  # paths asked with a header only a browser sends
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
 
@@ -44,10 +46,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _any(self) -> None:
         self.server.log.append((self.command, self.path, self.headers.get("Authorization")))
+        if self.headers.get("Sec-Fetch-Mode"):
+            self.server.chromium.append(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
         body = self.server.pages.get(self.path)
+        if self.path in self.server.redirects:
+            self.send_response(302)
+            self.send_header("Location", self.server.redirects[self.path])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if body is None and self.path.startswith("/go"):
             self.send_response(302)
             self.send_header("Location", self.server.pages["redirect-to"].decode())
@@ -130,3 +140,42 @@ def test_chromium_asks_no_other_host_and_leaks_no_header(tmp_path, mode):
     assert stats["hiddenweb/browser/pages"] >= 1
     assert stats["hiddenweb/browser/offsite_aborted"] >= 8, stats
     assert stats["hiddenweb/browser/robots_aborted"] >= 1, stats
+
+
+def test_every_hop_of_a_redirect_chain_is_held_to_the_host(tmp_path):
+    """Playwright routes only the first URL of a redirect chain: a 3xx handed to Chromium would
+    send the next hops out unrouted. Two same-host hops, then elsewhere, for a navigation (the
+    crawl's own request of /jump) and a script's fetch (/hop): Chromium asks elsewhere nothing
+    (the plain-HTTP fallback of the aborted /jump is Scrapy's: it sends no Sec-Fetch-Mode). A
+    same-host chain (/chain -> /chain2 -> /deep/landed) is followed: the page is read at the
+    URL it landed on (its relative link resolves there)."""
+    elsewhere = Recorder({})
+    site = Recorder({
+        "/": b'<html><body><a href="/jump">jump</a> <a href="/chain">chain</a> '
+             b'<a href="/page">page</a></body></html>',
+        "/page": b'<html><body><p>a page that fetches</p>'
+                 b'<script>fetch("/hop").catch(() => {})</script></body></html>',
+        "/deep/landed": b'<html><body><p>landed</p><a href="next">next</a></body></html>',
+        "/deep/next": b"<html><body><p>next</p></body></html>",
+    })
+    other = f"http://localhost:{elsewhere.server_port}"
+    site.redirects.update({"/jump": "/jump2", "/jump2": f"{other}/navigated",
+                           "/hop": "/hop2", "/hop2": f"{other}/fetched",
+                           "/chain": "/chain2", "/chain2": "/deep/landed"})
+    try:
+        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/", settings={
+            "HIDDENWEB_BROWSER": "always", "HIDDENWEB_BROWSER_TIMEOUT": "5",
+            "DOWNLOAD_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
+            timeout=300)
+    finally:
+        for server in (elsewhere, site):
+            server.shutdown()
+            server.server_close()
+    assert run.returncode == 0 and run.stats["finish_reason"] == "finished", run.stderr[-3000:]
+    assert elsewhere.chromium == [], elsewhere.log
+    paths = Counter(path for _, path, _ in site.log)
+    assert paths["/hop2"] and paths["/jump2"] and paths["/chain2"], paths  # hop 1 followed
+    assert paths["/deep/next"] == 1, paths  # the landed page's relative link
+    chain = [i for i in run.items if i["url"].endswith("/chain")]
+    assert chain and chain[0]["final_url"].endswith("/deep/landed"), chain
+    assert run.stats["hiddenweb/browser/offsite_aborted"] >= 2, run.stats
