@@ -9,8 +9,9 @@ One module per concern:
 * :mod:`~hiddenweb.browser.provider` — Playwright and Chromium start at the first browser
   request, not at engine start;
 * :mod:`~hiddenweb.browser.handler` — the download handler: every browser request ends within
-  its download timeout, a page pool, a failure costs one page, a dead Chromium is relaunched and
-  its requests retried, a watchdog (:mod:`~hiddenweb.browser.watchdog`);
+  its download timeout, a failure costs one page, a dead Chromium is relaunched and its requests
+  retried, a watchdog (:mod:`~hiddenweb.browser.watchdog`), a page pool
+  (:mod:`~hiddenweb.browser.pool`);
 * :mod:`~hiddenweb.browser.guard` — every request Chromium makes is routed through the crawl's
   scope and robots.txt; a page's own navigations become URLs found;
 * :mod:`~hiddenweb.browser.detect` — which pages need the browser (:func:`needs_browser`,

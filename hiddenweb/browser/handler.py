@@ -79,6 +79,7 @@ from hiddenweb.browser.config import (
 )
 from hiddenweb.browser.fetched import SERVE_FETCHED_BODY, writable
 from hiddenweb.browser.guard import Guard, Render
+from hiddenweb.browser.pool import PagePool, browser_of
 from hiddenweb.browser.scripts import (
     HOLD_SUBMIT_JS,
     OPENED_JS,
@@ -106,7 +107,7 @@ class BrowserTimeout(Exception):
         self.opening = opening
 
 
-class BrowserHandler(ScrapyPlaywrightDownloadHandler):
+class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
     """scrapy-playwright's handler, bounded, with a page pool and a routed page."""
 
     def __init__(self, crawler: Crawler) -> None:
@@ -147,7 +148,7 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
                 retry = exc.opening if isinstance(exc, BrowserTimeout) else _DIED.search(str(exc))
                 if not retry:
                     raise
-                browser = _browser_of(job.page)
+                browser = browser_of(job.page)
                 await self._browser_settled()
                 if browser is not None and not browser.is_connected() \
                         and relaunched < RELAUNCH_RETRIES:
@@ -395,79 +396,6 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         return HtmlResponse(url=url, status=status, headers=headers,
                             body=content.encode("utf-8"), encoding="utf-8", request=request,
                             flags=list(flags or ["playwright"]), ip_address=ip_address)
-
-    # -- the pool ---------------------------------------------------------------------------
-    def _take(self) -> Any:
-        while self._idle:
-            page = self._idle.pop()
-            if not page.is_closed():
-                return page
-        return None
-
-    async def _release(self, page: Any, ok: bool) -> None:
-        uses = self._uses.get(page, 0) + 1
-        if ok and not page.is_closed() and uses < self.hw.page_reuse:
-            self._uses[page] = uses
-            self._idle.append(page)
-            return
-        self._uses.pop(page, None)
-        await self._close_page(page)
-
-    async def _close_page(self, page: Any) -> None:
-        """Close ``page`` within CLOSE_TIMEOUT; failing that, its whole context."""
-        if page.is_closed():
-            return
-        try:
-            await asyncio.wait_for(page.close(), CLOSE_TIMEOUT)
-            self.stats.inc_value("hiddenweb/browser/pages_closed")
-            return
-        except PlaywrightError:
-            return  # already gone with its browser
-        except TimeoutError:
-            self.stats.inc_value("hiddenweb/browser/close_timeouts")
-            logger.warning("A page did not close within %.0f s (%s): closing its context",
-                           CLOSE_TIMEOUT, page.url)
-        try:
-            await asyncio.wait_for(page.context.close(), CLOSE_TIMEOUT)
-        except (TimeoutError, PlaywrightError):
-            logger.warning("The browser context did not close either: left to the browser")
-
-    # -- the browser ------------------------------------------------------------------------
-    def _note_browser(self, page: Any) -> None:
-        browser = page.context.browser
-        if browser is None or browser in self._browsers:
-            return
-        self._browsers.add(browser)
-        if self.stats.get_value("hiddenweb/browser/launched"):
-            self.stats.inc_value("hiddenweb/browser/relaunches")
-            logger.warning("Chromium relaunched")
-        else:
-            self.stats.set_value("hiddenweb/browser/launched", 1)
-        browser.on("disconnected", self._disconnected)
-
-    def _disconnected(self, browser: Any) -> None:
-        if self._closing:
-            return
-        logger.warning("Chromium disconnected (%d browser requests in flight: each is tried "
-                       "again on the relaunched one)", len(self.watchdog.jobs))
-
-    async def _browser_settled(self) -> None:
-        """After a death: wait (a little) until scrapy-playwright has let the dead browser go,
-        so that the retry launches a new one instead of failing on the old."""
-        deadline = time.monotonic() + CLOSE_TIMEOUT
-        while time.monotonic() < deadline:
-            browser = getattr(self, "browser", None)
-            if browser is None or browser.is_connected():
-                return
-            await asyncio.sleep(0.05)
-
-
-def _browser_of(page: Any) -> Any:
-    """The Chromium a page was in (None: no page yet)."""
-    try:
-        return page.context.browser if page is not None else None
-    except PlaywrightError:
-        return None
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

@@ -34,10 +34,11 @@ def test_the_overridden_methods_keep_their_signatures():
     assert params(Handler.download_request) == ["self", "request"]
     assert inspect.iscoroutinefunction(Handler.download_request)
     assert params(Handler.close) == ["self"] and inspect.iscoroutinefunction(Handler.close)
-    overridden = {name for name in vars(BrowserHandler)
-                  if not name.startswith("_") and hasattr(Handler, name)}
+    ours = {name: value for cls in BrowserHandler.__mro__ if cls.__module__.startswith("hiddenweb")
+            for name, value in vars(cls).items()}  # the handler and its mixins (PagePool)
+    overridden = {name for name in ours if not name.startswith("_") and hasattr(Handler, name)}
     assert overridden == {"download_request", "close"}, overridden
-    private = {name for name, value in vars(BrowserHandler).items()
+    private = {name for name, value in ours.items()
                if name.startswith("_") and not name.startswith("__") and callable(value)
                and hasattr(Handler, name)}
     assert not private, f"overrides scrapy-playwright's private {private}"

@@ -1,0 +1,106 @@
+"""The browser handler's pool of pages and its watch on Chromium itself.
+
+Mixed into :class:`~hiddenweb.browser.handler.BrowserHandler`. Contract:
+
+* a page is reused for at most ``browser_page_reuse`` renders (a lab knob,
+  docs/design-notes.md), and only after a render that went well (:meth:`PagePool._release`);
+  any other page is closed within ``CLOSE_TIMEOUT``, failing that its whole context
+  (``hiddenweb/browser/pages_closed``, ``…/close_timeouts``);
+* every Chromium a page lives in is noted once: the first is ``hiddenweb/browser/launched``,
+  every later one a relaunch (``…/relaunches``, logged); a disconnect is logged with the
+  browser requests in flight (the handler tries each again on the relaunched one), and
+  :meth:`PagePool._browser_settled` waits, within ``CLOSE_TIMEOUT``, until scrapy-playwright
+  has let a dead browser go.
+
+The handler provides ``hw``, ``stats``, ``watchdog``, ``_idle``, ``_uses``, ``_browsers`` and
+``_closing``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from hiddenweb.browser.config import CLOSE_TIMEOUT
+
+logger = logging.getLogger(__name__)
+
+
+class PagePool:
+    """Pages kept for reuse and the Chromium they live in (see the module docstring)."""
+
+    def _take(self) -> Any:
+        while self._idle:
+            page = self._idle.pop()
+            if not page.is_closed():
+                return page
+        return None
+
+    async def _release(self, page: Any, ok: bool) -> None:
+        uses = self._uses.get(page, 0) + 1
+        if ok and not page.is_closed() and uses < self.hw.page_reuse:
+            self._uses[page] = uses
+            self._idle.append(page)
+            return
+        self._uses.pop(page, None)
+        await self._close_page(page)
+
+    async def _close_page(self, page: Any) -> None:
+        """Close ``page`` within CLOSE_TIMEOUT; failing that, its whole context."""
+        if page.is_closed():
+            return
+        try:
+            await asyncio.wait_for(page.close(), CLOSE_TIMEOUT)
+            self.stats.inc_value("hiddenweb/browser/pages_closed")
+            return
+        except PlaywrightError:
+            return  # already gone with its browser
+        except TimeoutError:
+            self.stats.inc_value("hiddenweb/browser/close_timeouts")
+            logger.warning("A page did not close within %.0f s (%s): closing its context",
+                           CLOSE_TIMEOUT, page.url)
+        try:
+            await asyncio.wait_for(page.context.close(), CLOSE_TIMEOUT)
+        except (TimeoutError, PlaywrightError):
+            logger.warning("The browser context did not close either: left to the browser")
+
+    # -- the browser ------------------------------------------------------------------------
+    def _note_browser(self, page: Any) -> None:
+        browser = page.context.browser
+        if browser is None or browser in self._browsers:
+            return
+        self._browsers.add(browser)
+        if self.stats.get_value("hiddenweb/browser/launched"):
+            self.stats.inc_value("hiddenweb/browser/relaunches")
+            logger.warning("Chromium relaunched")
+        else:
+            self.stats.set_value("hiddenweb/browser/launched", 1)
+        browser.on("disconnected", self._disconnected)
+
+    def _disconnected(self, browser: Any) -> None:
+        if self._closing:
+            return
+        logger.warning("Chromium disconnected (%d browser requests in flight: each is tried "
+                       "again on the relaunched one)", len(self.watchdog.jobs))
+
+    async def _browser_settled(self) -> None:
+        """After a death: wait (a little) until scrapy-playwright has let the dead browser go,
+        so that the retry launches a new one instead of failing on the old."""
+        deadline = time.monotonic() + CLOSE_TIMEOUT
+        while time.monotonic() < deadline:
+            browser = getattr(self, "browser", None)
+            if browser is None or browser.is_connected():
+                return
+            await asyncio.sleep(0.05)
+
+
+def browser_of(page: Any) -> Any:
+    """The Chromium a page was in (None: no page yet)."""
+    try:
+        return page.context.browser if page is not None else None
+    except PlaywrightError:
+        return None
