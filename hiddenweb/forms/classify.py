@@ -15,7 +15,6 @@ from hiddenweb.forms.extract import TEXT_TYPES, ButtonInfo, FormInfo
 from hiddenweb.forms.lvs import words_of
 
 FORM_CLASSES = ("search", "filter", "login", "signup", "contact", "payment", "destructive", "other")
-SAFE_FORM_CLASSES = frozenset({"search", "filter"})
 
 _DESTRUCTIVE = {"delete", "remove", "unsubscribe", "logout", "deactivate", "erase", "destroy",
                 "signout", "cancel"}

@@ -397,7 +397,6 @@ class GraphSite:
     def __init__(self, graph: SiteGraph) -> None:
         self.graph = graph
         self.downloaded: set[int] = set()
-        self.download_calls = 0
         self._qmask: tuple[frozenset[str], np.ndarray] | None = None
 
     def out_links(self, page: int) -> list[tuple[int, str]]:
@@ -409,7 +408,6 @@ class GraphSite:
         return self.graph.text(page)
 
     def download(self, page: int) -> None:
-        self.download_calls += 1
         self.downloaded.add(page)
 
     def qmask(self, stems: frozenset[str]) -> np.ndarray:

@@ -51,9 +51,6 @@ class PublicGraph:
     def n_nodes(self) -> int:
         return self.n_core + self.n_js + self.n_priv
 
-    def is_js_page(self, u: int) -> bool:
-        return self.n_core <= u < self.n_core + self.n_js
-
     def is_private(self, u: int) -> bool:
         return self.n_core + self.n_js <= u < self.n_nodes
 

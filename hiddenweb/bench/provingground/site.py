@@ -45,8 +45,6 @@ _HTML = {"Content-Type": "text/html; charset=utf-8"}
 
 
 class SiteModel:
-    home_path = "/"
-
     def __init__(
         self,
         pages: int = 1000,
