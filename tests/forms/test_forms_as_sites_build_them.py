@@ -35,7 +35,9 @@ from hiddenweb.forms.values import field_domains
 from hiddenweb.forms.vocabulary import SiteVocabulary, placeholder_example
 
 TICKERS = ["ALPHA", "BRAVO", "CHARLIE"]
-ZONES = {"north": ["n1", "n2"], "south": ["s1", "s2", "s3"]}
+# depots named by words: answers that differ only in a digit ("n1 stock", "n2 stock") have one
+# shape, and the trap guard may take their template for a trap (hiddenweb/trapguard.py)
+ZONES = {"north": ["oslo", "bergen"], "south": ["rome", "naples", "bari"]}
 
 
 def page(body: str, title: str = "Shop") -> bytes:
@@ -94,6 +96,9 @@ ACCOUNT = page('<form method="post" action="/login"><input name="user">'
 
 class Site(BaseHTTPRequestHandler):
     log: list[tuple[str, str, dict]] = []
+    # keep-alive, every answer with its Content-Length: with HTTP/1.0 the server closes each
+    # connection, and a request Scrapy sends on one as it closes fails ("closed cleanly")
+    protocol_version = "HTTP/1.1"
 
     def log_message(self, *args) -> None:  # quiet
         pass
