@@ -35,8 +35,6 @@ from hiddenweb.forms.values import field_domains
 from hiddenweb.forms.vocabulary import SiteVocabulary, placeholder_example
 
 TICKERS = ["ALPHA", "BRAVO", "CHARLIE"]
-# depots named by words: answers that differ only in a digit ("n1 stock", "n2 stock") have one
-# shape, and the trap guard may take their template for a trap (hiddenweb/trapguard.py)
 ZONES = {"north": ["oslo", "bergen"], "south": ["rome", "naples", "bari"]}
 
 
