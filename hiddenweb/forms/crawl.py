@@ -255,13 +255,19 @@ class FormCrawler:
         a hidden page's ``label: value`` record goes to the forms of the endpoint that led to it
         (:mod:`hiddenweb.forms.records`; meta ``hiddenweb_origin``): the submissions it
         releases."""
+        markup, record = isinstance(response, TextResponse), None
+        if markup:  # read once: the vocabulary's labelled values and the harvest's record
+            try:
+                record = record_fields(response.selector)
+            except (ValueError, AttributeError):  # not markup
+                markup = False
         if text:
             self.site.add_page(text)
             if isinstance(response, TextResponse):
-                yield from self.offer_labelled(self.vocabulary.add_page(response.selector, text))
-        if self.config.harvest and response.meta.get("hiddenweb_origin") \
-                and isinstance(response, TextResponse):
-            yield from self.harvest(response)
+                yield from self.offer_labelled(self.vocabulary.add_page(
+                    response.selector if markup else None, text, record))
+        if self.config.harvest and response.meta.get("hiddenweb_origin") and record:
+            yield from self.harvest(response, record)
 
     def offer_labelled(self, pairs: list[tuple[str, str]]) -> Iterator[scrapy.Request]:
         """Labelled values new to the site's vocabulary (a table column, a ``label: value``
@@ -289,14 +295,10 @@ class FormCrawler:
             yield from self.feedback(meta, response, new)
         yield from self.release_read()
 
-    def harvest(self, response: TextResponse) -> Iterator[scrapy.Request]:
-        """A hidden page's record, offered to the forms of its endpoint."""
-        try:
-            record = record_fields(response.selector)
-        except (ValueError, AttributeError):  # not markup
-            return
-        if not record:
-            return
+    def harvest(self, response: TextResponse, record: dict[str, list[str]]
+                ) -> Iterator[scrapy.Request]:
+        """A hidden page's record (:func:`record_fields`), offered to the forms of its
+        endpoint."""
         ep = self._endpoint(response.meta["hiddenweb_origin"])
         ep.keep(record)
         if ep.budget is not None and self.config.answers_first:

@@ -220,8 +220,24 @@ class FormExplorer:
         """Record the answer to ``data`` (``new``: it showed a new result page; ``empty``: it
         said "no results"); return the submissions it releases."""
         self.answers += 1
-        if not data:  # the defaults: no value of any field is judged by it
-            return self._answered_defaults(new, found_words)
+        if data:  # the defaults (``{}``) judge no value of any field
+            self._judge_values(data, new, empty)
+        if self.blind is not None and (data or new):  # the defaults are no guess: no miss
+            self.blind.answer(new)
+        if new:
+            self.new_pages += 1
+            self.since_new = 0
+            if found_words and self.learn:
+                self._learn(found_words)
+        else:
+            self.since_new += 1
+        # at most ``wave`` submissions outstanding (queued or downloading): released ones are
+        # not recalled, so a pause must not find a backlog of blind guesses still to go out
+        return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
+
+    def _judge_values(self, data: Assignment, new: bool, empty: bool) -> None:
+        """What the answer to ``data`` says of its values: its place in the endpoint's wave, a
+        one-field probe's dead value and kin (:func:`answered_affinity`), the success counts."""
         combo = tuple(data.get(name) for name in self.names)
         if combo in self.flying:  # only forms with a BlindBudget fly
             self.flying.discard(combo)
@@ -238,30 +254,6 @@ class FormExplorer:
             counts = self.stats[i].get(data.get(name))
             if counts is not None and (varied is None or varied in (i, -1)):
                 counts[1] += int(new)
-        if self.blind is not None:
-            self.blind.answer(new)
-        if new:
-            self.new_pages += 1
-            self.since_new = 0
-            if found_words and self.learn:
-                self._learn(found_words)
-        else:
-            self.since_new += 1
-        # at most ``wave`` submissions outstanding (queued or downloading): released ones are
-        # not recalled, so a pause must not find a backlog of blind guesses still to go out
-        return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
-
-    def _answered_defaults(self, new: bool, found_words: list[str] | None) -> list[Assignment]:
-        if self.blind is not None and new:  # not a guess: a miss is not counted, a result is
-            self.blind.answer(new)
-        if new:
-            self.new_pages += 1
-            self.since_new = 0
-            if found_words and self.learn:
-                self._learn(found_words)
-        else:
-            self.since_new += 1
-        return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
 
     def _learn(self, words: list[str]) -> None:
         """New values for the form's *open* LVS fields (a search box), not for typed ones."""

@@ -75,9 +75,11 @@ class SiteVocabulary:
         self.forms: dict[str, Counter[str]] = {}  # folded word -> its written forms
         self.labelled: dict[str, list[str]] = {}  # label (folded words) -> values, first seen
 
-    def add_page(self, selector: Selector, text: str) -> list[tuple[str, str]]:
-        """Read one page with new content; returns the ``(label, value)`` pairs new to the
-        vocabulary."""
+    def add_page(self, selector: Selector | None, text: str,
+                 record: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
+        """Read one page with new content (``selector`` None: not markup, its words only;
+        ``record``: its :func:`record_fields`, if already read); returns the ``(label, value)``
+        pairs new to the vocabulary."""
         self.pages += 1
         seen: set[str] = set()
         for token in _TOKEN.findall(text):
@@ -88,8 +90,15 @@ class SiteVocabulary:
             seen.add(folded)
             self.word_pages[folded] += 1
             self.forms.setdefault(folded, Counter())[token] += 1
+        if selector is None:
+            return []
+        if record is None:
+            try:
+                record = record_fields(selector)
+            except (ValueError, AttributeError):  # not markup
+                return []
         new: list[tuple[str, str]] = []
-        for label, values in self._labelled(selector).items():
+        for label, values in self._labelled(selector, record).items():
             bucket = self.labelled.get(label)
             if bucket is None:
                 if len(self.labelled) >= MAX_LABELS:
@@ -104,13 +113,10 @@ class SiteVocabulary:
         return new
 
     @staticmethod
-    def _labelled(selector: Selector) -> dict[str, list[str]]:
-        """``label -> values`` of the page's ``label: value`` pairs and of its tables' columns
-        (a header row of ``<th>`` cells names the cells below it)."""
-        try:
-            out = record_fields(selector)
-        except (ValueError, AttributeError):  # not markup
-            return {}
+    def _labelled(selector: Selector, record: dict[str, list[str]]) -> dict[str, list[str]]:
+        """``label -> values`` of the page's ``label: value`` pairs (``record``, not changed)
+        and of its tables' columns (a header row of ``<th>`` cells names the cells below it)."""
+        out = {label: list(values) for label, values in record.items()}
         for table in selector.xpath("//table[.//th]"):
             header = table.xpath("(.//tr[th])[1]/th")
             names = [" ".join(words_of(" ".join(th.xpath(".//text()").getall())))

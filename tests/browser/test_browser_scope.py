@@ -24,6 +24,10 @@ from crawlrun import run_crawl
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
 SECRET = "Bearer hiddenweb-test-secret"
+#: a crawl with every page in Chromium, bounded (the tests' own pages answer at once)
+EVERY_PAGE_IN_CHROMIUM = {"HIDDENWEB_BROWSER": "always", "HIDDENWEB_BROWSER_TIMEOUT": "5",
+                          "DOWNLOAD_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "120",
+                          "LOG_LEVEL": "INFO"}
 
 
 class Recorder(ThreadingHTTPServer):
@@ -163,10 +167,8 @@ def test_every_hop_of_a_redirect_chain_is_held_to_the_host(tmp_path):
                            "/hop": "/hop2", "/hop2": f"{other}/fetched",
                            "/chain": "/chain2", "/chain2": "/deep/landed"})
     try:
-        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/", settings={
-            "HIDDENWEB_BROWSER": "always", "HIDDENWEB_BROWSER_TIMEOUT": "5",
-            "DOWNLOAD_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
-            timeout=300)
+        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
+                        settings=EVERY_PAGE_IN_CHROMIUM, timeout=300)
     finally:
         for server in (elsewhere, site):
             server.shutdown()

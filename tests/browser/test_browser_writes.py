@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 from crawlrun import run_crawl
-from test_browser_scope import Recorder  # tests/browser is on sys.path (rootdir conftest)
+from test_browser_scope import (  # tests/browser is on sys.path (rootdir conftest)
+    EVERY_PAGE_IN_CHROMIUM,
+    Recorder,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
@@ -29,10 +32,8 @@ def test_a_pages_own_writes_are_not_sent_when_it_is_rendered(tmp_path):
     site = Recorder({"/": PAGE, "/about": b"<html><body>About us</body></html>",
                      "/api/notes": b"one note", "/robots.txt": b""})
     try:
-        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/", settings={
-            "HIDDENWEB_BROWSER": "always", "HIDDENWEB_BROWSER_TIMEOUT": "5",
-            "DOWNLOAD_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
-            timeout=300)
+        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
+                        settings=EVERY_PAGE_IN_CHROMIUM, timeout=300)
     finally:
         site.shutdown()
         site.server_close()
