@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.lvs import LVS, words_of
 from hiddenweb.forms.records import BlindBudget, form_state
+from hiddenweb.forms.vocabulary import field_words
 
 MAX_RECORDS = 2000  # records kept per endpoint for forms found later
 
@@ -67,8 +68,7 @@ def matched_fields(explorer: FormExplorer, record: dict[str, list[str]], lvs: LV
     out: dict[str, str] = {}
     for name in explorer.names:
         info = fields.get(name)
-        descriptors = info.descriptors[:3] if info is not None else [name]
-        words = {w for d in descriptors for w in words_of(d)} | set(words_of(name))
+        words = field_words(info) if info is not None else set(words_of(name))
         for label in record:
             if label not in out and _label_matches(label, words,
                                                    explorer.lvs_labels.get(name), lvs):
