@@ -30,6 +30,7 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_STORE_ENABLED": (bool, None, None),
     "HIDDENWEB_KEEP_TOKENS": (bool, None, None),
     "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": (int, 1, None),
+    "HIDDENWEB_STOP_MASS": (float, 0.0, 1.0),
     "HIDDENWEB_TEMPLATE_BUDGET": (int, 0, None),
     "HIDDENWEB_DLA_WAIT": (float, 0.0, 1.0),
     "HIDDENWEB_LOSTSHEEP_THRESHOLD": (float, 0.0, 1.0),

@@ -14,6 +14,9 @@ HIDDENWEB_UNSAFE_FORM_CLASSES: list[str] = []  # deprecated alias of HIDDENWEB_F
 HIDDENWEB_KEEP_TOKENS = False  # keep hidden tokens/keys sent by forms on items and in the store
 HIDDENWEB_LVS_DIR = ""  # empty: the bundled lvs_data/ directory
 HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
+# retire a form once the chance that its next answer is a new page falls below this
+# (Good-Turing missing mass of its last answers, hiddenweb/estimate.py); 0: never retire
+HIDDENWEB_STOP_MASS = 0.05
 HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty is judged
 HIDDENWEB_FOLLOW_LINKS = True
 HIDDENWEB_STATS_FILE = ""  # write the final stats as JSON here (off when empty)
@@ -70,4 +73,5 @@ LAB: dict = {
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
     "browser_same_document": True,  # ... written into a page already on the site
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
+    "estimate_trace": "",  # a JSON-lines file: the hidden-left estimate as it changes
 }

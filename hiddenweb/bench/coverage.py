@@ -17,6 +17,9 @@ Metrics (``--json`` keys): ``strategy``, ``pages``, ``seed``, ``pages_downloaded
 and failed downloads, robots.txt excluded), ``hidden_total`` (hidden truth pages a plain-HTTP
 crawler can reach: pages that need a browser are counted separately), ``hidden_found``,
 ``hidden_coverage``, ``downloads_to_50``, ``downloads_to_90`` (null when not reached),
+``downloads_to_final`` (the download at which the run's final coverage, hidden and
+browser-only, was first reached: ``pages_downloaded`` over it is what the crawl spent after it
+had found everything it would find),
 ``blind_floor_to_90`` (the expected downloads to 90 % for a crawler that knows everything but
 where the forms are, :mod:`hiddenweb.bench.floor`: the same for every strategy),
 ``order_floor_to_90`` (this run's own floor: what it would have needed reading the public pages
@@ -185,14 +188,17 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
     public_order: list[int] = []  # public page ids, first reads, in download order
     public_to_90: int | None = None
     to_50 = to_90 = None
+    to_final = 0  # the download at which the last hidden page (either kind) was first found
     total = len(truth.hidden)
     n = 0
     for index, item in enumerate(items, start=1):
         n = item.get("downloads") or index
         key = resolve_item(site, item) if item.get("status") == 200 else None
         if key in truth.hidden:
+            to_final = n if key not in found else to_final
             found.add(key)
         elif key in truth.hidden_browser:
+            to_final = n if key not in found_browser else to_final
             found_browser.add(key)
         elif key is not None and key in truth.pages and key not in public_found:
             public_found.add(key)
@@ -215,6 +221,7 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
         "hidden_found_browser_only": len(found_browser),
         "downloads_to_50": to_50,
         "downloads_to_90": to_90,
+        "downloads_to_final": to_final or None,
         "public_read_to_90": public_to_90,
         "order_floor_to_90": (own or {}).get("floor"),
         "curve": curve,

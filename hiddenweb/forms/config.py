@@ -28,6 +28,7 @@ class FormsConfig:
     answers_first: bool
     lvs_dir: str
     keep_tokens: bool = False  # HIDDENWEB_KEEP_TOKENS: tokens and keys sent stay on items
+    stop_mass: float = 0.0  # HIDDENWEB_STOP_MASS: retire a form under this missing mass
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -46,4 +47,5 @@ class FormsConfig:
             answers_first=lab(s, "form_answers_first"),
             lvs_dir=get("HIDDENWEB_LVS_DIR") or "",
             keep_tokens=get("HIDDENWEB_KEEP_TOKENS", s.getbool),
+            stop_mass=get("HIDDENWEB_STOP_MASS", s.getfloat),
         )

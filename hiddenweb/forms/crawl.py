@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import submitted_by_script
+from hiddenweb.estimate import missing_mass
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -336,6 +337,7 @@ class FormCrawler:
                 success = False
         stats = self.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
+        self._judge_yield(explorer, response, success)
         pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
         released = explorer.feedback(data, success, words, empty=empty)
         if explorer.holds > holds:
@@ -348,6 +350,24 @@ class FormCrawler:
             stats.inc_value("hiddenweb/forms/affinity_reorders")
         for next_data in released:
             yield from self.submission(explorer, next_data)
+
+    def _judge_yield(self, explorer: FormExplorer, response: Response | None,
+                     success: bool) -> None:
+        """The stopping rule (``HIDDENWEB_STOP_MASS``): a form that gave results is retired
+        when the missing mass of its last answers (:func:`hiddenweb.estimate.missing_mass`)
+        falls below the setting."""
+        mass = self.spider.mass
+        fp = mass.page_of(response.request) if success and response is not None else None
+        explorer.recent.append(fp)
+        stop = self.config.stop_mass
+        if not stop or explorer.retired or not explorer.new_pages and not success:
+            return
+        if missing_mass(explorer.recent, mass.counts) < stop:
+            explorer.retired = True
+            self.stats.inc_value("hiddenweb/forms/retired")
+            logger.debug("Form %s on %s retired after %d answers (%d new pages)",
+                         explorer.signature[:12], explorer.page, explorer.answers + 1,
+                         explorer.new_pages)
 
     # -- answers first (form_answers_first) ------------------------------------------
     def answer_meta(self, query: dict | None = None) -> dict[str, Any]:
@@ -379,6 +399,8 @@ class FormCrawler:
         duplicates an earlier request (its defaults were the page's defaults) is answered
         "nothing new" at once, so its slot in the form's wave is not held for ever."""
         self.answer_read(request.meta)
+        if request.meta.get("hiddenweb_form_only"):
+            self.spider.mass.recapture(request)  # a hidden page asked for again
         if request.meta.get("hiddenweb_explore"):
             self.stats.inc_value("hiddenweb/forms/duplicates")
             for follow in list(self.answered(request.meta, None, False)):
@@ -405,7 +427,9 @@ class FormCrawler:
 
     def resume_paused(self) -> None:
         """``spider_idle``: nothing is left to download, so the paused forms (patience run out,
-        :meth:`FormExplorer.resume`) get another round of blind submissions."""
+        :meth:`FormExplorer.resume`) get another round of blind submissions; retired ones
+        (``HIDDENWEB_STOP_MASS``) do not, and when only they are left the crawl closes with
+        the reason ``hiddenweb_exhausted``."""
         if self.budget_exhausted:
             return
         for ep in self.endpoints.values():
@@ -416,9 +440,18 @@ class FormCrawler:
                 ep.budget.flying = 0  # ... nor in flight (a lost answer)
         for explorer in self.explorers.values():
             explorer.flying.clear()
+            if self.config.stop_mass and not explorer.new_pages and explorer.blind is not None \
+                    and explorer.blind.spent and not explorer.retired:
+                # the endpoint never gave a result: its missing mass is 1/(2(misses+1))
+                explorer.retired = 0.5 / (explorer.blind.misses + 1) < self.config.stop_mass
+                self.stats.inc_value("hiddenweb/forms/retired", int(explorer.retired))
         requests = [request for explorer in list(self.explorers.values())
                     for data in explorer.resume() for request in self.submission(explorer, data)]
         if not requests:
+            if any(explorer.retired for explorer in self.explorers.values()):
+                # what is left is not expected to pay: say so (Scrapy says "finished" when
+                # every form ran out of values)
+                raise CloseSpider("hiddenweb_exhausted")
             return
         self.stats.inc_value("hiddenweb/forms/resumed_submissions", len(requests))
         logger.debug("Idle: %d more submissions of paused forms", len(requests))

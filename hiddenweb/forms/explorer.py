@@ -20,6 +20,9 @@ outstanding; the forms of one endpoint share one wave of blind submissions
   values of its *open* LVS fields; an open field's waiting values are reordered by their
   company on the site's pages with the values already answered (``form_affinity``,
   :mod:`hiddenweb.forms.values`; Ntoulas, Zerfos & Cho 2005).
+* A form whose answers' missing mass (:func:`hiddenweb.estimate.missing_mass`) fell below
+  ``HIDDENWEB_STOP_MASS`` is *retired* (:attr:`retired`, set by the form crawler): it sends no
+  more blind guesses and is never resumed; values its answers show still go.
 * After the endpoint's first result, blind guesses wait (:attr:`holding`,
   ``form_answers_first``) while its answers are read and while the records they show leave
   nothing to guess (:class:`hiddenweb.forms.records.ShownValues`, Chao1).
@@ -29,9 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import deque
 from collections.abc import Callable
 from math import prod
 
+from hiddenweb.estimate import WINDOW
 from hiddenweb.forms.extract import ButtonInfo, FormInfo, is_wildcard
 from hiddenweb.forms.lvs import LVS
 from hiddenweb.forms.records import BlindBudget, endpoint
@@ -88,6 +93,11 @@ class FormExplorer:
         self.since_new = 0
         self.rounds = 1
         self.learnt = 0
+        #: the page fingerprints of its last answers that gave a new page (None: nothing new),
+        #: read by the stopping rule (:func:`hiddenweb.estimate.missing_mass`); ``retired``: it
+        #: is expected to find nothing more
+        self.recent: deque[str | None] = deque(maxlen=WINDOW)
+        self.retired = False
         self.lvs = lvs
         self.rng = random.Random(int(hashlib.sha1(f"{seed}{self.signature}".encode())
                                      .hexdigest()[:8], 16))
@@ -164,6 +174,8 @@ class FormExplorer:
         :class:`BlindBudget` is spent."""
         if self.offers:
             return False
+        if self.retired:
+            return True
         if self.new_pages:
             return self.since_new >= self.patience
         if self.blind is None:
@@ -193,6 +205,8 @@ class FormExplorer:
         nothing else is left to download): ``patience`` more, or one more blind budget."""
         if self.exhausted or self.in_flight:
             return []
+        if self.retired:
+            return self.release()  # what its answers show, if anything: no more rounds
         if self.paused or self.holding:  # idle: nothing else is left, so no more holding
             self.since_new = 0
             self.rounds += 1

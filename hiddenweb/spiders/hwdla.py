@@ -40,6 +40,8 @@ from twisted.python.failure import Failure
 from hiddenweb import defaults
 from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser
 from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_request
+from hiddenweb.config import lab
+from hiddenweb.estimate import HiddenMass
 from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
@@ -99,6 +101,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
+        spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig
@@ -154,6 +157,8 @@ class HwdlaSpider(scrapy.Spider):
         text = self.visible(response)
         item = self.page_item(response, text)
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
+        if item["form_only"] and response.status == 200:
+            self.mass.capture(response.request, item["fingerprint"])  # what is left: estimate
         if new:
             yield from self.forms.new_page(response, text)
         if meta.get("hiddenweb_rerender"):
