@@ -19,7 +19,9 @@ crawler can reach: pages that need a browser are counted separately), ``hidden_f
 ``hidden_coverage``, ``downloads_to_50``, ``downloads_to_90`` (null when not reached),
 ``downloads_to_final`` (the download at which the run's final coverage, hidden and
 browser-only, was first reached: ``pages_downloaded`` over it is what the crawl spent after it
-had found everything it would find),
+had found everything hidden it would find), ``downloads_to_last_page`` (the download at which
+the last page with content not seen before, public or hidden, arrived: what a crawl that reads
+the whole site cannot stop before),
 ``blind_floor_to_90`` (the expected downloads to 90 % for a crawler that knows everything but
 where the forms are, :mod:`hiddenweb.bench.floor`: the same for every strategy),
 ``order_floor_to_90`` (this run's own floor: what it would have needed reading the public pages
@@ -189,11 +191,16 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
     public_to_90: int | None = None
     to_50 = to_90 = None
     to_final = 0  # the download at which the last hidden page (either kind) was first found
+    to_last_page = 0  # ... and the last page of any kind with content not seen before
+    contents: set[str] = set()
     total = len(truth.hidden)
     n = 0
     for index, item in enumerate(items, start=1):
         n = item.get("downloads") or index
         key = resolve_item(site, item) if item.get("status") == 200 else None
+        if key is not None and item.get("fingerprint") not in contents:
+            contents.add(item.get("fingerprint"))
+            to_last_page = n
         if key in truth.hidden:
             to_final = n if key not in found else to_final
             found.add(key)
@@ -222,6 +229,7 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
         "downloads_to_50": to_50,
         "downloads_to_90": to_90,
         "downloads_to_final": to_final or None,
+        "downloads_to_last_page": to_last_page or None,
         "public_read_to_90": public_to_90,
         "order_floor_to_90": (own or {}).get("floor"),
         "curve": curve,
