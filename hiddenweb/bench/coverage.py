@@ -21,7 +21,9 @@ crawler can reach: pages that need a browser are counted separately), ``hidden_f
 browser-only, was first reached: ``pages_downloaded`` over it is what the crawl spent after it
 had found everything hidden it would find), ``downloads_to_last_page`` (the download at which
 the last page with content not seen before, public or hidden, arrived: what a crawl that reads
-the whole site cannot stop before),
+the whole site cannot stop before), ``estimate_error`` (the crawl's estimate of the hidden
+pages left against the truth at 25, 50 and 75 % of its downloads: :func:`estimate_error`),
+``finish_reason`` (Scrapy's; ``hiddenweb_exhausted`` when the stopping rule ended it),
 ``blind_floor_to_90`` (the expected downloads to 90 % for a crawler that knows everything but
 where the forms are, :mod:`hiddenweb.bench.floor`: the same for every strategy),
 ``order_floor_to_90`` (this run's own floor: what it would have needed reading the public pages
@@ -254,6 +256,9 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     out = tmp / f"items-{strategy}.jsonl"
     out.unlink(missing_ok=True)
     log = tmp / f"crawl-{strategy}.log"
+    trace = out.with_suffix(".estimate.jsonl")
+    trace.unlink(missing_ok=True)
+    extra_settings = with_estimate_trace(extra_settings, trace)
     with serve_site(pages, seed) as base_url:
         cmd = crawl_command(strategy, base_url, out, budget, truth_path, extra_settings)
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
@@ -284,11 +289,42 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         "wall_seconds": round(wall, 2),
         "pages_per_second": round(result["pages_downloaded"] / wall, 1) if wall else None,
         "crawl_stats": {k: v for k, v in crawl_stats.items() if k.startswith("hiddenweb/")},
+        "finish_reason": crawl_stats.get("finish_reason"),
         "items_path": str(out),
         "log_path": str(log),
         "code": code_revision(PROJECT_DIR),
+        "estimate_error": estimate_error(trace, result),
     })
     return result
+
+
+def with_estimate_trace(extra: dict[str, str] | None, trace: Path) -> dict[str, str]:
+    """``extra`` settings plus the lab knob ``estimate_trace`` (unless they set it)."""
+    extra = dict(extra or {})
+    lab = extra.get("HIDDENWEB_LAB") or {}
+    lab = json.loads(lab) if isinstance(lab, str) else dict(lab)
+    lab.setdefault("estimate_trace", str(trace))
+    extra["HIDDENWEB_LAB"] = json.dumps(lab)
+    return extra
+
+
+def estimate_error(trace: Path, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The crawl's estimate of the hidden pages left (:class:`hiddenweb.estimate.HiddenMass`,
+    its trace) against the truth, at 25, 50 and 75 % of the crawl's downloads: ``true_left``
+    (hidden truth not yet found), ``est_left`` and its interval ``low`` .. ``high``."""
+    lines = []
+    if trace.exists():
+        with trace.open(encoding="utf-8") as fh:
+            lines = [json.loads(line) for line in fh if line.endswith("\n")]
+    total, curve, out = result["hidden_total"], result["curve"], []
+    for share in (0.25, 0.5, 0.75):
+        at = round(share * result["pages_downloaded"])
+        found = max((h for n, _, h in curve if n <= at), default=0)
+        est = [line for line in lines if line["downloads"] <= at]
+        last = est[-1] if est else {"left": 0.0, "low": 0.0, "high": 0.0}
+        out.append({"share": share, "downloads": at, "true_left": total - found,
+                    "est_left": last["left"], "low": last["low"], "high": last["high"]})
+    return out
 
 
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -313,13 +349,14 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _follow(proc: subprocess.Popen, out: Path, site: SiteModel, truth: Truth, progress: bool,
             strategy: str) -> None:
-    """Wait for the crawl; show pages and hidden pages found as they are written."""
+    """Wait for the crawl; show its downloads, pages and hidden pages found (the units of
+    :mod:`hiddenweb.progress`) as its items are written."""
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(desc=f"{strategy}", unit="page", file=sys.stderr, dynamic_ncols=True)
-    seen = 0
+        bar = tqdm(desc=f"{strategy}", unit="download", file=sys.stderr, dynamic_ncols=True)
+    seen = downloads = 0
     hidden: set[str] = set()
     offset = 0
     buffer = ""
@@ -335,11 +372,13 @@ def _follow(proc: subprocess.Popen, out: Path, site: SiteModel, truth: Truth, pr
             for line in lines:
                 item = json.loads(line)
                 seen += 1
+                downloads = max(downloads, item.get("downloads") or seen)
                 key = resolve_item(site, item) if item.get("status") == 200 else None
                 if key in truth.hidden:
                     hidden.add(key)
-            bar.n = seen
-            bar.set_postfix(hidden=f"{len(hidden)}/{len(truth.hidden)}", refresh=False)
+            bar.n = downloads
+            bar.set_postfix(pages=seen, hidden=f"{len(hidden)}/{len(truth.hidden)}",
+                            refresh=False)
             bar.refresh()
         if done:
             break

@@ -22,12 +22,17 @@ def run(args: argparse.Namespace) -> int:
     # no download budget: the crawl ends by itself, as a user's crawl does
     result = cov.run(DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=args.out.parent)
     Path(result["items_path"]).replace(args.out)
-    print(f"Crawled the demo site ({DEMO_PAGES} pages, seed {DEMO_SEED}): "
-          f"{result['pages_downloaded']} pages downloaded in {result['wall_seconds']} s, "
-          f"{result['hidden_found']} of {result['hidden_total']} hidden pages found "
+    stats = result["crawl_stats"]
+    print(f"Crawled the demo site ({DEMO_PAGES} pages, seed {DEMO_SEED}) in "
+          f"{result['wall_seconds']} s: {result['pages_downloaded']:,} downloads, "
+          f"{stats.get('hiddenweb/pages', 0):,} pages, "
+          f"{stats.get('hiddenweb/forms/submissions', 0):,} form submissions; "
+          f"hidden pages: {result['hidden_found']} of {result['hidden_total']} "
           f"({100 * (result['hidden_coverage'] or 0):.0f} %) and "
           f"{result['hidden_found_browser_only']} of "
           f"{result['hidden_total_with_browser'] - result['hidden_total']} that need a browser, "
-          f"trap form submissions: {result['trap_submissions']}.")
+          f"the last found at download {result['downloads_to_final']}; "
+          f"trap form submissions: {result['trap_submissions']}; "
+          f"stopped: {result['finish_reason']}.")
     print(f"Items: {args.out}  (crawl log: {result['log_path']})")
     return 0
