@@ -24,6 +24,7 @@ estimate in the stats ``hiddenweb/estimate/hidden_left`` (and ``..._low``, ``...
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import Counter
@@ -99,17 +100,32 @@ class HiddenMass:
         key = self._key(request)
         self.counts[fp] += 1 + self.pending.pop(key, 0)
         self.pages[key] = fp
+        self._event("c", request, key, fp)
         self.publish()
 
     def recapture(self, request: Request) -> None:
         """A request for a hidden page dropped as a duplicate (the dupefilter saw it)."""
         key = self._key(request)
         fp = self.pages.get(key)
+        self._event("r", request, key, fp)
         if fp is None:
             self.pending[key] += 1  # still queued or downloading: counted when it lands
             return
         self.counts[fp] += 1
         self.publish()
+
+    def _event(self, kind: str, request: Request, key: str, fp: str | None) -> None:
+        """With a trace: one line per capture, for studying estimators offline."""
+        if self.trace is None:
+            return
+        meta = request.meta
+        query = meta.get("hiddenweb_query") or meta.get("hiddenweb_explore_data") or {}
+        line = {"e": kind, "d": self.stats.get_value("hiddenweb/downloads", 0), "key": key[:12],
+                "fp": fp and fp[:12], "answer": bool(meta.get("hiddenweb_explore")),
+                "form": str(meta.get("hiddenweb_explore") or meta.get("hiddenweb_origin"))[:12],
+                "q": hashlib.sha1(json.dumps(query, sort_keys=True).encode()).hexdigest()[:8]}
+        with self.trace.with_suffix(".events").open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
 
     def page_of(self, request: Request | None) -> str | None:
         """The content fingerprint of the hidden page ``request`` downloaded, if any."""

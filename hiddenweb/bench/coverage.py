@@ -256,9 +256,8 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     out = tmp / f"items-{strategy}.jsonl"
     out.unlink(missing_ok=True)
     log = tmp / f"crawl-{strategy}.log"
-    trace = out.with_suffix(".estimate.jsonl")
+    extra_settings, trace = with_estimate_trace(extra_settings, out.with_suffix(".estimate.jsonl"))
     trace.unlink(missing_ok=True)
-    extra_settings = with_estimate_trace(extra_settings, trace)
     with serve_site(pages, seed) as base_url:
         cmd = crawl_command(strategy, base_url, out, budget, truth_path, extra_settings)
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
@@ -298,14 +297,16 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     return result
 
 
-def with_estimate_trace(extra: dict[str, str] | None, trace: Path) -> dict[str, str]:
-    """``extra`` settings plus the lab knob ``estimate_trace`` (unless they set it)."""
+def with_estimate_trace(extra: dict[str, str] | None, trace: Path
+                        ) -> tuple[dict[str, str], Path]:
+    """``extra`` settings with the lab knob ``estimate_trace`` (``trace`` unless they set one),
+    and the trace file the crawl will write."""
     extra = dict(extra or {})
     lab = extra.get("HIDDENWEB_LAB") or {}
     lab = json.loads(lab) if isinstance(lab, str) else dict(lab)
     lab.setdefault("estimate_trace", str(trace))
     extra["HIDDENWEB_LAB"] = json.dumps(lab)
-    return extra
+    return extra, Path(lab["estimate_trace"])
 
 
 def estimate_error(trace: Path, result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ class FormsConfig:
     lvs_dir: str
     keep_tokens: bool = False  # HIDDENWEB_KEEP_TOKENS: tokens and keys sent stay on items
     stop_mass: float = 0.0  # HIDDENWEB_STOP_MASS: retire a form under this missing mass
+    stop_window: int = 30  # lab knob stop_window: the answers its missing mass is read over
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -48,4 +49,5 @@ class FormsConfig:
             lvs_dir=get("HIDDENWEB_LVS_DIR") or "",
             keep_tokens=get("HIDDENWEB_KEEP_TOKENS", s.getbool),
             stop_mass=get("HIDDENWEB_STOP_MASS", s.getfloat),
+            stop_window=lab(s, "stop_window"),
         )

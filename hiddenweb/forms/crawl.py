@@ -29,6 +29,7 @@ Requests carry the meta of :func:`hiddenweb.forms.submit.describe`; stats are
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -358,6 +359,8 @@ class FormCrawler:
         falls below the setting."""
         mass = self.spider.mass
         fp = mass.page_of(response.request) if success and response is not None else None
+        if explorer.recent.maxlen != self.config.stop_window:
+            explorer.recent = deque(explorer.recent, maxlen=self.config.stop_window)
         explorer.recent.append(fp)
         stop = self.config.stop_mass
         if not stop or explorer.retired or not explorer.new_pages and not success:

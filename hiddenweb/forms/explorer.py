@@ -96,7 +96,7 @@ class FormExplorer:
         #: the page fingerprints of its last answers that gave a new page (None: nothing new),
         #: read by the stopping rule (:func:`hiddenweb.estimate.missing_mass`); ``retired``: it
         #: is expected to find nothing more
-        self.recent: deque[str | None] = deque(maxlen=WINDOW)
+        self.recent: deque[str | None] = deque(maxlen=WINDOW)  # the crawl's stop_window
         self.retired = False
         self.lvs = lvs
         self.rng = random.Random(int(hashlib.sha1(f"{seed}{self.signature}".encode())
