@@ -31,6 +31,10 @@ def needs_browser(page: Selector) -> bool:
     return bool(page.xpath("//form[@onsubmit] | //a[@onclick] | //*[@onclick][ancestor::form]"))
 
 
+#: an ``onsubmit`` that only calls a function with no argument and returns its answer
+#: (``return submit_once()``, a double-submit or confirmation guard): it says yes or no, the
+#: browser then submits the form by navigation, as plain HTTP does
+_GUARD = re.compile(r"^\s*(return\s+)?[A-Za-z_$][\w$]*\s*\(\s*\)\s*;?\s*$")
 _BY_ID = re.compile(r"""getElementById\(\s*["']([^"']+)["']|querySelector\(\s*["']#([\w-]+)""")
 _ANY_FORM = re.compile(r"""document\.forms|querySelectorAll\(|getElementsByTagName\(\s*["']form""")
 
@@ -42,9 +46,13 @@ def submitted_by_script(page: Selector, form: Selector | None) -> bool:
     A page script that names the forms it hooks by id (``getElementById("form-2")``) is taken
     to hook only those: the page's other forms are submitted by the browser's navigation, and
     plain HTTP does for them. A script that reaches forms in general (``document.forms``,
-    ``querySelectorAll``), or names none, is taken to hook every form of the page."""
-    if form is not None and (form.attrib.get("onsubmit") or form.attrib.get("data-xhr")):
-        return True
+    ``querySelectorAll``), or names none, is taken to hook every form of the page. An
+    ``onsubmit`` guard that takes no argument (``return submit_once()``: it cannot reach the
+    form through ``this`` or the event) does not make a form script-submitted."""
+    if form is not None:
+        handler = form.attrib.get("onsubmit") or ""
+        if form.attrib.get("data-xhr") or handler and not _GUARD.match(handler):
+            return True
     hooks = [code for code in page.xpath("//script[not(@src)]/text()").getall()
              if "submit" in code and _SUBMITS.search(code)]
     if not hooks:

@@ -455,3 +455,20 @@ def test_rerender_reuses_the_plain_body_and_finds_the_same_pages(tmp_path):
     # each rerender: one download fewer. A navigating browser may also fetch a resource of its
     # own now and then (a favicon): seen once in CI as 106 == 126 - 19 - 1
     assert 0 <= (requests_nav - rendered) - requests <= 2, (requests, requests_nav, rendered)
+
+
+def test_an_onsubmit_guard_without_arguments_leaves_the_form_to_plain_http():
+    """``return submit_once()`` (a double-submit guard) cannot touch the form: the browser
+    submits it by navigation, as plain HTTP does. A handler that gets the form or the event,
+    or does more than return a call's answer, makes the form script-submitted."""
+    def by_script(handler: str) -> bool:
+        sel = Selector(text=f'<form action="/s" onsubmit="{handler}"><input name="q"></form>')
+        return submitted_by_script(sel, sel.xpath("//form")[0])
+
+    assert not by_script("return submit_once()")
+    assert not by_script("return confirmIt();")
+    assert not by_script("check()")
+    assert by_script("return validate(this)")
+    assert by_script("return send(event)")
+    assert by_script("fetch('/api'); return false")
+    assert by_script("this.action='/other'; return true")
