@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps
+from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps, variant
 from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES
 
 NOTES = "<!-- notes: kept when --docs writes this page again -->"
@@ -36,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source", action="append", default=[], metavar="NAME=GIT-URL-OR-PATH",
                    help="where a git-only app comes from (cloned at run time, never vendored)")
     p.add_argument("--crawlers", default=",".join(CRAWLERS),
-                   help=f"comma-separated (default: {', '.join(CRAWLERS)})")
+                   help=f"comma-separated (default: {', '.join(CRAWLERS)}); "
+                        "hwdla@NAME=VALUE[+NAME=VALUE] is hwdla with those settings")
     p.add_argument("--pages", type=int, default=Caps.pages, help="CLOSESPIDER_PAGECOUNT per crawl")
     p.add_argument("--seconds", type=int, default=Caps.seconds,
                    help="CLOSESPIDER_TIMEOUT per crawl")
@@ -63,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
         sources[name.strip()] = where.strip()
     names = [n.strip() for n in args.sites.split(",") if n.strip()]
     crawlers = tuple(c.strip() for c in args.crawlers.split(",") if c.strip())
-    unknown = [c for c in crawlers if c not in CRAWLERS]
+    unknown = [c for c in crawlers if variant(c)[0] not in CRAWLERS]
     if unknown:
         raise ValueError(f"unknown crawler(s) {unknown}; known: {', '.join(CRAWLERS)}")
     caps = Caps(args.pages, args.seconds)

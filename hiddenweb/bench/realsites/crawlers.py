@@ -76,8 +76,22 @@ class CrawlResult:
         return int(self.stats.get("downloader/response_count", 0))
 
 
+def variant(crawler: str) -> tuple[str, dict[str, str]]:
+    """``hwdla@NAME=VALUE+NAME=VALUE``: the crawler ``hwdla`` with those settings (an arm of
+    an A/B measured in the same run); a plain name has none."""
+    base, _, spec = crawler.partition("@")
+    settings = {}
+    for part in filter(None, spec.split("+")):
+        name, sep, value = part.partition("=")
+        if not sep or not name:
+            raise ValueError(f"crawler {crawler!r}: expected {base}@NAME=VALUE[+NAME=VALUE]")
+        settings[name] = value
+    return base, settings
+
+
 def command(crawler: str, seed: str, workdir: Path, caps: Caps) -> tuple[list[str], Path, dict]:
     """The command line, working directory and environment of one crawl."""
+    crawler, extra = variant(crawler)
     stats = workdir / "stats.json"
     settings = {**COMMON, "CLOSESPIDER_PAGECOUNT": str(caps.pages),
                 "CLOSESPIDER_TIMEOUT": str(caps.seconds)}
@@ -99,6 +113,7 @@ def command(crawler: str, seed: str, workdir: Path, caps: Caps) -> tuple[list[st
         env["SCRAPY_SETTINGS_MODULE"] = "hiddenweb.settings"
     else:
         raise ValueError(f"unknown crawler {crawler!r}; known: {', '.join(CRAWLERS)}")
+    settings.update(extra)
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
     return cmd, cwd, env
@@ -136,7 +151,8 @@ def run_crawler(crawler: str, seed: str, workdir: Path, caps: Caps,
         stats = json.loads(stats_file.read_text())
     except (OSError, ValueError):
         stats = {}
-    browser_pages = int(stats.get("playwright/page_count", 0)) if crawler != "hwdla" else \
+    browser_pages = int(stats.get("playwright/page_count", 0)) \
+        if variant(crawler)[0] != "hwdla" else \
         int(stats.get("hiddenweb/browser/pages", 0))
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
     return CrawlResult(crawler, round(wall, 1), proc.returncode, stats, browser_pages, tail)
