@@ -11,7 +11,7 @@ stats, the report, the benchmarks):
 Logs every ``LOGSTATS_INTERVAL`` seconds (Scrapy's own periodic-stats setting), beside Scrapy's
 ``LogStats`` line::
 
-    hiddenweb: 1,204 downloads (602/min), 911 pages, 311 hidden pages (155/min; est. left
+    hiddenweb: 1,204 downloads (602/min), 911 pages, 311 hidden pages (155/min; Chao1 est. left
     4-30, ~1 min), 96 form submissions
 
 Off when ``LOGSTATS_INTERVAL`` is 0.
@@ -80,7 +80,7 @@ def left(stats: StatsCollector, per_min: float) -> str:
     high = stats.get_value("hiddenweb/estimate/hidden_left_high")
     if low is None or high is None:
         return ""
-    text = f"; est. left {low:,}-{high:,}"
+    text = f"; Chao1 est. left {low:,}-{high:,}"
     mid = stats.get_value("hiddenweb/estimate/hidden_left", high)
     if per_min > 0 and mid > 0:
         text += f", ~{max(1, round(mid / per_min)):,} min"

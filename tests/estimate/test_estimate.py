@@ -65,7 +65,7 @@ def test_progress_line_uses_the_shared_units():
                    "hiddenweb/estimate/hidden_left": 60, "hiddenweb/estimate/hidden_left_low": 20,
                    "hiddenweb/estimate/hidden_left_high": 140})
     assert progress.line() == ("1,500 downloads (300/min), 900 pages, 330 hidden pages (30/min; "
-                               "est. left 20-140, ~2 min), 96 form submissions")
+                               "Chao1 est. left 20-140, ~2 min), 96 form submissions")
     assert left(_Stats({}), 10.0) == ""
 
 
