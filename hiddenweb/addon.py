@@ -12,7 +12,9 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
   600; off unless the spider has a ``query``);
 * the trap guard downloader middleware (:class:`hiddenweb.trapguard.TemplateTrapGuard`, 560);
 * the visit-store pipeline (:class:`hiddenweb.pipelines.visitstore.VisitStorePipeline`, 800);
-* the progress and stats-file extensions;
+* the progress, stats-file and crawl-report extensions (:mod:`hiddenweb.crawlreport`: a summary
+  block at the end of the log and a JSON report), and third-party loggers (scrapy-playwright,
+  Playwright, asyncio) at INFO unless ``LOG_LEVEL`` is set (:mod:`hiddenweb.quietlogs`);
 * Chromium through scrapy-playwright unless ``HIDDENWEB_BROWSER = "never"``
   (:class:`hiddenweb.browser.BrowserAddon`; it needs Scrapy's default asyncio reactor);
 
@@ -39,7 +41,9 @@ COMPONENTS = {
     "DOWNLOADER_MIDDLEWARES": {"hiddenweb.trapguard.TemplateTrapGuard": 560},
     "ITEM_PIPELINES": {"hiddenweb.pipelines.visitstore.VisitStorePipeline": 800},
     "EXTENSIONS": {"hiddenweb.progress.HiddenProgress": 500,
-                   "hiddenweb.statsfile.StatsFile": 510},
+                   "hiddenweb.statsfile.StatsFile": 510,
+                   "hiddenweb.quietlogs.QuietThirdPartyLogs": 0,
+                   "hiddenweb.crawlreport.CrawlReport": 520},
 }
 
 

@@ -145,6 +145,10 @@ def test_the_readme_scrapyd_steps_keep_the_feed(site, tmp_path):
     items = [json.loads(line) for line in feed.read_text().splitlines()]
     assert len(items) >= 100
     assert any(i["form_only"] for i in items)
+    # the crawl report, beside the job's log (the README says so)
+    log = Path(str(feed).replace("/items/", "/logs/")).with_suffix(".log")
+    report = json.loads(log.with_name(f"{job}.report.json").read_text())
+    assert report["pages"] == len(items) and "hiddenweb crawl report" in log.read_text()
     store = home / "scrapyd" / ".scrapy" / "hiddenweb.db"  # the README's visit store
     with sqlite3.connect(store) as db:
         (visits,) = db.execute("select count(*) from visits").fetchone()
