@@ -20,9 +20,11 @@ forms                  distinct forms met (the ``hwdla`` spider's form signature
                        ``hiddenweb/forms/found/<class>`` (a form on several pages counts on
                        each), ``…/submitted_forms``, ``…/skipped/<reason>``
 browser                ``hiddenweb/browser/pages``; why each page needed the browser is read from
-                       its request (:data:`BROWSER_REASONS`), with the first
-                       ``MAX_BROWSER_URLS`` URLs; ``hiddenweb/forms/dependent_probes``: the
-                       browser's reads of a dependent select's options (downloads, not pages)
+                       its request (:data:`BROWSER_REASONS`), with the pages (URL, why, how
+                       many loads: a page whose form a script submits is loaded once per
+                       submission), at most ``MAX_BROWSER_URLS`` of them;
+                       ``hiddenweb/forms/dependent_probes``: the browser's reads of a dependent
+                       select's options (downloads, not pages)
 refused                ``hiddenweb/safety/<kind>_refused``, ``hiddenweb/safety/refused/<reason>``
 estimate               ``hiddenweb/estimate/hidden_left`` and ``…/hidden_left_high`` (null when
                        the crawl made no estimate)
@@ -118,8 +120,8 @@ def _counts(counts: dict[str, int]) -> str:
                                                                                       kv[0])))
 
 
-def summary_lines(report: dict[str, Any]) -> list[str]:
-    """The log block of a report: one figure a line."""
+def summary_rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The report's figures: (what, figure, note) rows, for the log block and the HTML page."""
     forms, browser, refused = report["forms"], report["browser"], report["refused"]
     estimate = report["estimate"]
     if estimate is None:
@@ -128,23 +130,28 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         high = estimate.get("hidden_left_high")
         left = f"about {estimate['hidden_left']:,}" + (f" (at most {high:,})"
                                                        if high is not None else "")
-    skipped = f": {_counts(forms['skipped_by_reason'])}" if forms["skipped"] else ""
-    why = f": {_counts(browser['by_reason'])}" if browser["by_reason"] else ""
-    kinds = f": {_counts(refused['by_kind'])}" if refused["total"] else ""
+    skipped = f" ({_counts(forms['skipped_by_reason'])})" if forms["skipped"] else ""
     reasons = f" ({_counts(refused['by_reason'])})" if refused["by_reason"] else ""
     return [
-        f"hiddenweb crawl report ({report['finish_reason']}, "
-        f"{report['elapsed_seconds'] or 0:.0f} s)",
-        f"  downloads          {report['downloads']:>7,}  every response, plain HTTP and browser",
-        f"  pages              {report['pages']:>7,}  distinct content",
-        f"  hidden pages       {report['hidden_pages']:>7,}  reached only through forms",
-        f"  form submissions   {report['form_submissions']:>7,}",
-        f"  forms found        {forms['found']:>7,}  submitted {forms['submitted']:,}, "
-        f"skipped {forms['skipped']:,}{skipped} (seen {forms['on_pages']:,} times on pages)",
-        f"  browser pages      {browser['pages']:>7,}{why}",
-        f"  refused as unsafe  {refused['total']:>7,}{kinds}{reasons}",
-        f"  hidden pages left  {left}",
+        ("downloads", f"{report['downloads']:,}", "every response, plain HTTP and browser"),
+        ("pages", f"{report['pages']:,}", "distinct content"),
+        ("hidden pages", f"{report['hidden_pages']:,}", "reached only through forms"),
+        ("form submissions", f"{report['form_submissions']:,}", ""),
+        ("forms found", f"{forms['found']:,}",
+         f"{forms['submitted']:,} submitted, {forms['skipped']:,} skipped{skipped}; "
+         f"seen {forms['on_pages']:,} times on pages"),
+        ("browser pages", f"{browser['pages']:,}", _counts(browser["by_reason"])),
+        ("refused as unsafe", f"{refused['total']:,}", _counts(refused["by_kind"]) + reasons),
+        ("hidden pages left", left, ""),
     ]
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """The log block of a report: a title, then one figure a line."""
+    title = (f"hiddenweb crawl report ({report['finish_reason']}, "
+             f"{report['elapsed_seconds'] or 0:.0f} s)")
+    return [title] + [f"  {what:<18} {figure:>7}  {note}".rstrip()
+                      for what, figure, note in summary_rows(report)]
 
 
 class CrawlReport:
@@ -154,7 +161,7 @@ class CrawlReport:
         self.crawler = crawler
         self.path = path
         self.by_reason: dict[str, int] = {}
-        self.urls: list[dict[str, str]] = []
+        self.urls: dict[tuple[str, str], int] = {}  # (url, why) -> browser loads
         self.lines: list[str] = []
 
     @classmethod
@@ -173,8 +180,9 @@ class CrawlReport:
             return
         why = next((text for key, text in BROWSER_REASONS if meta.get(key)), DIRECT_REASON)
         self.by_reason[why] = self.by_reason.get(why, 0) + 1
-        if len(self.urls) < MAX_BROWSER_URLS:
-            self.urls.append({"url": request.url, "why": why})
+        key = (request.url, why)
+        if key in self.urls or len(self.urls) < MAX_BROWSER_URLS:
+            self.urls[key] = self.urls.get(key, 0) + 1
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         stats = {**self.crawler.stats.get_stats(), "finish_reason": reason}
@@ -184,7 +192,9 @@ class CrawlReport:
                  "stats_file": settings.get("HIDDENWEB_STATS_FILE") or None,
                  "feeds": sorted(str(uri) for uri in (settings.getdict("FEEDS") or {}))}
         seen = getattr(getattr(spider, "forms", None), "seen", None)
-        report = build_report(stats, {"by_reason": self.by_reason, "urls": self.urls},
+        urls = [{"url": url, "why": why, "loads": n} for (url, why), n
+                in sorted(self.urls.items(), key=lambda kv: -kv[1])]
+        report = build_report(stats, {"by_reason": self.by_reason, "urls": urls},
                               len(seen) if isinstance(seen, set) else None, extra)
         lines = summary_lines(report)
         if self.path is not None:

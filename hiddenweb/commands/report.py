@@ -1,9 +1,10 @@
 """``hiddenweb report [--db PATH] [--items items.jsonl] -o DIR``: figures of a crawl and its visit
 store, as PNG files and an ``index.html`` that shows them.
 
-- ``coverage.png`` (needs ``--items``): hidden pages found and PI pages found against pages
-  downloaded, in download order (paper 000's fig. 5, "coverage"). A hidden page is an item with
-  ``form_only`` true and a status below 400.
+- ``coverage.png`` (needs ``--items``): hidden pages found and PI pages found against
+  downloads, in download order (paper 000's fig. 5, "coverage"). A hidden page is an item with
+  ``form_only`` true and a status below 400. Downloads are the items' ``downloads`` (every
+  response, repeats included), else their count.
 - ``depth.png``: hidden pages by depth (paper 000's fig. 6): from the items when given, else from
   the store's ``hidden`` pages.
 - ``ranking.png``: the top of the store's ranking (``--by``, default combined; paper 002 §5).
@@ -109,24 +110,25 @@ def _rows(counts: dict[str, int], head: str) -> str:
 
 def crawl_report_html(report: dict[str, Any]) -> str:
     """The crawl report's figures (:mod:`hiddenweb.crawlreport`) as HTML."""
-    from hiddenweb.crawlreport import summary_lines
+    from hiddenweb.crawlreport import summary_lines, summary_rows
 
     forms, browser, refused = report["forms"], report["browser"], report["refused"]
-    lines = summary_lines(report)
-    figures = "".join(
-        f"<tr><th>{html.escape(line[:21].strip())}</th><td>{html.escape(line[21:].strip())}</td>"
-        "</tr>" for line in lines[1:])
-    urls = "".join(f"<tr><td>{html.escape(u['url'])}</td><td>{html.escape(u['why'])}</td></tr>"
-                   for u in browser.get("urls", [])[:50])
-    more = len(browser.get("urls", [])) - 50
-    seed = html.escape(str(report.get("seed") or ""))
-    return (f"<h2>Crawl of {seed or 'a site'}</h2><p>{html.escape(lines[0])}</p>"
+    figures = "".join(f"<tr><th>{html.escape(what)}</th><td class='n'>{html.escape(figure)}</td>"
+                      f"<td>{html.escape(note)}</td></tr>"
+                      for what, figure, note in summary_rows(report))
+    pages = browser.get("urls", [])
+    urls = "".join(f"<tr><td>{html.escape(u['url'])}</td><td>{html.escape(u['why'])}</td>"
+                   f"<td>{u['loads']:,}</td></tr>" for u in pages[:50])
+    more = len(pages) - 50
+    seed = html.escape(str(report.get("seed") or "a site"))
+    return (f"<h2>Crawl of {seed}</h2><p>{html.escape(summary_lines(report)[0])}</p>"
             f"<table class='figures'>{figures}</table>"
             f"<h2>Forms not submitted</h2>{_rows(forms['skipped_by_reason'], 'reason')}"
             f"<h2>Refused by the safety policy</h2>{_rows(refused['by_reason'], 'reason')}"
             f"<h2>Pages loaded in the browser</h2>{_rows(browser['by_reason'], 'why')}"
-            + (f"<table><tr><th>url</th><th>why</th></tr>{urls}</table>" if urls else "")
-            + (f"<p>… and {more:,} more (in the report file)</p>" if more > 0 else ""))
+            + (f"<table><tr><th>page</th><th>why</th><th>loads</th></tr>{urls}</table>"
+               if urls else "")
+            + (f"<p>… and {more:,} more pages (in the report file)</p>" if more > 0 else ""))
 
 
 def is_hidden(item: dict[str, Any]) -> bool:
@@ -168,19 +170,19 @@ def run(args: argparse.Namespace) -> int:
                 hidden += 1
             elif status is not None and status < 400:
                 pi += 1
-            xs.append(n)
+            xs.append(max(item.get("downloads") or n, xs[-1] if xs else 0))  # the crawl's unit
             hidden_ys.append(hidden)
             pi_ys.append(pi)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         ax.plot(xs, hidden_ys, label="hidden pages found")
         ax.plot(xs, pi_ys, label="PI pages found", linestyle="--")
-        ax.set(xlabel="pages downloaded", ylabel="pages found", title="Coverage over the crawl")
+        ax.set(xlabel="downloads", ylabel="pages found", title="Coverage over the crawl")
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.out / "coverage.png", dpi=100)
         plt.close(fig)
         figures.append(("coverage.png", f"{hidden} hidden and {pi} PI pages in {len(items)} "
-                        "downloads"))  # fmt: skip
+                        f"pages, {xs[-1] if xs else 0:,} downloads"))  # fmt: skip
         depths = Counter(item.get("depth") for item in items if is_hidden(item))
         source = "items"
     else:
@@ -215,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
     (args.out / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>hiddenweb report</title>"
         "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-        "td,th{padding:0 .6em;text-align:left}table.figures th{font-weight:normal}</style>"
+        "td,th{padding:0 .6em;text-align:left}table.figures th{font-weight:normal}"
+        "td.n{text-align:right;font-weight:bold}</style>"
         f"<h1>hiddenweb report</h1>{crawl}{body}{ranked}{safety}\n",
         encoding="utf-8",
     )

@@ -85,7 +85,8 @@ def test_the_report_figures_equal_the_stats_and_the_items(crawled):
                                               if k.startswith("hiddenweb/forms/found/"))
     browser = report["browser"]
     assert browser["pages"] == stats["hiddenweb/browser/pages"] == figure(log, "browser pages")
-    assert sum(browser["by_reason"].values()) == browser["pages"] == len(browser["urls"])
+    assert sum(browser["by_reason"].values()) == browser["pages"] \
+        == sum(u["loads"] for u in browser["urls"])
     refused = report["refused"]
     assert refused["total"] == sum(v for k, v in stats.items()
                                    if re.fullmatch(r"hiddenweb/safety/\w+_refused", k)) \
@@ -109,7 +110,7 @@ def test_hiddenweb_report_draws_the_crawl_report(crawled, tmp_path):
     for label, value in (("downloads", report["downloads"]), ("pages", report["pages"]),
                          ("hidden pages", report["hidden_pages"]),
                          ("form submissions", report["form_submissions"])):
-        assert re.search(rf"<th>{label}</th><td>{value:,}\b", html), label
+        assert re.search(rf"<th>{label}</th><td class='n'>{value:,}</td>", html), label
     for why in report["browser"]["by_reason"]:
         assert escape(why) in html
     for name in ("coverage.png", "depth.png", "ranking.png"):
