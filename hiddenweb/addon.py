@@ -18,7 +18,8 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
 * Chromium through scrapy-playwright unless ``HIDDENWEB_BROWSER = "never"``
   (:class:`hiddenweb.browser.BrowserAddon`; it needs Scrapy's default asyncio reactor);
 
-and refuses, at start-up, a ``HIDDENWEB_*`` setting it does not know (a typo) or a value out of
+adds the ``hwdla`` spider to the project (``hiddenweb.spiders`` in ``SPIDER_MODULES``), and
+refuses, at start-up, a ``HIDDENWEB_*`` setting it does not know (a typo) or a value out of
 range, with a message naming the setting (:func:`hiddenweb.config.check`).
 
 The ``hwdla`` spider does the crawling (links, forms, browser); the scheduler, the feedback
@@ -33,6 +34,7 @@ from scrapy.settings import BaseSettings
 from hiddenweb.browser import BrowserAddon
 from hiddenweb.config import check
 
+SPIDERS = "hiddenweb.spiders"
 COMPONENTS = {
     "SPIDER_MIDDLEWARES": {
         "hiddenweb.dla.middleware.DLAFeedbackMiddleware": 550,
@@ -49,6 +51,15 @@ COMPONENTS = {
 
 class Addon:
     """``ADDONS = {"hiddenweb.Addon": 500}`` (see the module docstring)."""
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """The ``hwdla`` spider in any project: ``hiddenweb.spiders`` joins ``SPIDER_MODULES``
+        (read by the spider loader before any crawler, hence here)."""
+        modules = settings.getlist("SPIDER_MODULES")
+        if SPIDERS not in modules:
+            settings.set("SPIDER_MODULES", [*modules, SPIDERS],
+                         priority=settings.getpriority("SPIDER_MODULES") or "addon")
 
     def update_settings(self, settings: BaseSettings) -> None:
         check(settings)
