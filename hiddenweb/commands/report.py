@@ -4,7 +4,8 @@ store, as PNG files and an ``index.html`` that shows them.
 - ``coverage.png`` (needs ``--items``): hidden pages found and PI pages found against
   downloads, in download order (paper 000's fig. 5, "coverage"). A hidden page is an item with
   ``form_only`` true and a status below 400. Downloads are the items' ``downloads`` (every
-  response, repeats included), else their count.
+  response, repeats included), else their count; with ``--crawl-report``, the curve runs on to
+  the crawl's last download.
 - ``depth.png``: hidden pages by depth (paper 000's fig. 6): from the items when given, else from
   the store's ``hidden`` pages.
 - ``ranking.png``: the top of the store's ranking (``--by``, default combined; paper 002 §5).
@@ -147,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
 
     items = read_items(args.items) if args.items else None
     safety = refusals_html(*refusals(args.stats)) if args.stats else ""
-    crawl = crawl_report_html(read_crawl_report(args.crawl_report)) if args.crawl_report else ""
+    crawl_report = read_crawl_report(args.crawl_report) if args.crawl_report else None
+    crawl = crawl_report_html(crawl_report) if crawl_report else ""
     store_path = command_store_path(args.db, must_exist=not args.crawl_report)
     ranking: list = []
     stored_depths: list = []
@@ -171,6 +173,11 @@ def run(args: argparse.Namespace) -> int:
             elif status is not None and status < 400:
                 pi += 1
             xs.append(max(item.get("downloads") or n, xs[-1] if xs else 0))  # the crawl's unit
+            hidden_ys.append(hidden)
+            pi_ys.append(pi)
+        total = (crawl_report or {}).get("downloads") or 0
+        if xs and total > xs[-1]:  # the downloads after the last new page: nothing new
+            xs.append(total)
             hidden_ys.append(hidden)
             pi_ys.append(pi)
         fig, ax = plt.subplots(figsize=(7, 4.5))
