@@ -24,7 +24,9 @@ range, with a message naming the setting (:func:`hiddenweb.config.check`).
 
 The ``hwdla`` spider does the crawling (links, forms, browser); the scheduler, the feedback
 middleware, the trap guard and the pipeline work under any spider, which then gets the DLA
-ordering of its own requests and the visit store, but no form discovery.
+ordering of its own requests and the visit store, but no form discovery, no browser rendering
+decision and no lost-sheep pre-filter (it reads the link labels ``hwdla`` puts in
+``hiddenweb_action``); ``tests/test_package.py`` checks it in a ``scrapy startproject`` project.
 """
 
 from __future__ import annotations
