@@ -12,16 +12,21 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
   600; off unless the spider has a ``query``);
 * the trap guard downloader middleware (:class:`hiddenweb.trapguard.TemplateTrapGuard`, 560);
 * the visit-store pipeline (:class:`hiddenweb.pipelines.visitstore.VisitStorePipeline`, 800);
-* the progress and stats-file extensions;
+* the progress, stats-file and crawl-report extensions (:mod:`hiddenweb.crawlreport`: a summary
+  block at the end of the log and a JSON report), and third-party loggers (scrapy-playwright,
+  Playwright, asyncio) at INFO unless ``LOG_LEVEL`` is set (:mod:`hiddenweb.quietlogs`);
 * Chromium through scrapy-playwright unless ``HIDDENWEB_BROWSER = "never"``
   (:class:`hiddenweb.browser.BrowserAddon`; it needs Scrapy's default asyncio reactor);
 
-and refuses, at start-up, a ``HIDDENWEB_*`` setting it does not know (a typo) or a value out of
+adds the ``hwdla`` spider to the project (``hiddenweb.spiders`` in ``SPIDER_MODULES``), and
+refuses, at start-up, a ``HIDDENWEB_*`` setting it does not know (a typo) or a value out of
 range, with a message naming the setting (:func:`hiddenweb.config.check`).
 
 The ``hwdla`` spider does the crawling (links, forms, browser); the scheduler, the feedback
 middleware, the trap guard and the pipeline work under any spider, which then gets the DLA
-ordering of its own requests and the visit store, but no form discovery.
+ordering of its own requests and the visit store, but no form discovery, no browser rendering
+decision and no lost-sheep pre-filter (it reads the link labels ``hwdla`` puts in
+``hiddenweb_action``); ``tests/test_package.py`` checks it in a ``scrapy startproject`` project.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from scrapy.settings import BaseSettings
 from hiddenweb.browser import BrowserAddon
 from hiddenweb.config import check
 
+SPIDERS = "hiddenweb.spiders"
 COMPONENTS = {
     "SPIDER_MIDDLEWARES": {
         "hiddenweb.dla.middleware.DLAFeedbackMiddleware": 550,
@@ -39,12 +45,23 @@ COMPONENTS = {
     "DOWNLOADER_MIDDLEWARES": {"hiddenweb.trapguard.TemplateTrapGuard": 560},
     "ITEM_PIPELINES": {"hiddenweb.pipelines.visitstore.VisitStorePipeline": 800},
     "EXTENSIONS": {"hiddenweb.progress.HiddenProgress": 500,
-                   "hiddenweb.statsfile.StatsFile": 510},
+                   "hiddenweb.statsfile.StatsFile": 510,
+                   "hiddenweb.quietlogs.QuietThirdPartyLogs": 0,
+                   "hiddenweb.crawlreport.CrawlReport": 520},
 }
 
 
 class Addon:
     """``ADDONS = {"hiddenweb.Addon": 500}`` (see the module docstring)."""
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """The ``hwdla`` spider in any project: ``hiddenweb.spiders`` joins ``SPIDER_MODULES``
+        (read by the spider loader before any crawler, hence here)."""
+        modules = settings.getlist("SPIDER_MODULES")
+        if SPIDERS not in modules:
+            settings.set("SPIDER_MODULES", [*modules, SPIDERS],
+                         priority=settings.getpriority("SPIDER_MODULES") or "addon")
 
     def update_settings(self, settings: BaseSettings) -> None:
         check(settings)

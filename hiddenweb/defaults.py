@@ -20,6 +20,8 @@ HIDDENWEB_STOP_MASS = 0.05
 HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty is judged
 HIDDENWEB_FOLLOW_LINKS = True
 HIDDENWEB_STATS_FILE = ""  # write the final stats as JSON here (off when empty)
+# the crawl report (hiddenweb.crawlreport); empty: beside LOG_FILE when it is set, else none
+HIDDENWEB_REPORT_FILE = ""
 
 # --- DLA scheduler (issue 3) -------------------------------------------------------------------
 HIDDENWEB_DLA_WAIT = 0.5  # the best pending request waits while one in flight scores 1/WAIT x more

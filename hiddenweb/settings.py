@@ -27,6 +27,9 @@ REDIRECT_MAX_TIMES = 10
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOGSTATS_INTERVAL = 30.0
+# Progress, warnings and the crawl report; -L DEBUG (or -s LOG_LEVEL=DEBUG) gives every request,
+# item and browser line back (hiddenweb.quietlogs).
+LOG_LEVEL = "INFO"
 
 # Every response becomes an item (404 and 500 included), so HttpErrorMiddleware lets them through.
 HTTPERROR_ALLOW_ALL = True

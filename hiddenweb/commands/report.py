@@ -1,14 +1,20 @@
 """``hiddenweb report [--db PATH] [--items items.jsonl] -o DIR``: figures of a crawl and its visit
 store, as PNG files and an ``index.html`` that shows them.
 
-- ``coverage.png`` (needs ``--items``): hidden pages found and PI pages found against pages
-  downloaded, in download order (paper 000's fig. 5, "coverage"). A hidden page is an item with
-  ``form_only`` true and a status below 400.
+- ``coverage.png`` (needs ``--items``): hidden pages found and PI pages found against
+  downloads, in download order (paper 000's fig. 5, "coverage"). A hidden page is an item with
+  ``form_only`` true and a status below 400. Downloads are the items' ``downloads`` (every
+  response, repeats included), else their count; with ``--crawl-report``, the curve runs on to
+  the crawl's last download.
 - ``depth.png``: hidden pages by depth (paper 000's fig. 6): from the items when given, else from
   the store's ``hidden`` pages.
 - ``ranking.png``: the top of the store's ranking (``--by``, default combined; paper 002 §5).
 - with ``--stats`` (the crawl's ``HIDDENWEB_STATS_FILE``): what the safety policy refused
   (``docs/safety.md``), forms, buttons, links and replays, by reason.
+- with ``--crawl-report`` (the crawl's report, :mod:`hiddenweb.crawlreport`): its figures at the
+  top (downloads, pages, hidden pages, submissions, forms, browser pages and why, refusals, the
+  estimate of what is left), forms not submitted and refusals by reason, the browser's pages.
+  The ranking needs the visit store: without one (``--db`` missing, the store off) it is left out.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("-o", "--out", type=Path, required=True, help="output directory")
     report.add_argument("--by", choices=("frequency", "weightage", "combined"), default="combined")
     report.add_argument("--top", type=at_least(0), default=20, help="rows of the ranking figure")
+    report.add_argument("--crawl-report", type=Path,
+                        help="the crawl's report (HIDDENWEB_REPORT_FILE, or <LOG_FILE>.report.json)"
+                        ": its figures at the top of the page")
     report.add_argument("--stats", type=Path,
                         help="the crawl's final stats (HIDDENWEB_STATS_FILE): adds what the "
                         "safety policy refused, by reason")
@@ -83,6 +92,46 @@ def refusals_html(by_reason: dict[str, int], by_kind: dict[str, int],
             f"{forms}</table>")
 
 
+def read_crawl_report(path: Path) -> dict[str, Any]:
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON: {exc.msg}") from None
+    if not isinstance(report, dict) or "downloads" not in report:
+        raise ValueError(f"{path}: not a crawl report (hiddenweb.crawlreport)")
+    return report
+
+
+def _rows(counts: dict[str, int], head: str) -> str:
+    rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{n:,}</td></tr>"
+                   for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))))
+    return f"<table><tr><th>{head}</th><th>count</th></tr>{rows}</table>" if rows else \
+        "<p>none</p>"
+
+
+def crawl_report_html(report: dict[str, Any]) -> str:
+    """The crawl report's figures (:mod:`hiddenweb.crawlreport`) as HTML."""
+    from hiddenweb.crawlreport import summary_lines, summary_rows
+
+    forms, browser, refused = report["forms"], report["browser"], report["refused"]
+    figures = "".join(f"<tr><th>{html.escape(what)}</th><td class='n'>{html.escape(figure)}</td>"
+                      f"<td>{html.escape(note)}</td></tr>"
+                      for what, figure, note in summary_rows(report))
+    pages = browser.get("urls", [])
+    urls = "".join(f"<tr><td>{html.escape(u['url'])}</td><td>{html.escape(u['why'])}</td>"
+                   f"<td>{u['loads']:,}</td></tr>" for u in pages[:50])
+    more = len(pages) - 50
+    seed = html.escape(str(report.get("seed") or "a site"))
+    return (f"<h2>Crawl of {seed}</h2><p>{html.escape(summary_lines(report)[0])}</p>"
+            f"<table class='figures'>{figures}</table>"
+            f"<h2>Forms not submitted</h2>{_rows(forms['skipped_by_reason'], 'reason')}"
+            f"<h2>Refused by the safety policy</h2>{_rows(refused['by_reason'], 'reason')}"
+            f"<h2>Pages loaded in the browser</h2>{_rows(browser['by_reason'], 'why')}"
+            + (f"<table><tr><th>page</th><th>why</th><th>loads</th></tr>{urls}</table>"
+               if urls else "")
+            + (f"<p>… and {more:,} more pages (in the report file)</p>" if more > 0 else ""))
+
+
 def is_hidden(item: dict[str, Any]) -> bool:
     status = item.get("status")
     return bool(item.get("form_only")) and status is not None and status < 400
@@ -99,12 +148,18 @@ def run(args: argparse.Namespace) -> int:
 
     items = read_items(args.items) if args.items else None
     safety = refusals_html(*refusals(args.stats)) if args.stats else ""
-    with VisitStore(command_store_path(args.db), readonly=True) as store:
-        ranking = store.rank(args.by, args.top)
-        stored_depths = store.conn.execute(
-            "SELECT depth, count(*) FROM pages WHERE hidden = 1 AND depth IS NOT NULL "
-            "GROUP BY depth"
-        ).fetchall()
+    crawl_report = read_crawl_report(args.crawl_report) if args.crawl_report else None
+    crawl = crawl_report_html(crawl_report) if crawl_report else ""
+    store_path = command_store_path(args.db, must_exist=not args.crawl_report)
+    ranking: list = []
+    stored_depths: list = []
+    if store_path.exists():
+        with VisitStore(store_path, readonly=True) as store:
+            ranking = store.rank(args.by, args.top)
+            stored_depths = store.conn.execute(
+                "SELECT depth, count(*) FROM pages WHERE hidden = 1 AND depth IS NOT NULL "
+                "GROUP BY depth"
+            ).fetchall()
     args.out.mkdir(parents=True, exist_ok=True)
     figures: list[tuple[str, str]] = []
 
@@ -117,19 +172,24 @@ def run(args: argparse.Namespace) -> int:
                 hidden += 1
             elif status is not None and status < 400:
                 pi += 1
-            xs.append(n)
+            xs.append(max(item.get("downloads") or n, xs[-1] if xs else 0))  # the crawl's unit
+            hidden_ys.append(hidden)
+            pi_ys.append(pi)
+        total = (crawl_report or {}).get("downloads") or 0
+        if xs and total > xs[-1]:  # the downloads after the last new page: nothing new
+            xs.append(total)
             hidden_ys.append(hidden)
             pi_ys.append(pi)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         ax.plot(xs, hidden_ys, label="hidden pages found")
         ax.plot(xs, pi_ys, label="PI pages found", linestyle="--")
-        ax.set(xlabel="pages downloaded", ylabel="pages found", title="Coverage over the crawl")
+        ax.set(xlabel="downloads", ylabel="pages found", title="Coverage over the crawl")
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.out / "coverage.png", dpi=100)
         plt.close(fig)
         figures.append(("coverage.png", f"{hidden} hidden and {pi} PI pages in {len(items)} "
-                        "downloads"))  # fmt: skip
+                        f"pages, {xs[-1] if xs else 0:,} downloads"))  # fmt: skip
         depths = Counter(item.get("depth") for item in items if is_hidden(item))
         source = "items"
     else:
@@ -146,17 +206,8 @@ def run(args: argparse.Namespace) -> int:
     plt.close(fig)
     figures.append(("depth.png", f"{sum(depths.values())} hidden pages, from the {source}"))
 
-    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * len(ranking) + 1.5)))
-    labels = [row["url"] if len(row["url"]) <= 60 else "…" + row["url"][-59:] for row in ranking]
-    ax.barh(range(len(ranking)), [row["frequency"] for row in ranking])
-    ax.set_yticks(range(len(ranking)), labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set(xlabel="frequency (visits)", title=f"Top {len(ranking)} pages, {args.by} ranking")
-    fig.tight_layout()
-    fig.savefig(args.out / "ranking.png", dpi=100)
-    plt.close(fig)
-    figures.append(("ranking.png", f"top {len(ranking)} by {args.by}"))
-
+    if ranking:
+        ranking_figure(plt, args, ranking, figures)
     rows = "".join(
         f"<tr><td>{n}</td><td>{html.escape(r['url'])}</td><td>{r['frequency']}</td>"
         f"<td>{r['weightage']:.6g}</td><td>{r['ttl']}</td></tr>"
@@ -167,13 +218,30 @@ def run(args: argparse.Namespace) -> int:
         f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         for name, caption in figures
     )
+    ranked = (f"<h2>{args.by} ranking</h2><table><tr><th>rank</th><th>url</th>"
+              f"<th>frequency</th><th>weightage</th><th>ttl</th></tr>{rows}</table>"
+              if ranking else "")
     (args.out / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>hiddenweb report</title>"
         "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-        "td,th{padding:0 .6em;text-align:left}</style><h1>hiddenweb report</h1>"
-        f"{body}<h2>{args.by} ranking</h2><table><tr><th>rank</th><th>url</th>"
-        f"<th>frequency</th><th>weightage</th><th>ttl</th></tr>{rows}</table>{safety}\n",
+        "td,th{padding:0 .6em;text-align:left}table.figures th{font-weight:normal}"
+        "td.n{text-align:right;font-weight:bold}</style>"
+        f"<h1>hiddenweb report</h1>{crawl}{body}{ranked}{safety}\n",
         encoding="utf-8",
     )
     print(f"Report: {args.out / 'index.html'} ({', '.join(name for name, _ in figures)})")
     return 0
+
+
+def ranking_figure(plt: Any, args: argparse.Namespace, ranking: list,
+                   figures: list[tuple[str, str]]) -> None:
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * len(ranking) + 1.5)))
+    labels = [row["url"] if len(row["url"]) <= 60 else "…" + row["url"][-59:] for row in ranking]
+    ax.barh(range(len(ranking)), [row["frequency"] for row in ranking])
+    ax.set_yticks(range(len(ranking)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set(xlabel="frequency (visits)", title=f"Top {len(ranking)} pages, {args.by} ranking")
+    fig.tight_layout()
+    fig.savefig(args.out / "ranking.png", dpi=100)
+    plt.close(fig)
+    figures.append(("ranking.png", f"top {len(ranking)} by {args.by}"))

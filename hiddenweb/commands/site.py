@@ -4,7 +4,7 @@
     hiddenweb site truth --pages N --seed S -o truth.jsonl
     hiddenweb site forms --pages N --seed S  # every form: page, index, true class, style
     hiddenweb site demo [--port P]          # pages=300 seed=7
-    hiddenweb site lvs -o lvs_data/default.toml
+    hiddenweb site lvs -o hiddenweb/lvs_data/default.toml
 
 ``serve`` prints exactly one first line ``Serving http://HOST:PORT/ (pages=N seed=S)`` (flushed;
 benchmarks parse it), then serves until SIGTERM or SIGINT.
@@ -135,5 +135,5 @@ def register(subparsers) -> None:
     _server_options(p)
     p.set_defaults(func=_demo)
     p = sub.add_parser("lvs", help="write the LVS file from the proving ground's vocabularies")
-    p.add_argument("-o", "--output", default="-", help="e.g. lvs_data/default.toml")
+    p.add_argument("-o", "--output", default="-", help="e.g. hiddenweb/lvs_data/default.toml")
     p.set_defaults(func=_lvs)

@@ -2,7 +2,7 @@
 
 The idea is HiWE's (Raghavan & Garcia-Molina 2001), used by the HWDLA paper (ALGORITHMS.md §1)
 to fill free-text fields. The files are TOML, one table per label, in a directory (the bundled
-``lvs_data/`` unless ``HIDDENWEB_LVS_DIR`` names another)::
+``hiddenweb/lvs_data/`` unless ``HIDDENWEB_LVS_DIR`` names another)::
 
     [city]                                   # the label's name
     labels = ["city", "town", "location"]    # words that name such a field (label text, name, id…)
@@ -37,9 +37,13 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
-BUNDLED_DIR = Path(__file__).resolve().parents[2] / "lvs_data"
+# package data (pyproject.toml): a real directory in a checkout or a wheel, a zip folder in the
+# egg Scrapyd runs, hence importlib.resources
+BUNDLED_DIR = resources.files("hiddenweb") / "lvs_data"
 
 _WORD = re.compile(r"[a-z]+")
 
@@ -107,7 +111,7 @@ def _line_of_table(text: str, name: str) -> int:
     return text.count("\n", 0, match.start()) + 1 if match else 1
 
 
-def load_file(path: Path) -> list[LVSLabel]:
+def load_file(path: Path | Traversable) -> list[LVSLabel]:
     """Parse one LVS file; raise :class:`LVSError` naming ``path`` and the line on any fault."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -161,7 +165,8 @@ class LVS:
         directory = Path(directory) if directory else BUNDLED_DIR
         if not directory.is_dir():
             raise LVSError(f"{directory}: LVS directory not found")
-        files = sorted(directory.glob("*.toml"))
+        files = sorted((p for p in directory.iterdir() if p.name.endswith(".toml")),
+                       key=lambda p: p.name)
         if not files:
             raise LVSError(f"{directory}: no *.toml LVS files")
         labels: list[LVSLabel] = []

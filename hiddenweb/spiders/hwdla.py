@@ -35,6 +35,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
+from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from hiddenweb import defaults
@@ -46,6 +47,7 @@ from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, is_markup, visible_text
+from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.safety import SafetyPolicy, link_markup
 
@@ -88,6 +90,14 @@ class HwdlaSpider(scrapy.Spider):
         self.seen = SeenContent()
         self.oracle = None
         self.finder = None
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """The crawl logs at INFO (progress, warnings, the closing report) unless the user set
+        ``LOG_LEVEL`` (``-L DEBUG`` gives every request and item line back)."""
+        super().update_settings(settings)
+        if not log_level_set(settings):
+            settings.set("LOG_LEVEL", "INFO", priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> HwdlaSpider:

@@ -379,7 +379,7 @@ def test_errors_robots_and_redirect_loop(served_site):
 # --- LVS, size, CLI ------------------------------------------------------------------------------
 
 def test_lvs_file_holds_the_sites_values_and_more():
-    lvs = tomllib.loads((ROOT / "lvs_data" / "default.toml").read_text())
+    lvs = tomllib.loads((ROOT / "hiddenweb" / "lvs_data" / "default.toml").read_text())
     for name, (labels, values) in vocab.LVS_TABLES.items():
         assert set(values) <= set(lvs[name]["values"]) and set(labels) <= set(lvs[name]["labels"])
     site = SiteModel(pages=2000, seed=5)

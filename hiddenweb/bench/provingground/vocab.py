@@ -1,8 +1,9 @@
 """Vocabularies of the proving ground: the one copy.
 
-The generated sites draw every word, city and author name from here; ``lvs_data/default.toml``
-(the crawler's LVS table) is *written from* these lists by :func:`lvs_toml`
-(``hiddenweb site lvs -o lvs_data/default.toml``) and a test checks that the file still
+The generated sites draw every word, city and author name from here;
+``hiddenweb/lvs_data/default.toml`` (the crawler's LVS table) is *written from*
+these lists by :func:`lvs_toml`
+(``hiddenweb site lvs -o hiddenweb/lvs_data/default.toml``) and a test checks that the file still
 contains every value listed here, so the two cannot drift apart. The LVS also holds values the
 sites never use (``DISTRACTORS``, unused cities and authors, synonyms), so that only some LVS
 values give results — as on a real site.
@@ -289,7 +290,7 @@ assert len(WORD_SET) == len(ALL_WORDS), "a word is in two topics"
 assert all(v in WORD_SET for v in SYNONYMS.values())
 assert not WORD_SET & set(DISTRACTORS)
 
-#: LVS tables written to lvs_data/default.toml: name → (labels, values)
+#: LVS tables written to hiddenweb/lvs_data/default.toml: name → (labels, values)
 LVS_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "keyword": (
         ("keyword", "keywords", "search", "query", "terms", "q", "kw", "find"),
@@ -343,11 +344,11 @@ LVS_OPEN = ("keyword",)
 
 
 def lvs_toml() -> str:
-    """The text of ``lvs_data/default.toml``, from the lists above."""
+    """The text of ``hiddenweb/lvs_data/default.toml``, from the lists above."""
     out = [
         "# LVS table (labelled value sets) of hiddenweb: one TOML table per label.",
         "#   labels = words that name a form field; values = candidate values, best first.",
-        "# Written by `hiddenweb site lvs -o lvs_data/default.toml` from",
+        "# Written by `hiddenweb site lvs -o hiddenweb/lvs_data/default.toml` from",
         "# hiddenweb/bench/provingground/vocab.py (the proving ground's vocabularies); you may add",
         "# tables and values by hand — tests only check that the proving ground's values are here.",
         "",
