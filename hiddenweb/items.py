@@ -14,13 +14,19 @@ status             int|null   HTTP status; null when the download failed (see ``
 error              str|null   why the download failed (DNS, refused, timeout …)
 depth              int        actions (links + submissions) from the seed
 referrer           str|null   URL of the page whose link or form led here
+source             str|null   what named the URL: ``seed``, ``link`` (an anchor, area or frame),
+                              ``navigation`` (the browser saw the page go there), ``well-known``
+                              (robots.txt, sitemap.xml), or a URL source of
+                              :mod:`hiddenweb.urlsources` (``header``, ``refresh``, ``css``,
+                              ``script``, ``sitemap``, ``json`` …); null for a form submission
 reached_by         dict       ``{"kind": "seed"|"link"|"form", "form": null|{"action", "method",
                               "fields": {name: value}, "form_class": str}}``
 form_only          bool       true when the chain of actions from the seed contains a form
                               submission: the page was reached only through a form
 title              str|null   the page's ``<title>``
 fingerprint        str|null   SHA-1 of the page's visible text (whitespace-normalised) and of
-                              the targets of its links and forms: equal for repeats only
+                              the targets of its links and forms: equal for repeats only (any
+                              other reply: SHA-1 of its text, or of its bytes)
 fetch_seconds      float      download latency (request sent → response received)
 fetched_at         float      UNIX time the response was received
 action_score       float|null the DLA scheduler's score of the action when it was chosen
@@ -39,14 +45,16 @@ lostsheep          dict       find mode only (``-a find=1``), on the one item it
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
 import scrapy
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from hiddenweb.pagetext import fingerprint, page_fingerprint
+from hiddenweb.urlsources import reply_type
 
 
 class PageItem(scrapy.Item):
@@ -58,6 +66,7 @@ class PageItem(scrapy.Item):
     depth = scrapy.Field()
     referrer = scrapy.Field()
     reached_by = scrapy.Field()
+    source = scrapy.Field()
     form_only = scrapy.Field()
     title = scrapy.Field()
     fingerprint = scrapy.Field()
@@ -77,12 +86,14 @@ def page_item(response: Response, text: str | None, downloads: int) -> PageItem:
     meta = response.meta
     request = response.request
     title = None
-    text_fp = None
-    if isinstance(response, TextResponse):
+    if reply_type(response) != "html":  # JSON, XML, text, PDF, binary: by its text or bytes
+        text_fp = fingerprint(text) if text is not None \
+            else hashlib.sha1(response.body).hexdigest()
+    else:
         try:
             title = response.xpath("normalize-space(//title)").get() or None
             text_fp = page_fingerprint(text or "", response.selector)
-        except (ValueError, AttributeError):  # not markup: JSON, plain text
+        except (ValueError, AttributeError):  # not parsable after all
             text_fp = fingerprint(text) if text is not None else None
     headers = response.headers
     by_browser = bool(meta.get("hiddenweb_browser_form"))  # the page the actions led to
@@ -99,6 +110,7 @@ def page_item(response: Response, text: str | None, downloads: int) -> PageItem:
         depth=meta.get("depth", 0),
         referrer=header(request.headers, b"Referer") if request else None,
         reached_by=meta.get("hiddenweb_reached_by", {"kind": "seed", "form": None}),
+        source=meta.get("hiddenweb_source"),
         form_only=bool(meta.get("hiddenweb_form_only")),
         title=title,
         fingerprint=text_fp,
@@ -121,6 +133,7 @@ def failed_item(failure: Failure, downloads: int) -> PageItem:
         error=f"{failure.type.__name__}: {failure.getErrorMessage()}",
         depth=meta.get("depth", 0), referrer=header(request.headers, b"Referer"),
         reached_by=meta.get("hiddenweb_reached_by", {"kind": "seed", "form": None}),
+        source=meta.get("hiddenweb_source"),
         form_only=bool(meta.get("hiddenweb_form_only")), title=None, fingerprint=None,
         fetch_seconds=None, fetched_at=round(time.time(), 3), downloads=downloads,
         action_score=meta.get("hiddenweb_dla_score"), content_type=None,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import scrapy
 from scrapy.crawler import Crawler
@@ -43,11 +43,14 @@ from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_r
 from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
-from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, is_markup, visible_text
+from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, visible_text
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.safety import SafetyPolicy, link_markup
+from hiddenweb.urlsources import SKIPPED_EXTENSIONS, reply_type, reply_urls
 
 _TRUE = ("1", "true", "yes", "on")
+#: fetched once at the start (``HIDDENWEB_URL_SOURCES``), source ``well-known``
+WELL_KNOWN = ("/robots.txt", "/sitemap.xml")
 
 
 def parse_seed(seed: str | None) -> str:
@@ -93,8 +96,11 @@ class HwdlaSpider(scrapy.Spider):
         s = crawler.settings
         spider.follow_links = s.getbool("HIDDENWEB_FOLLOW_LINKS", defaults.HIDDENWEB_FOLLOW_LINKS)
         spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
+        spider.url_sources = s.getbool("HIDDENWEB_URL_SOURCES", defaults.HIDDENWEB_URL_SOURCES)
+        spider.obey_robots = s.getbool("ROBOTSTXT_OBEY")
         spider.link_extractor = LinkExtractor(  # and the pages a page frames (forms in iframes)
-            unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"))
+            unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"),
+            deny_extensions=sorted(SKIPPED_EXTENSIONS))  # PDFs and feeds are read
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
@@ -120,11 +126,14 @@ class HwdlaSpider(scrapy.Spider):
             yield self.finder.start_request(self.seed)
             return
         meta = {"hiddenweb_reached_by": {"kind": "seed", "form": None},
-                "hiddenweb_form_only": False}
+                "hiddenweb_form_only": False, "hiddenweb_source": "seed"}
         if self.oracle is not None and self.oracle.home is not None:
             meta["hiddenweb_oracle_key"] = self.oracle.home["key"]
         yield scrapy.Request(self.seed, callback=self.parse, errback=self.on_error,
                              meta=self.browser_meta(self.seed, meta))
+        if self.url_sources and self.follow_links and self.oracle is None:
+            for path in WELL_KNOWN:  # read by type: robots.txt's Sitemap lines, a sitemap's locs
+                yield self.follow(None, urljoin(self.seed, path), "", "well-known")
 
     def browser_meta(self, url: str, meta: dict) -> dict:
         """``meta`` plus ``playwright`` when the URL's template goes straight to the browser."""
@@ -165,8 +174,11 @@ class HwdlaSpider(scrapy.Spider):
                 stats.inc_value("hiddenweb/pages_form_only")
         else:
             stats.inc_value("hiddenweb/repeats")
-        if not is_markup(response) or self.recrawl:
-            return  # JSON, plain text, binary: an item, no links or forms to read
+        kind = reply_type(response)
+        if kind != "html" or self.recrawl:  # JSON, XML, text, PDF, binary: by type, no forms
+            if new and self.follow_links and not self.recrawl:
+                yield from self.source_requests(response, set())
+            return
         if self.oracle is not None:
             yield from self.oracle.requests(response, self.parse, self.on_error)
             return
@@ -182,7 +194,9 @@ class HwdlaSpider(scrapy.Spider):
             if deferred:
                 yield self.rerender(response)
         if self.follow_links:
-            yield from self.link_requests(response)
+            links = list(self.link_requests(response))
+            yield from links
+            yield from self.source_requests(response, {r.url for r in links})
         if not deferred:  # else: the forms of the rendered copy
             yield from self.forms.page(response, text)
 
@@ -192,9 +206,12 @@ class HwdlaSpider(scrapy.Spider):
 
     @staticmethod
     def visible(response: Response) -> str | None:
-        """The page's visible text (markup), its whole text (JSON, plain text), or None."""
+        """The page's visible text (HTML), its whole text (JSON, XML, plain text, CSS,
+        scripts), or None (PDF, binary)."""
         if not isinstance(response, TextResponse):
             return None
+        if reply_type(response) != "html":
+            return response.text
         try:
             return visible_text(response.selector)
         except (ValueError, AttributeError):  # not markup
@@ -272,29 +289,64 @@ class HwdlaSpider(scrapy.Spider):
         stats.inc_value(f"hiddenweb/safety/{what}_refused")
 
     def link_requests(self, response: TextResponse) -> Iterator[scrapy.Request]:
-        meta = response.meta
-        form_only = bool(meta.get("hiddenweb_form_only"))
-        answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
+        """The page's anchor, area and frame links (source ``link``; ``navigation`` for a URL
+        the browser saw the page go to), in scope and allowed by the safety policy."""
         contexts = link_contexts(response) if self.query else None
         markup = link_markup(response.selector, response.url)
+        navigated = set(response.meta.get("hiddenweb_found") or ())
         for link in self.link_extractor.extract_links(response):
             if not self.in_scope(link.url):
                 self.crawler.stats.inc_value("hiddenweb/links/offsite")
                 continue
             if not self.link_allowed(link.url, link.text, markup):  # SAFETY: a link
                 continue
-            yield scrapy.Request(
-                link.url, callback=self.parse, errback=self.on_error,
-                meta=self.browser_meta(link.url, {
-                    "hiddenweb_reached_by": {"kind": "link", "form": None},
-                    "hiddenweb_form_only": form_only,
-                    **({"hiddenweb_origin": answer, **self.forms.answer_meta(query_of(meta))}
-                       if answer else {}),
-                    "hiddenweb_action": {"kind": "link", "page": response.url,
-                                         "label": link.text.strip()[:200], "form": None,
-                                         **({"hidden": True} if form_only else {}),
-                                         **({"nofollow": True} if link.nofollow else {})},
-                    **({"hiddenweb_label_context": context_for(contexts, link.url)}
-                       if contexts is not None else {}),
-                }),
-            )
+            yield self.follow(
+                response, link.url, link.text, "navigation" if link.url in navigated else "link",
+                nofollow=link.nofollow,
+                extra={"hiddenweb_label_context": context_for(contexts, link.url)}
+                if contexts is not None else None)
+
+    def source_requests(self, response: Response, linked: set[str]
+                        ) -> Iterator[scrapy.Request]:
+        """The URLs a reply names besides its links (:mod:`hiddenweb.urlsources`: headers,
+        refresh, CSS, srcset, data attributes, scripts, comments, robots.txt, sitemaps, feeds,
+        JSON), each allowed by the safety policy; guessed ones are filed as links served
+        last. Counted in ``hiddenweb/sources/<source>``."""
+        if not self.url_sources or self.host is None:
+            return
+        stats = self.crawler.stats
+        for found in reply_urls(response, self.host, obey_robots=self.obey_robots):
+            if found.url in linked:
+                continue
+            markup = {found.url: ("", dict(found.marks))} if found.marks else {}
+            if not self.link_allowed(found.url, found.label, markup):  # SAFETY: a link
+                continue
+            stats.inc_value(f"hiddenweb/sources/{found.source}")
+            yield self.follow(response, found.url, found.label, found.source,
+                              nofollow=found.guessed)
+
+    def follow(self, response: Response | None, url: str, label: str, source: str,
+               nofollow: bool = False, extra: dict | None = None) -> scrapy.Request:
+        """The request of a URL found on ``response`` (None: the seed's well-known URLs), a
+        link for the scheduler (``hiddenweb_action``: its source, and ``nofollow`` to be
+        served last), with ``hiddenweb_source``."""
+        meta = response.meta if response is not None else {}
+        form_only = bool(meta.get("hiddenweb_form_only"))
+        answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
+        page = response.url if response is not None else self.seed
+        return scrapy.Request(
+            url, callback=self.parse, errback=self.on_error,
+            meta=self.browser_meta(url, {
+                "hiddenweb_reached_by": {"kind": "link", "form": None},
+                "hiddenweb_form_only": form_only,
+                "hiddenweb_source": source,
+                **({"hiddenweb_origin": answer, **self.forms.answer_meta(query_of(meta))}
+                   if answer else {}),
+                "hiddenweb_action": {"kind": "link", "page": page,
+                                     "label": label.strip()[:200], "form": None,
+                                     **({"source": source} if source != "link" else {}),
+                                     **({"hidden": True} if form_only else {}),
+                                     **({"nofollow": True} if nofollow else {})},
+                **(extra or {}),
+            }),
+        )
