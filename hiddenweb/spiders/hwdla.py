@@ -49,7 +49,7 @@ from hiddenweb.safety import SafetyPolicy, link_markup
 from hiddenweb.urlsources import SKIPPED_EXTENSIONS, reply_type, reply_urls
 
 _TRUE = ("1", "true", "yes", "on")
-#: fetched once at the start (``HIDDENWEB_URL_SOURCES``), source ``well-known``
+#: fetched once the seed answered (``HIDDENWEB_URL_SOURCES``), source ``well-known``
 WELL_KNOWN = ("/robots.txt", "/sitemap.xml")
 
 
@@ -131,9 +131,6 @@ class HwdlaSpider(scrapy.Spider):
             meta["hiddenweb_oracle_key"] = self.oracle.home["key"]
         yield scrapy.Request(self.seed, callback=self.parse, errback=self.on_error,
                              meta=self.browser_meta(self.seed, meta))
-        if self.url_sources and self.follow_links and self.oracle is None:
-            for path in WELL_KNOWN:  # read by type: robots.txt's Sitemap lines, a sitemap's locs
-                yield self.follow(None, urljoin(self.seed, path), "", "well-known")
 
     def browser_meta(self, url: str, meta: dict) -> dict:
         """``meta`` plus ``playwright`` when the URL's template goes straight to the browser."""
@@ -174,6 +171,10 @@ class HwdlaSpider(scrapy.Spider):
                 stats.inc_value("hiddenweb/pages_form_only")
         else:
             stats.inc_value("hiddenweb/repeats")
+        if meta.get("hiddenweb_source") == "seed" and self.url_sources and self.follow_links \
+                and self.oracle is None and not self.recrawl:  # the site answered: its
+            for path in WELL_KNOWN:  # robots.txt (Sitemap lines) and sitemap.xml, read by type
+                yield self.follow(None, urljoin(self.seed, path), "", "well-known")
         kind = reply_type(response)
         if kind != "html" or self.recrawl:  # JSON, XML, text, PDF, binary: by type, no forms
             if new and self.follow_links and not self.recrawl:
