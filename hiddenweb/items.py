@@ -35,6 +35,10 @@ downloads          int        pages this crawl had downloaded when this one arri
                               included): the x axis of "hidden pages found per download" even
                               when repeats are not emitted as items
 content_type       str|null   the response's Content-Type
+script_requests    list|null  requests the page's scripts made while Chromium rendered it
+                              (``fetch``, XHR): ``[{"method", "url"}]``; the GETs are followed
+                              as requests of their own (``source`` ``xhr``), the others were
+                              aborted, never sent; null when the page was not rendered
 cache_control      str|null   the response's Cache-Control header (freshness, for the store)
 expires            str|null   the response's Expires header
 lostsheep          dict       find mode only (``-a find=1``), on the one item it yields:
@@ -75,6 +79,7 @@ class PageItem(scrapy.Item):
     downloads = scrapy.Field()
     action_score = scrapy.Field()
     content_type = scrapy.Field()
+    script_requests = scrapy.Field()
     cache_control = scrapy.Field()
     expires = scrapy.Field()
     lostsheep = scrapy.Field()
@@ -119,6 +124,8 @@ def page_item(response: Response, text: str | None, downloads: int) -> PageItem:
         downloads=downloads,
         action_score=meta.get("hiddenweb_dla_score"),
         content_type=header(headers, b"Content-Type"),
+        script_requests=[{"method": m, "url": u} for m, u in meta["hiddenweb_xhr"]]
+        if meta.get("hiddenweb_xhr") else None,
         cache_control=header(headers, b"Cache-Control"),
         expires=header(headers, b"Expires"),
     )
@@ -136,7 +143,7 @@ def failed_item(failure: Failure, downloads: int) -> PageItem:
         source=meta.get("hiddenweb_source"),
         form_only=bool(meta.get("hiddenweb_form_only")), title=None, fingerprint=None,
         fetch_seconds=None, fetched_at=round(time.time(), 3), downloads=downloads,
-        action_score=meta.get("hiddenweb_dla_score"), content_type=None,
+        action_score=meta.get("hiddenweb_dla_score"), content_type=None, script_requests=None,
         cache_control=None, expires=None,
     )
 

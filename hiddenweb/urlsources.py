@@ -80,6 +80,20 @@ class Found:
         return self.source in GUESSED
 
 
+#: sources that name data, not pages, and the extensions of data files: never sent to Chromium
+#: (it would render its viewer of a JSON or a script, not the reply)
+DATA_SOURCES = frozenset({"xhr", "well-known", "robots"})
+DATA_EXTENSIONS = frozenset({"js", "css", "json", "xml", "txt", "pdf", "rss", "gz"})
+
+
+def names_data(url: str, source: str) -> bool:
+    """Whether ``url``, named by ``source``, is data (a script's fetch, robots.txt, a sitemap,
+    a stylesheet, a script, a PDF …) whose reply is read as it is, not rendered."""
+    last = urlsplit(url).path.rsplit("/", 1)[-1]
+    return source in DATA_SOURCES or ("." in last
+                                      and last.rsplit(".", 1)[-1].lower() in DATA_EXTENSIONS)
+
+
 # -- the reply's type ------------------------------------------------------------------------
 def content_type(response: Response) -> str:
     raw = response.headers.get(b"Content-Type") or b""

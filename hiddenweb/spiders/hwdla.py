@@ -46,7 +46,7 @@ from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, visible_text
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.safety import SafetyPolicy, link_markup
-from hiddenweb.urlsources import SKIPPED_EXTENSIONS, reply_type, reply_urls
+from hiddenweb.urlsources import SKIPPED_EXTENSIONS, names_data, reply_type, reply_urls
 
 _TRUE = ("1", "true", "yes", "on")
 #: fetched once the seed answered (``HIDDENWEB_URL_SOURCES``), source ``well-known``
@@ -198,6 +198,7 @@ class HwdlaSpider(scrapy.Spider):
             links = list(self.link_requests(response))
             yield from links
             yield from self.source_requests(response, {r.url for r in links})
+            yield from self.xhr_requests(response)
         if not deferred:  # else: the forms of the rendered copy
             yield from self.forms.page(response, text)
 
@@ -326,18 +327,36 @@ class HwdlaSpider(scrapy.Spider):
             yield self.follow(response, found.url, found.label, found.source,
                               nofollow=found.guessed)
 
+    def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
+        """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,
+        XHR: ``meta["hiddenweb_xhr"]``, :mod:`hiddenweb.browser.guard`), as requests of their
+        own (source ``xhr``), their replies read by type; not those of a form submitted in
+        Chromium (its answer, already read). Other methods are only on the item."""
+        meta = response.meta
+        if meta.get("hiddenweb_browser_form"):
+            return
+        for method, url in meta.get("hiddenweb_xhr") or ():
+            if method != "GET" or not self.in_scope(url) or url == response.url:
+                continue
+            if not self.link_allowed(url, "", {}):  # SAFETY: a link
+                continue
+            self.crawler.stats.inc_value("hiddenweb/sources/xhr")
+            yield self.follow(response, url, "", "xhr")
+
     def follow(self, response: Response | None, url: str, label: str, source: str,
                nofollow: bool = False, extra: dict | None = None) -> scrapy.Request:
         """The request of a URL found on ``response`` (None: the seed's well-known URLs), a
         link for the scheduler (``hiddenweb_action``: its source, and ``nofollow`` to be
-        served last), with ``hiddenweb_source``."""
+        served last), with ``hiddenweb_source``; never to Chromium when it names data
+        (:func:`~hiddenweb.urlsources.names_data`: its reply is read by type)."""
         meta = response.meta if response is not None else {}
         form_only = bool(meta.get("hiddenweb_form_only"))
         answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
         page = response.url if response is not None else self.seed
+        meta_of = (lambda _, m: m) if names_data(url, source) else self.browser_meta
         return scrapy.Request(
             url, callback=self.parse, errback=self.on_error,
-            meta=self.browser_meta(url, {
+            meta=meta_of(url, {
                 "hiddenweb_reached_by": {"kind": "link", "form": None},
                 "hiddenweb_form_only": form_only,
                 "hiddenweb_source": source,
