@@ -302,7 +302,10 @@ _PATH = re.compile(r"^(?:https?://[^/\s\"'<>]+|\.{1,2}/|/(?![/*]))[\w\-.~%!$&'()
 # a quoted string: its quote, its text, what follows the closing quote
 _STRING = re.compile(r"""(?P<before>\+\s*)?(?P<q>["'`])(?P<s>(?:https?:)?/[^"'`\s<>\\]*|"""
                      r"""\.\.?/[^"'`\s<>\\]*|https?:\\?/\\?/[^"'`\s<>]*)(?P=q)(?P<after>\s*\+)?""")
-_COMMENT_URL = re.compile(r"""(?<![\w/.])(https?://[^\s"'<>]+|\.{0,2}/[\w\-.~%/?=&;:+,]+)""")
+# a path in a comment stands on its own: after a space, a quote, a bracket or "=", not inside a
+# word or a name ("and/or", "$:/DefaultTiddlers", "C:/dir" are no paths)
+_COMMENT_URL = re.compile(r"""(?<![\w.])(https?://[^\s"'<>]+)|"""
+                          r"""(?<![^\s"'(\[=,>])(\.{0,2}/[\w\-.~%/?=&;:+,]+)""")
 _JS_COMMENT = re.compile(r"""(?<![:"'\\\w])//([^\n]*)|/\*(.*?)\*/""", re.S)
 _ABSOLUTE = re.compile(r"""https?://[^\s"'<>()\[\]{}]+""")
 _PDF_URI = re.compile(rb"/URI\s*\(([^)\s]+)\)")
@@ -337,7 +340,7 @@ def script_urls(text: str) -> list[str]:
 
 def comment_urls(text: str) -> list[str]:
     """URLs and paths written in a comment (a path on its own: ``and/or`` is not one)."""
-    urls = (u.rstrip(".,;:") for u in _COMMENT_URL.findall(text))
+    urls = ((a or b).rstrip(".,;:") for a, b in _COMMENT_URL.findall(text))
     return [u for u in urls if u.startswith("http") or _path_like(u)]
 
 
