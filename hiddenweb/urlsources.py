@@ -324,14 +324,25 @@ def _path_like(s: str) -> bool:
     return not re.search(r"[()*$]|\.\.\.", path)
 
 
+_WRITE_AFTER = re.compile(r"""[^;\n]{0,160}?\b(?:method|type)\s*:\s*["']"""
+                          r"""(?:post|put|delete|patch)""", re.I)
+_WRITE_BEFORE = re.compile(r"""(?:\.(?:post|put|delete|patch)\s*\(|open\(\s*["'](?:post|put|"""
+                           r"""delete|patch)["']\s*,)\s*$""", re.I)
+
+
 def script_urls(text: str) -> list[str]:
     """Quoted same-shape URLs of a script: ``"/catalog/2"``, ``'../page.php'``, ``"http://…"``;
     not a string concatenated with ``+`` (a prefix: ``"/item?id=" + id``), nor one that ends
-    a query (``?x=``), nor a template literal with ``${``."""
+    a query (``?x=``), nor a template literal with ``${``, nor the URL of a write (``fetch(u,
+    {method: "POST"})``, ``xhr.open("DELETE", u)``, ``$.post(u)``: sent by GET it could
+    still change something)."""
     out = []
     for m in _STRING.finditer(text):
         s = m.group("s").replace("\\/", "/")
         if m.group("before") or m.group("after") or s.endswith(("=", "?", "&")):
+            continue
+        if _WRITE_AFTER.match(text, m.end()) \
+                or _WRITE_BEFORE.search(text[max(0, m.start("q") - 40):m.start("q")]):
             continue
         if _path_like(s):
             out.append(s)
