@@ -10,7 +10,11 @@ source        guessed    where
 ============  =========  ===============================================================
 header                   ``Location``, ``Content-Location``, ``Refresh``, ``Link`` headers
 refresh                  ``<meta http-equiv="refresh" content="0; url=…">``
-link-tag                 ``<link href>`` other than a stylesheet or an icon (next, alternate…)
+link-tag                 ``<link rel="next|prev|up|index|…" href>``: pagination, a document's
+                         parts
+alternate     yes        any other ``<link href>`` but stylesheets, icons, preloads and
+                         manifests (``alternate``, ``canonical``: the same content elsewhere or
+                         in another format)
 sitemap                  ``<loc>`` of a sitemap or a sitemap index (XML, also gzipped)
 robots                   robots.txt's ``Sitemap:`` lines
 xml                      a feed's or any XML document's same-site URLs (``<link>``, ``href``)
@@ -55,8 +59,8 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 
 MAX_PER_REPLY = 500
 MAX_BODY = 5_000_000  # bytes of a reply read for URLs (a sitemap may be 50 MB: its head only)
-GUESSED = frozenset({"robots-path", "css", "srcset", "data", "attr", "script", "comment", "text",
-                     "pdf"})
+GUESSED = frozenset({"alternate", "robots-path", "css", "srcset", "data", "attr", "script",
+                     "comment", "text", "pdf"})
 #: not fetched when a link or a source names them: Scrapy's ``IGNORED_EXTENSIONS`` (images,
 #: media, archives, office files, executables) and fonts and source maps, but PDF (a document
 #: whose links are read), RSS (a feed), CSS and scripts (sources)
@@ -249,8 +253,10 @@ def html_urls(response: TextResponse) -> Iterator[Found]:
         href = _based(link.attrib["href"], base)
         if "stylesheet" in rel:
             yield Found(href, "css")
-        elif "icon" not in rel and "preload" not in rel and "manifest" not in rel:
+        elif set(rel.split()) & _NAVIGATION_RELS:
             yield Found(href, "link-tag")
+        elif "icon" not in rel and "preload" not in rel and "manifest" not in rel:
+            yield Found(href, "alternate")  # the same content elsewhere or in another format
     for style in sel.xpath("//style/text() | //@style").getall():
         yield from (Found(_based(u, base), "css") for u in css_urls(style))
     for srcset in sel.xpath("//@srcset").getall():
@@ -288,6 +294,10 @@ def html_urls(response: TextResponse) -> Iterator[Found]:
         yield from (Found(_based(u, base), "comment") for u in comment_urls(comment))
 
 
+#: ``<link rel>`` values that lead to other content (pagination, a document's parts)
+_NAVIGATION_RELS = frozenset({"next", "prev", "previous", "first", "last", "up", "index",
+                              "contents", "chapter", "section", "subsection", "appendix",
+                              "glossary", "help", "search"})
 _SCRIPT_TYPES = ("", "text/javascript", "application/javascript", "module", "text/ecmascript")
 
 

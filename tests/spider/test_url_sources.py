@@ -37,7 +37,8 @@ HOME = page(
     '<script src="/app.js"></script>'
     '<!-- moved: /comment-page -->',
     head='<meta http-equiv="refresh" content="600; url=/refresh-page">'
-         '<link rel="alternate" href="/alternate-page"><link rel="stylesheet" href="/site.css">'
+         '<link rel="alternate" href="/alternate-page"><link rel="next" href="/next-page">'
+         '<link rel="stylesheet" href="/site.css">'
          '<style>@import "/theme.css";</style>',
     title="Home")
 APP_JS = b'fetch("/from-external-script").then(function (r) { return r.json(); });'
@@ -56,7 +57,8 @@ PDF = (b"%PDF-1.4\n1 0 obj << /Type /Annot /A << /S /URI"
 # every URL a source names, by the source the item must carry
 EXPECTED = {"/data-page": "data", "/styled-page": "css", "/script-page": "script",
             "/script-comment-page": "comment", "/comment-page": "comment",
-            "/refresh-page": "refresh", "/alternate-page": "link-tag", "/site.css": "css",
+            "/refresh-page": "refresh", "/alternate-page": "alternate",
+            "/next-page": "link-tag", "/site.css": "css",
             "/theme.css": "css", "/css-page": "css", "/app.js": "script",
             "/from-external-script": "script", "/picture": "srcset",
             "/robots-allowed": "robots-path", "/sm-index.xml": "robots",
