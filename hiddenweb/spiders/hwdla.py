@@ -46,7 +46,13 @@ from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, visible_text
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.safety import SafetyPolicy, link_markup
-from hiddenweb.urlsources import SKIPPED_EXTENSIONS, names_data, reply_type, reply_urls
+from hiddenweb.urlsources import (
+    SKIPPED_EXTENSIONS,
+    Found,
+    names_data,
+    reply_type,
+    reply_urls,
+)
 
 _TRUE = ("1", "true", "yes", "on")
 #: fetched once the seed answered (``HIDDENWEB_URL_SOURCES``), source ``well-known``
@@ -158,7 +164,8 @@ class HwdlaSpider(scrapy.Spider):
         if rendered:
             stats.inc_value("hiddenweb/browser/pages")
         text = self.visible(response)
-        item = self.page_item(response, text)
+        found = self.named_urls(response)  # its URL sources: part of what makes a page new
+        item = self.page_item(response, text, [f.url for f in found])
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
         if new:
             yield from self.forms.new_page(response, text)
@@ -178,7 +185,7 @@ class HwdlaSpider(scrapy.Spider):
         kind = reply_type(response)
         if kind != "html" or self.recrawl:  # JSON, XML, text, PDF, binary: by type, no forms
             if new and self.follow_links and not self.recrawl:
-                yield from self.source_requests(response, set())
+                yield from self.source_requests(response, found, set())
             return
         if self.oracle is not None:
             yield from self.oracle.requests(response, self.parse, self.on_error)
@@ -197,7 +204,7 @@ class HwdlaSpider(scrapy.Spider):
         if self.follow_links:
             links = list(self.link_requests(response))
             yield from links
-            yield from self.source_requests(response, {r.url for r in links})
+            yield from self.source_requests(response, found, {r.url for r in links})
             yield from self.xhr_requests(response)
         if not deferred:  # else: the forms of the rendered copy
             yield from self.forms.page(response, text)
@@ -219,10 +226,11 @@ class HwdlaSpider(scrapy.Spider):
         except (ValueError, AttributeError):  # not markup
             return response.text
 
-    def page_item(self, response: Response, text: str | None = None) -> PageItem:
+    def page_item(self, response: Response, text: str | None = None,
+                  named: list[str] | None = None) -> PageItem:
         text = self.visible(response) if text is None else text
         return page_item(response, text,
-                         self.crawler.stats.get_value("hiddenweb/downloads", 0))
+                         self.crawler.stats.get_value("hiddenweb/downloads", 0), named)
 
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
         """The answer of a dependent-select probe (``FormVersions.probe``, forms/versions.py)."""
@@ -308,16 +316,22 @@ class HwdlaSpider(scrapy.Spider):
                 extra={"hiddenweb_label_context": context_for(contexts, link.url)}
                 if contexts is not None else None)
 
-    def source_requests(self, response: Response, linked: set[str]
-                        ) -> Iterator[scrapy.Request]:
+    def named_urls(self, response: Response) -> list[Found]:
         """The URLs a reply names besides its links (:mod:`hiddenweb.urlsources`: headers,
         refresh, CSS, srcset, data attributes, scripts, comments, robots.txt, sitemaps, feeds,
-        JSON), each allowed by the safety policy; guessed ones are filed as links served
-        last. Counted in ``hiddenweb/sources/<source>``."""
-        if not self.url_sources or self.host is None:
-            return
+        JSON); none with ``HIDDENWEB_URL_SOURCES`` off, links off or in a recrawl."""
+        if not self.url_sources or not self.follow_links or self.recrawl or self.host is None:
+            return []
+        return reply_urls(response, self.host, obey_robots=self.obey_robots)
+
+    def source_requests(self, response: Response, named: list[Found], linked: set[str]
+                        ) -> Iterator[scrapy.Request]:
+        """Requests of the URLs ``named`` (:meth:`named_urls`) but those ``linked``, each
+        allowed by the safety policy; guessed ones are filed as links served last. Counted in
+        ``hiddenweb/sources/<source>`` (each time a new page names one; the dupefilter drops
+        those already asked)."""
         stats = self.crawler.stats
-        for found in reply_urls(response, self.host, obey_robots=self.obey_robots):
+        for found in named:
             if found.url in linked:
                 continue
             markup = {found.url: ("", dict(found.marks))} if found.marks else {}
