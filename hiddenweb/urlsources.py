@@ -18,7 +18,9 @@ alternate     yes        any other ``<link href>`` but stylesheets, icons, prelo
 sitemap                  ``<loc>`` of a sitemap or a sitemap index (XML, also gzipped)
 robots                   robots.txt's ``Sitemap:`` lines
 xml                      a feed's or any XML document's same-site URLs (``<link>``, ``href``)
-json                     a JSON reply's string values that are same-site URLs or paths
+json          yes        a JSON reply's string values that are same-site URLs or paths (an
+                         API's reply often mirrors its HTML page's links with other keys:
+                         Datasette's facet toggles; served last, they do not pull the crawl)
 robots-path   yes        robots.txt's ``Allow:`` paths (and ``Disallow:`` when robots.txt is
                          not obeyed); wildcard patterns are skipped
 css           yes        ``url()`` and ``@import`` in ``<style>``, ``style=""``, stylesheets
@@ -60,7 +62,7 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 MAX_PER_REPLY = 500
 MAX_BODY = 5_000_000  # bytes of a reply read for URLs (a sitemap may be 50 MB: its head only)
 GUESSED = frozenset({"alternate", "robots-path", "css", "srcset", "data", "attr", "script",
-                     "comment", "text", "pdf"})
+                     "comment", "text", "pdf", "json"})
 #: not fetched when a link or a source names them: Scrapy's ``IGNORED_EXTENSIONS`` (images,
 #: media, archives, office files, executables) and fonts and source maps, but PDF (a document
 #: whose links are read), RSS (a feed), CSS and scripts (sources)
