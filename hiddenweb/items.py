@@ -25,9 +25,9 @@ form_only          bool       true when the chain of actions from the seed conta
                               submission: the page was reached only through a form
 title              str|null   the page's ``<title>``
 fingerprint        str|null   SHA-1 of the page's visible text (whitespace-normalised) and of
-                              the targets of its links, forms and URL sources: equal for
-                              repeats only (any other reply: SHA-1 of its text, or of its
-                              bytes, and of the URLs it names)
+                              the targets of its links and forms and the paths its URL sources
+                              name: equal for repeats only (any other reply: SHA-1 of its text,
+                              or of its bytes, and of the paths it names)
 fetch_seconds      float      download latency (request sent → response received)
 fetched_at         float      UNIX time the response was received
 action_score       float|null the DLA scheduler's score of the action when it was chosen
@@ -53,6 +53,7 @@ from __future__ import annotations
 import hashlib
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.http import Response
@@ -90,9 +91,9 @@ def page_item(response: Response, text: str | None, downloads: int,
               named: list[str] | None = None) -> PageItem:
     """The item of a downloaded page; ``text`` is its visible text
     (:func:`hiddenweb.pagetext.visible_text`, or the whole text of JSON / plain text);
-    ``named``: the URLs its URL sources name (:mod:`hiddenweb.urlsources`), part of its
-    fingerprint as its links are (two pages that only differ in the paths their scripts or
-    comments name are two pages)."""
+    ``named``: the URLs its URL sources name (:mod:`hiddenweb.urlsources`), whose paths are
+    part of its fingerprint (two pages that only differ in the paths their scripts or comments
+    name are two pages)."""
     meta = response.meta
     request = response.request
     title = None
@@ -105,8 +106,10 @@ def page_item(response: Response, text: str | None, downloads: int,
             text_fp = page_fingerprint(text or "", response.selector)
         except (ValueError, AttributeError):  # not parsable after all
             text_fp = fingerprint(text) if text is not None else None
-    if named and text_fp is not None:
-        text_fp = fingerprint("\n".join([text_fp, *sorted(set(named))]))
+    if named and text_fp is not None:  # their paths: a self-reference with the page's own
+        # query (Datasette's <link rel=alternate href="cars.json?_facet=…">) would make every
+        # variant of a page new
+        text_fp = fingerprint("\n".join([text_fp, *sorted({urlsplit(u).path for u in named})]))
     headers = response.headers
     by_browser = bool(meta.get("hiddenweb_browser_form"))  # the page the actions led to
     method = request.method if request else "GET"
