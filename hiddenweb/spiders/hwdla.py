@@ -57,6 +57,9 @@ from hiddenweb.urlsources import (
 _TRUE = ("1", "true", "yes", "on")
 #: fetched once the seed answered (``HIDDENWEB_URL_SOURCES``), source ``well-known``
 WELL_KNOWN = ("/robots.txt", "/sitemap.xml")
+#: reply types whose text is the site's words (forms' vocabulary); a script or a stylesheet
+#: (fetched as URL sources) is not
+WORDS = ("html", "json", "xml", "text")
 
 
 def parse_seed(seed: str | None) -> str:
@@ -167,7 +170,8 @@ class HwdlaSpider(scrapy.Spider):
         found = self.named_urls(response)  # its URL sources: part of what makes a page new
         item = self.page_item(response, text, [f.url for f in found])
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
-        if new:
+        kind = reply_type(response)
+        if new and kind in WORDS:  # the site's words and values: not its scripts and styles
             yield from self.forms.new_page(response, text)
         if meta.get("hiddenweb_rerender"):
             stats.inc_value("hiddenweb/browser/rerendered")  # its plain copy was emitted
@@ -182,7 +186,6 @@ class HwdlaSpider(scrapy.Spider):
                 and self.oracle is None and not self.recrawl:  # the site answered: its
             for path in WELL_KNOWN:  # robots.txt (Sitemap lines) and sitemap.xml, read by type
                 yield self.follow(None, urljoin(self.seed, path), "", "well-known")
-        kind = reply_type(response)
         if kind != "html" or self.recrawl:  # JSON, XML, text, PDF, binary: by type, no forms
             if new and self.follow_links and not self.recrawl:
                 yield from self.source_requests(response, found, set())
