@@ -342,7 +342,7 @@ class HwdlaSpider(scrapy.Spider):
                 continue
             stats.inc_value(f"hiddenweb/sources/{found.source}")
             yield self.follow(response, found.url, found.label, found.source,
-                              nofollow=found.guessed)
+                              nofollow=found.guessed, guess=found.guessed)
 
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,
@@ -361,10 +361,12 @@ class HwdlaSpider(scrapy.Spider):
             yield self.follow(response, url, "", "xhr")
 
     def follow(self, response: Response | None, url: str, label: str, source: str,
-               nofollow: bool = False, extra: dict | None = None) -> scrapy.Request:
+               nofollow: bool = False, extra: dict | None = None,
+               guess: bool = False) -> scrapy.Request:
         """The request of a URL found on ``response`` (None: the seed's well-known URLs), a
-        link for the scheduler (``hiddenweb_action``: its source, and ``nofollow`` to be
-        served last), with ``hiddenweb_source``; never to Chromium when it names data
+        link for the scheduler (``hiddenweb_action``: its source; ``nofollow`` to be served
+        last and ``guess`` to teach nothing to the site's public links, for a guessed
+        source), with ``hiddenweb_source``; never to Chromium when it names data
         (:func:`~hiddenweb.urlsources.names_data`: its reply is read by type)."""
         meta = response.meta if response is not None else {}
         form_only = bool(meta.get("hiddenweb_form_only"))
@@ -383,7 +385,8 @@ class HwdlaSpider(scrapy.Spider):
                                      "label": label.strip()[:200], "form": None,
                                      **({"source": source} if source != "link" else {}),
                                      **({"hidden": True} if form_only else {}),
-                                     **({"nofollow": True} if nofollow else {})},
+                                     **({"nofollow": True} if nofollow else {}),
+                                     **({"guess": True} if guess else {})},
                 **(extra or {}),
             }),
         )
