@@ -16,7 +16,8 @@ HIDDENWEB_LVS_DIR = ""  # empty: the bundled lvs_data/ directory
 HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
 HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty is judged
 HIDDENWEB_FOLLOW_LINKS = True
-HIDDENWEB_URL_SOURCES = True  # follow URLs named besides links: headers, CSS, scripts, sitemaps…
+HIDDENWEB_URL_SOURCES = True  # follow URLs named besides links: headers, <link>, sitemaps, feeds…
+HIDDENWEB_URL_GUESSES = False  # and the guessed ones: script strings, comments, CSS, JSON values…
 HIDDENWEB_STATS_FILE = ""  # write the final stats as JSON here (off when empty)
 
 # --- DLA scheduler (issue 3) -------------------------------------------------------------------

@@ -39,7 +39,8 @@ pdf           yes        ``/URI (…)`` link annotations of a PDF
 ============  =========  ===============================================================
 
 *Guessed* sources name URLs a person never follows from the page as it is shown; the spider
-files them as links served last (like ``rel="nofollow"`` links, :mod:`hiddenweb.dla.kinds`).
+follows them only with ``HIDDENWEB_URL_GUESSES`` (off by default), as links served last
+(like ``rel="nofollow"`` links, :mod:`hiddenweb.dla.kinds`).
 Only same-host URLs (host compared, not host:port) of http(s) are returned, without fragments,
 each once per reply, at most :data:`MAX_PER_REPLY`; obvious static assets (images, fonts,
 media, archives, source maps: :data:`SKIPPED_EXTENSIONS`) are skipped. The module is pure: it

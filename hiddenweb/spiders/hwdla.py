@@ -106,6 +106,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.follow_links = s.getbool("HIDDENWEB_FOLLOW_LINKS", defaults.HIDDENWEB_FOLLOW_LINKS)
         spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
         spider.url_sources = s.getbool("HIDDENWEB_URL_SOURCES", defaults.HIDDENWEB_URL_SOURCES)
+        spider.url_guesses = s.getbool("HIDDENWEB_URL_GUESSES", defaults.HIDDENWEB_URL_GUESSES)
         spider.obey_robots = s.getbool("ROBOTSTXT_OBEY")
         spider.link_extractor = LinkExtractor(  # and the pages a page frames (forms in iframes)
             unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"),
@@ -322,10 +323,12 @@ class HwdlaSpider(scrapy.Spider):
     def named_urls(self, response: Response) -> list[Found]:
         """The URLs a reply names besides its links (:mod:`hiddenweb.urlsources`: headers,
         refresh, CSS, srcset, data attributes, scripts, comments, robots.txt, sitemaps, feeds,
-        JSON); none with ``HIDDENWEB_URL_SOURCES`` off, links off or in a recrawl."""
+        JSON); none with ``HIDDENWEB_URL_SOURCES`` off, links off or in a recrawl; the guessed
+        ones only with ``HIDDENWEB_URL_GUESSES``."""
         if not self.url_sources or not self.follow_links or self.recrawl or self.host is None:
             return []
-        return reply_urls(response, self.host, obey_robots=self.obey_robots)
+        found = reply_urls(response, self.host, obey_robots=self.obey_robots)
+        return found if self.url_guesses else [f for f in found if not f.guessed]
 
     def source_requests(self, response: Response, named: list[Found], linked: set[str]
                         ) -> Iterator[scrapy.Request]:

@@ -1,7 +1,8 @@
 """Request capture (issue 24): the requests a page's scripts make while Chromium renders it.
 A page whose script fetches a JSON list of same-site URLs (the URL built by the script, so no
 URL source without the browser names it) and posts a "seen" marker: the GET joins the frontier
-as a request of its own (source ``xhr``), its JSON is read and its URLs crawled; the POST is
+as a request of its own (source ``xhr``), its JSON is read and its URLs crawled (JSON values
+are a guessed source: ``HIDDENWEB_URL_GUESSES``); the POST is
 recorded on the page's item and never sent. Served on 127.0.0.1 by an HTTP/1.1 keep-alive
 server that logs every request."""
 
@@ -79,7 +80,7 @@ def test_a_pages_fetches_join_the_frontier_and_its_writes_are_only_recorded(site
     run = run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300,
                     settings={"HIDDENWEB_BROWSER": "always", "HIDDENWEB_BROWSER_TIMEOUT": "5",
                               "DOWNLOAD_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "120",
-                              "LOG_LEVEL": "INFO"})
+                              "LOG_LEVEL": "INFO", "HIDDENWEB_URL_GUESSES": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert " ERROR: " not in run.stderr, run.stderr[-3000:]
     by_path = {urlsplit(i["url"]).path: i for i in run.items}

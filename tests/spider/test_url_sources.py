@@ -128,7 +128,8 @@ def site():
 
 def test_every_url_source_is_followed_and_every_reply_type_is_an_item(site, tmp_path: Path):
     run = run_crawl(tmp_path, "-a", f"seed={site}/",
-                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"})
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO",
+                              "HIDDENWEB_URL_GUESSES": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert " ERROR: " not in run.stderr and "Traceback" not in run.stderr, run.stderr[-3000:]
     by_path = {urlsplit(i["url"]).path: i for i in run.items}
@@ -161,3 +162,20 @@ def test_url_sources_off_follows_links_only(site, tmp_path: Path):
     assert " ERROR: " not in run.stderr
     assert not set(EXPECTED) & set(Site.log) - {"/robots.txt"}
     assert {urlsplit(i["url"]).path for i in run.items} == {"/", *TYPES}
+
+
+#: the sources followed by default (HIDDENWEB_URL_GUESSES off)
+DECLARED = {"/header-page", "/refresh-page", "/next-page", "/sm-index.xml", "/sm-pages.xml",
+            "/sitemap-page", "/feed-item"}
+
+
+def test_by_default_only_declared_sources_are_followed(site, tmp_path: Path):
+    run = run_crawl(tmp_path, "-a", f"seed={site}/",
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert " ERROR: " not in run.stderr
+    assert DECLARED <= set(Site.log), sorted(DECLARED - set(Site.log))
+    guessed = set(EXPECTED) - DECLARED - {"/robots.txt"}
+    assert not guessed & set(Site.log), sorted(guessed & set(Site.log))
+    for path in TYPES:  # every reply type is still an item
+        assert path in {urlsplit(i["url"]).path for i in run.items}
