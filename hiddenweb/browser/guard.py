@@ -17,6 +17,10 @@ answers every request of the page itself:
 * **writes**: a script's request that is not a navigation and not a GET, HEAD or OPTIONS (an
   XHR or ``fetch`` PUT, POST, DELETE, PATCH) is aborted (``hiddenweb/browser/writes_aborted``):
   rendering a page must not change the site. Form submissions are navigations.
+* **capture**: every same-host request a page's scripts make (``fetch``, XHR,
+  ``EventSource``: :data:`CAPTURED`), GET or not, is recorded in :attr:`Render.captured`
+  (the handler puts it in ``meta["hiddenweb_xhr"]``: the spider follows the GETs as requests
+  of their own, source ``xhr``, and records the rest on the item, never sent).
 * **robots.txt**: a request that the crawl's ``RobotsTxtMiddleware`` would refuse is aborted
   (``hiddenweb/browser/robots_aborted``).
 * **headers**: navigations carry the Scrapy request's headers (scrapy-playwright's
@@ -65,6 +69,9 @@ logger = logging.getLogger(__name__)
 
 SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
 MAX_FOUND = 50  # URLs found by one render's self-navigations and window.open
+MAX_CAPTURED = 100  # script requests (fetch, XHR) recorded by one render
+#: the resource types of a script's own requests, recorded (:meth:`Render.capture`)
+CAPTURED = frozenset({"fetch", "xhr", "eventsource"})
 MAX_REDIRECTS = 10  # hops of one redirect chain followed by the guard; a longer one is aborted
 
 
@@ -86,6 +93,8 @@ class Render:
     # set when a self-navigation was aborted: a navigation started while the document was being
     # parsed stops the parser, and DOMContentLoaded / load never come
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    # (method, URL) of the same-host requests the page's scripts made (:data:`CAPTURED`)
+    captured: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def host(self) -> str | None:
@@ -94,6 +103,12 @@ class Render:
     def find(self, url: str) -> None:
         if url not in self.found and len(self.found) < MAX_FOUND:
             self.found.append(url)
+
+    def capture(self, method: str, url: str) -> None:
+        """A request the page's scripts made (``fetch``, XHR, ``EventSource``)."""
+        entry = (method.upper(), url.split("#", 1)[0])
+        if entry not in self.captured and len(self.captured) < MAX_CAPTURED:
+            self.captured.append(entry)
 
 
 class Guard:
@@ -179,6 +194,8 @@ class Guard:
         if skip_resource(request):
             await route.abort("blockedbyclient")
             return
+        if not navigation and request.resource_type in CAPTURED:
+            render.capture(request.method, url)
         if not navigation and request.method not in ("GET", "HEAD", "OPTIONS"):
             # a page's own script writing (an XHR or fetch PUT, POST, DELETE: a sync, a "seen"
             # marker, an autosave) while the crawler renders it: the crawler would be the writer

@@ -26,7 +26,8 @@ A browser request (``meta["playwright"]``):
    read;
 3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
    returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
-   link (they are also in ``meta["hiddenweb_found"]``);
+   link (they are also in ``meta["hiddenweb_found"]``); the requests its scripts made (fetch,
+   XHR) are in ``meta["hiddenweb_xhr"]`` (``[method, URL]`` pairs, the guard's capture);
 4. gives its page back to the pool, or closes it within
    :data:`~hiddenweb.browser.config.CLOSE_TIMEOUT` s (then closes the page's whole context:
    scrapy-playwright opens a new one), and always frees its permit.
@@ -42,7 +43,7 @@ page closes (and one more attempt for each Chromium that died under it).
 
 Stats (``hiddenweb/browser/``): ``launched``, ``relaunches``, ``timeouts``, ``retries``,
 ``crashes``, ``self_navigations``, ``found_urls``, ``stuck_cancelled``, ``offsite_aborted``,
-``robots_aborted``, ``dialogs``, ``popups``, ``pages_reused``, ``pages_closed``,
+``robots_aborted``, ``dialogs``, ``popups``, ``pages_reused``, ``pages_closed``, ``xhr_captured``,
 ``close_timeouts``, ``same_document``.
 """
 
@@ -383,6 +384,9 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                  if urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname == render.host]
         if found:
             self.stats.inc_value("hiddenweb/browser/found_urls", len(found))
+        if render.captured:  # the page's script requests (guard: capture)
+            render.request.meta["hiddenweb_xhr"] = [list(c) for c in render.captured]
+            self.stats.inc_value("hiddenweb/browser/xhr_captured", len(render.captured))
         return found
 
     def _response(self, request: Request, url: str, status: int, headers: Headers,

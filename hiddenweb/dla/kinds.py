@@ -26,6 +26,14 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   tracker's other download formats, comment authors' links. The scheduler serves such links
   only when no other request is pending (:func:`is_nofollow`; ``dla_nofollow_last``): their
   own bucket keeps them apart from content links of the same template;
+* ``src:<source>``: a link found elsewhere than in an anchor, by the source that named it
+  (:mod:`hiddenweb.urlsources`: ``src:sitemap``, ``src:json``, ``src:script`` …; ``"source"`` in
+  the action), listed after its URL template's kinds: what one sitemap or API reply taught
+  carries to the URLs the others name. A *guessed* source (a path quoted in a script, a comment,
+  a data attribute, a stylesheet, a JSON value) also has ``"nofollow": True``: it is served last,
+  as a link marked nofollow is (see below), since no person follows it from the page as shown;
+  and ``"guess": True``: it has no ``links:public`` kind, so what its replies teach stays with
+  its own kinds and never lifts or sinks the site's public links;
 * ``links:public``: every link on a public page (the last of its kinds). Its automaton learns
   what the site's public links are worth; a URL template seen for the first time starts there
   (its *root*, see the scheduler) rather than at 1/2. Links on a form's answers have no root:
@@ -49,8 +57,10 @@ Meta read (set by the spider; :func:`action_of` infers it when missing)::
         "label": "<anchor text or submit label>",
         "form": {"signature": str, "fields": {name: value}} | None,
         "hidden": True,  # optional: the page is a form's answer (its label words: hword:)
-        "nofollow": True,  # optional: a link marked rel="nofollow"
-        "source": "harvest",  # optional: values shown by the form's own answers
+        "nofollow": True,  # optional: a link marked rel="nofollow" (or a guessed URL source)
+        "guess": True,  # optional: a guessed URL source (no links:public kind)
+        "source": "harvest",  # optional: values shown by the form's own answers; for a link,
+                              # the URL source that named it (src:<source>)
     }
 """
 
@@ -175,10 +185,12 @@ def kinds(action: dict[str, Any], url: str, words: str = "all",
         parent = parent_kind(out[0])
         if parent:
             out.append(parent)
+        if action.get("source"):
+            out.append(f"src:{action['source']}")
     public_link = action.get("kind") != "form" and not action.get("hidden")
     if words == "all" or (words == "answers" and not public_link):
         prefix = "hword" if action.get("hidden") else "word"
         out += [f"{prefix}:{w}" for w in label_words(action.get("label"))]
-    if public_link:
+    if public_link and not action.get("guess"):
         out.append(PUBLIC_LINKS)
     return out

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import scrapy
 from scrapy.crawler import Crawler
@@ -46,12 +46,24 @@ from hiddenweb.estimate import HiddenMass
 from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
-from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, is_markup, visible_text
+from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, visible_text
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.safety import SafetyPolicy, link_markup
+from hiddenweb.urlsources import (
+    SKIPPED_EXTENSIONS,
+    Found,
+    names_data,
+    reply_type,
+    reply_urls,
+)
 
 _TRUE = ("1", "true", "yes", "on")
+#: fetched once the seed answered (``HIDDENWEB_URL_SOURCES``), source ``well-known``
+WELL_KNOWN = ("/robots.txt", "/sitemap.xml")
+#: reply types whose text is the site's words (forms' vocabulary); a script or a stylesheet
+#: (fetched as URL sources) is not
+WORDS = ("html", "json", "xml", "text")
 
 
 def parse_seed(seed: str | None) -> str:
@@ -105,8 +117,12 @@ class HwdlaSpider(scrapy.Spider):
         s = crawler.settings
         spider.follow_links = s.getbool("HIDDENWEB_FOLLOW_LINKS", defaults.HIDDENWEB_FOLLOW_LINKS)
         spider.emit_repeats = s.getbool("HIDDENWEB_EMIT_REPEATS", defaults.HIDDENWEB_EMIT_REPEATS)
+        spider.url_sources = s.getbool("HIDDENWEB_URL_SOURCES", defaults.HIDDENWEB_URL_SOURCES)
+        spider.url_guesses = s.getbool("HIDDENWEB_URL_GUESSES", defaults.HIDDENWEB_URL_GUESSES)
+        spider.obey_robots = s.getbool("ROBOTSTXT_OBEY")
         spider.link_extractor = LinkExtractor(  # and the pages a page frames (forms in iframes)
-            unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"))
+            unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"),
+            deny_extensions=sorted(SKIPPED_EXTENSIONS))  # PDFs and feeds are read
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
@@ -133,7 +149,7 @@ class HwdlaSpider(scrapy.Spider):
             yield self.finder.start_request(self.seed)
             return
         meta = {"hiddenweb_reached_by": {"kind": "seed", "form": None},
-                "hiddenweb_form_only": False}
+                "hiddenweb_form_only": False, "hiddenweb_source": "seed"}
         if self.oracle is not None and self.oracle.home is not None:
             meta["hiddenweb_oracle_key"] = self.oracle.home["key"]
         yield scrapy.Request(self.seed, callback=self.parse, errback=self.on_error,
@@ -165,11 +181,13 @@ class HwdlaSpider(scrapy.Spider):
         if rendered:
             stats.inc_value("hiddenweb/browser/pages")
         text = self.visible(response)
-        item = self.page_item(response, text)
+        found = self.named_urls(response)  # its URL sources: part of what makes a page new
+        item = self.page_item(response, text, [f.url for f in found])
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
         if item["form_only"] and response.status == 200:
             self.mass.capture(response.request, item["fingerprint"])  # what is left: estimate
-        if new:
+        kind = reply_type(response)
+        if new and kind in WORDS:  # the site's words and values: not its scripts and styles
             yield from self.forms.new_page(response, text)
         if meta.get("hiddenweb_rerender"):
             stats.inc_value("hiddenweb/browser/rerendered")  # its plain copy was emitted
@@ -180,8 +198,14 @@ class HwdlaSpider(scrapy.Spider):
                 stats.inc_value("hiddenweb/pages_form_only")
         else:
             stats.inc_value("hiddenweb/repeats")
-        if not is_markup(response) or self.recrawl:
-            return  # JSON, plain text, binary: an item, no links or forms to read
+        if meta.get("hiddenweb_source") == "seed" and self.url_sources and self.follow_links \
+                and self.oracle is None and not self.recrawl:  # the site answered: its
+            for path in WELL_KNOWN:  # robots.txt (Sitemap lines) and sitemap.xml, read by type
+                yield self.follow(None, urljoin(self.seed, path), "", "well-known")
+        if kind != "html" or self.recrawl:  # JSON, XML, text, PDF, binary: by type, no forms
+            if new and self.follow_links and not self.recrawl:
+                yield from self.source_requests(response, found, set())
+            return
         if self.oracle is not None:
             yield from self.oracle.requests(response, self.parse, self.on_error)
             return
@@ -197,7 +221,10 @@ class HwdlaSpider(scrapy.Spider):
             if deferred:
                 yield self.rerender(response)
         if self.follow_links:
-            yield from self.link_requests(response)
+            links = list(self.link_requests(response))
+            yield from links
+            yield from self.source_requests(response, found, {r.url for r in links})
+            yield from self.xhr_requests(response)
         if not deferred:  # else: the forms of the rendered copy
             yield from self.forms.page(response, text)
 
@@ -207,18 +234,22 @@ class HwdlaSpider(scrapy.Spider):
 
     @staticmethod
     def visible(response: Response) -> str | None:
-        """The page's visible text (markup), its whole text (JSON, plain text), or None."""
+        """The page's visible text (HTML), its whole text (JSON, XML, plain text, CSS,
+        scripts), or None (PDF, binary)."""
         if not isinstance(response, TextResponse):
             return None
+        if reply_type(response) != "html":
+            return response.text
         try:
             return visible_text(response.selector)
         except (ValueError, AttributeError):  # not markup
             return response.text
 
-    def page_item(self, response: Response, text: str | None = None) -> PageItem:
+    def page_item(self, response: Response, text: str | None = None,
+                  named: list[str] | None = None) -> PageItem:
         text = self.visible(response) if text is None else text
         return page_item(response, text,
-                         self.crawler.stats.get_value("hiddenweb/downloads", 0))
+                         self.crawler.stats.get_value("hiddenweb/downloads", 0), named)
 
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
         """The answer of a dependent-select probe (``FormVersions.probe``, forms/versions.py)."""
@@ -287,29 +318,93 @@ class HwdlaSpider(scrapy.Spider):
         stats.inc_value(f"hiddenweb/safety/{what}_refused")
 
     def link_requests(self, response: TextResponse) -> Iterator[scrapy.Request]:
-        meta = response.meta
-        form_only = bool(meta.get("hiddenweb_form_only"))
-        answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
+        """The page's anchor, area and frame links (source ``link``; ``navigation`` for a URL
+        the browser saw the page go to), in scope and allowed by the safety policy."""
         contexts = link_contexts(response) if self.query else None
         markup = link_markup(response.selector, response.url)
+        navigated = set(response.meta.get("hiddenweb_found") or ())
         for link in self.link_extractor.extract_links(response):
             if not self.in_scope(link.url):
                 self.crawler.stats.inc_value("hiddenweb/links/offsite")
                 continue
             if not self.link_allowed(link.url, link.text, markup):  # SAFETY: a link
                 continue
-            yield scrapy.Request(
-                link.url, callback=self.parse, errback=self.on_error,
-                meta=self.browser_meta(link.url, {
-                    "hiddenweb_reached_by": {"kind": "link", "form": None},
-                    "hiddenweb_form_only": form_only,
-                    **({"hiddenweb_origin": answer, **self.forms.answer_meta(query_of(meta))}
-                       if answer else {}),
-                    "hiddenweb_action": {"kind": "link", "page": response.url,
-                                         "label": link.text.strip()[:200], "form": None,
-                                         **({"hidden": True} if form_only else {}),
-                                         **({"nofollow": True} if link.nofollow else {})},
-                    **({"hiddenweb_label_context": context_for(contexts, link.url)}
-                       if contexts is not None else {}),
-                }),
-            )
+            yield self.follow(
+                response, link.url, link.text, "navigation" if link.url in navigated else "link",
+                nofollow=link.nofollow,
+                extra={"hiddenweb_label_context": context_for(contexts, link.url)}
+                if contexts is not None else None)
+
+    def named_urls(self, response: Response) -> list[Found]:
+        """The URLs a reply names besides its links (:mod:`hiddenweb.urlsources`: headers,
+        refresh, CSS, srcset, data attributes, scripts, comments, robots.txt, sitemaps, feeds,
+        JSON); none with ``HIDDENWEB_URL_SOURCES`` off, links off or in a recrawl; the guessed
+        ones only with ``HIDDENWEB_URL_GUESSES``."""
+        if not self.url_sources or not self.follow_links or self.recrawl or self.host is None:
+            return []
+        found = reply_urls(response, self.host, obey_robots=self.obey_robots)
+        return found if self.url_guesses else [f for f in found if not f.guessed]
+
+    def source_requests(self, response: Response, named: list[Found], linked: set[str]
+                        ) -> Iterator[scrapy.Request]:
+        """Requests of the URLs ``named`` (:meth:`named_urls`) but those ``linked``, each
+        allowed by the safety policy; guessed ones are filed as links served last. Counted in
+        ``hiddenweb/sources/<source>`` (each time a new page names one; the dupefilter drops
+        those already asked)."""
+        stats = self.crawler.stats
+        for found in named:
+            if found.url in linked:
+                continue
+            markup = {found.url: ("", dict(found.marks))} if found.marks else {}
+            if not self.link_allowed(found.url, found.label, markup):  # SAFETY: a link
+                continue
+            stats.inc_value(f"hiddenweb/sources/{found.source}")
+            yield self.follow(response, found.url, found.label, found.source,
+                              nofollow=found.guessed, guess=found.guessed)
+
+    def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
+        """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,
+        XHR: ``meta["hiddenweb_xhr"]``, :mod:`hiddenweb.browser.guard`), as requests of their
+        own (source ``xhr``), their replies read by type; not those of a form submitted in
+        Chromium (its answer, already read). Other methods are only on the item."""
+        meta = response.meta
+        if meta.get("hiddenweb_browser_form"):
+            return
+        for method, url in meta.get("hiddenweb_xhr") or ():
+            if method != "GET" or not self.in_scope(url) or url == response.url:
+                continue
+            if not self.link_allowed(url, "", {}):  # SAFETY: a link
+                continue
+            self.crawler.stats.inc_value("hiddenweb/sources/xhr")
+            yield self.follow(response, url, "", "xhr")
+
+    def follow(self, response: Response | None, url: str, label: str, source: str,
+               nofollow: bool = False, extra: dict | None = None,
+               guess: bool = False) -> scrapy.Request:
+        """The request of a URL found on ``response`` (None: the seed's well-known URLs), a
+        link for the scheduler (``hiddenweb_action``: its source; ``nofollow`` to be served
+        last and ``guess`` to teach nothing to the site's public links, for a guessed
+        source), with ``hiddenweb_source``; never to Chromium when it names data
+        (:func:`~hiddenweb.urlsources.names_data`: its reply is read by type)."""
+        meta = response.meta if response is not None else {}
+        form_only = bool(meta.get("hiddenweb_form_only"))
+        answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
+        page = response.url if response is not None else self.seed
+        meta_of = (lambda _, m: m) if names_data(url, source) else self.browser_meta
+        return scrapy.Request(
+            url, callback=self.parse, errback=self.on_error,
+            meta=meta_of(url, {
+                "hiddenweb_reached_by": {"kind": "link", "form": None},
+                "hiddenweb_form_only": form_only,
+                "hiddenweb_source": source,
+                **({"hiddenweb_origin": answer, **self.forms.answer_meta(query_of(meta))}
+                   if answer else {}),
+                "hiddenweb_action": {"kind": "link", "page": page,
+                                     "label": label.strip()[:200], "form": None,
+                                     **({"source": source} if source != "link" else {}),
+                                     **({"hidden": True} if form_only else {}),
+                                     **({"nofollow": True} if nofollow else {}),
+                                     **({"guess": True} if guess else {})},
+                **(extra or {}),
+            }),
+        )

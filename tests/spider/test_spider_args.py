@@ -66,20 +66,23 @@ def test_shape_tells_result_pages_apart_but_not_calendar_months():
     assert month(3) == month(4) == month(5)
 
 
-@pytest.mark.parametrize(("cls", "body", "ctype"), [
-    ("JsonResponse", b'{"next": "/page/2", "items": [1, 2]}', b"application/json"),
-    ("TextResponse", b"just text, no markup", b"text/plain"),
-    ("Response", b"\x89PNG\r\n\x1a\n\x00\x00", b"image/png"),
+@pytest.mark.parametrize(("cls", "body", "ctype", "follows"), [
+    ("JsonResponse", b'{"next": "/page/2", "items": [1, 2]}', b"application/json",
+     ["http://127.0.0.1:1/page/2"]),
+    ("TextResponse", b"just text, no markup", b"text/plain", []),
+    ("Response", b"\x89PNG\r\n\x1a\n\x00\x00", b"image/png", []),
 ])
-def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype):
-    """A JSON, plain-text or binary reply gives its item and nothing else; the parse runs to its
-    end (a JSON reply once raised AttributeError in the link extractor, issue 30)."""
+def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype, follows):
+    """A JSON, plain-text or binary reply gives its item and the same-site URLs it names (a JSON
+    value), nothing else; the parse runs to its end (a JSON reply once raised AttributeError in
+    the link extractor, issue 30)."""
     import scrapy.http
     from scrapy.utils.test import get_crawler
 
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
-    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never",
+                                        "HIDDENWEB_URL_GUESSES": True})  # JSON values
     spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
     crawler.stats.open_spider()
     url = "http://127.0.0.1:1/data"
@@ -88,5 +91,7 @@ def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype
     response = getattr(scrapy.http, cls)(url, body=body, request=request,
                                          headers={"Content-Type": ctype}, **kwargs)
     out = list(spider.parse(response))
-    assert [type(o).__name__ for o in out] == ["PageItem"]
+    assert [type(o).__name__ for o in out] == ["PageItem"] + ["Request"] * len(follows)
     assert out[0]["content_type"] == ctype.decode() and out[0]["status"] == 200
+    assert [o.url for o in out[1:]] == follows
+    assert all(o.meta["hiddenweb_source"] == "json" for o in out[1:])

@@ -2,7 +2,8 @@
 
 The checkout is cloned at run time from the given source (never vendored), its one PHP 5
 string offset (``$s{$i}``) rewritten for PHP 8 in the copy, and served with Debian's
-``php-cli``; its file data store records visits under ``offscanpages/statistics``.
+``php-cli``; its file data store records visits under ``offscanpages/statistics``. Its
+absolute URLs carry the proxy's port (``SERVER_PORT`` set by an ``auto_prepend_file``).
 ``CHEATPROOF`` stays off, so every test case keeps its file name (``innerpages/N_xxxx.php``) and
 the proxy's log names it.
 
@@ -105,8 +106,13 @@ class Wivet(Site):
         (data / "kinds.json").write_text(__import__("json").dumps(kinds(data / "www")))
 
     def command(self, data: Path, port: int, public_port: int):
-        return ([self.php, "-S", f"127.0.0.1:{port}", "-t", str(data / "www")], data / "www",
-                None)
+        # WIVET writes absolute URLs with $_SERVER["SERVER_PORT"], php -S's own port: without
+        # the proxy's port there, every crawler followed them past the proxy, unlogged (all
+        # crawlers scored 0 before this)
+        prepend = data / "public_port.php"
+        prepend.write_text(f"<?php $_SERVER['SERVER_PORT'] = '{int(public_port)}';\n")
+        return ([self.php, "-d", f"auto_prepend_file={prepend}", "-S", f"127.0.0.1:{port}",
+                 "-t", str(data / "www")], data / "www", None)
 
     def truth(self, data: Path) -> Truth:
         import json

@@ -1,0 +1,181 @@
+"""URL sources without a browser and replies of every type (issues 24 and 30), end to end:
+``scrapy crawl hwdla`` over plain HTTP against a small site served on 127.0.0.1 by an HTTP/1.1
+keep-alive server that logs every request. Each page names a URL one way only (a header, a
+meta refresh, CSS, ``srcset``, a data attribute, a script string, a comment, robots.txt, a
+sitemap index, a feed, JSON values, a PDF); what the crawl reached is read from the server's
+log, and where it found each URL from the items' ``source``."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+
+
+def page(body: str, head: str = "", title: str = "Page") -> bytes:
+    return (f"<html><head><title>{title}</title>{head}</head><body>{body}</body></html>"
+            ).encode()
+
+
+HOME = page(
+    '<a href="/data.json">data</a> <a href="/feed.xml">feed</a> <a href="/notes.txt">notes</a>'
+    ' <a href="/doc.pdf">manual</a> <a href="/download?id=7">firmware</a>'
+    ' <a href="/archive.zip">archive</a>'
+    '<img srcset="/img/small.png 1x, /picture?id=2 2x">'
+    '<div class="row" data-href="/data-page">A row</div>'
+    '<div data-url="/account/delete" data-method="delete">Remove</div>'
+    '<div style="background: url(\'/styled-page\')"></div>'
+    '<script>document.getElementById("go").onclick = function () {'
+    ' location.href = "/script-page"; };'
+    ' var item = "/prefix?id=" + 7; var off = "http://example.com/offsite";'
+    ' fetch("/api/seen", {method: "POST", body: "1"});'
+    ' // the old page: /script-comment-page\n</script>'
+    '<script src="/app.js"></script>'
+    '<!-- moved: /comment-page -->',
+    head='<meta http-equiv="refresh" content="600; url=/refresh-page">'
+         '<link rel="alternate" href="/alternate-page"><link rel="next" href="/next-page">'
+         '<link rel="stylesheet" href="/site.css">'
+         '<style>@import "/theme.css";</style>',
+    title="Home")
+APP_JS = b'fetch("/from-external-script").then(function (r) { return r.json(); });'
+SITE_CSS = b'.logo { background: url(/logo.png) } .x { background: url("/css-page") }'
+ROBOTS = "User-agent: *\nDisallow: /private\nAllow: /robots-allowed\nSitemap: {base}/sm-index.xml\n"
+SM_INDEX = ('<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/'
+            'schemas/sitemap/0.9"><sitemap><loc>{base}/sm-pages.xml</loc></sitemap></sitemapindex>')
+SM_PAGES = ('<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/'
+            'sitemap/0.9"><url><loc>{base}/sitemap-page</loc></url></urlset>')
+FEED = ('<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><link>{base}/</link>'
+        '<item><title>One</title><link>{base}/feed-item</link></item></channel></rss>')
+DATA = ('{{"items": [{{"title": "a", "url": "/json-page"}}, {{"next": "{base}/json-absolute"}}],'
+        ' "elsewhere": "http://example.com/x", "note": "not a url", "count": 2}}')
+PDF = (b"%PDF-1.4\n1 0 obj << /Type /Annot /A << /S /URI"
+       b" /URI (http://127.0.0.1:{port}/pdf-page) >> >>")
+# every URL a source names, by the source the item must carry
+EXPECTED = {"/data-page": "data", "/styled-page": "css", "/script-page": "script",
+            "/script-comment-page": "comment", "/comment-page": "comment",
+            "/refresh-page": "refresh", "/alternate-page": "alternate",
+            "/next-page": "link-tag", "/site.css": "css",
+            "/theme.css": "css", "/css-page": "css", "/app.js": "script",
+            "/from-external-script": "script", "/picture": "srcset",
+            "/robots-allowed": "robots-path", "/sm-index.xml": "robots",
+            "/sm-pages.xml": "sitemap", "/sitemap-page": "sitemap", "/feed-item": "xml",
+            "/json-page": "json", "/json-absolute": "json", "/pdf-page": "pdf",
+            "/header-page": "header"}
+TYPES = {"/data.json": "application/json", "/feed.xml": "application/rss+xml",
+         "/notes.txt": "text/plain", "/doc.pdf": "application/pdf",
+         "/download": "application/octet-stream"}
+
+
+class Site(BaseHTTPRequestHandler):
+    log: list[str] = []
+    protocol_version = "HTTP/1.1"  # keep-alive, every answer with its Content-Length
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def _send(self, body: bytes, ctype: str = "text/html; charset=utf-8", status: int = 200,
+              headers: dict | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        path = urlsplit(self.path).path
+        self.log.append(path)
+        port = self.server.server_address[1]
+        base = f"http://127.0.0.1:{port}"
+        texts = {"/robots.txt": (ROBOTS, "text/plain"),
+                 "/sm-index.xml": (SM_INDEX, "application/xml"),
+                 "/sm-pages.xml": (SM_PAGES, "application/xml"),
+                 "/feed.xml": (FEED, TYPES["/feed.xml"]),
+                 "/data.json": (DATA, TYPES["/data.json"]),
+                 "/notes.txt": (f"Release notes. Mirror: {base}/text-page\n", "text/plain")}
+        if path == "/":
+            return self._send(HOME, headers={"Link": '</header-page>; rel="next"'})
+        if path in texts:
+            text, ctype = texts[path]
+            return self._send(text.format(base=base).encode(), ctype)
+        if path == "/doc.pdf":
+            return self._send(PDF.replace(b"{port}", str(port).encode()), TYPES["/doc.pdf"])
+        if path in ("/download", "/archive.zip"):
+            return self._send(bytes(range(256)) * 4, TYPES["/download"])
+        if path == "/app.js":
+            return self._send(APP_JS, "application/javascript")
+        if path in ("/site.css", "/theme.css"):
+            return self._send(SITE_CSS + f"/* {path} */".encode(), "text/css")
+        if path == "/sitemap.xml":
+            return self._send(page("Not found"), status=404)
+        return self._send(page(f"<h1>{path}</h1>", title=path))
+
+
+@pytest.fixture
+def site():
+    Site.log = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_every_url_source_is_followed_and_every_reply_type_is_an_item(site, tmp_path: Path):
+    run = run_crawl(tmp_path, "-a", f"seed={site}/",
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO",
+                              "HIDDENWEB_URL_GUESSES": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert " ERROR: " not in run.stderr and "Traceback" not in run.stderr, run.stderr[-3000:]
+    by_path = {urlsplit(i["url"]).path: i for i in run.items}
+    # one item per reply, with its content type, whatever the type
+    for path, ctype in TYPES.items():
+        assert by_path[path]["content_type"] == ctype and by_path[path]["status"] == 200
+    # every source's URL reached, and its item says where it was found
+    missing = sorted(set(EXPECTED) - set(Site.log))
+    assert not missing, missing
+    sources = {p: by_path[p]["source"] for p in EXPECTED}
+    assert sources == EXPECTED
+    assert by_path["/"]["source"] == "seed" and by_path["/data.json"]["source"] == "link"
+    assert by_path["/robots.txt"]["source"] == "well-known"
+    # not followed: a concatenated prefix, robots.txt's Disallow, an image, a destructive data
+    # attribute (the safety policy), the text reply's URL is a guess but same-site: followed
+    assert "/text-page" in Site.log
+    for never in ("/prefix", "/private", "/img/small.png", "/logo.png", "/account/delete",
+                  "/archive.zip", "/api/seen"):  # /api/seen: a script's POST target
+        assert never not in Site.log, never
+    stats = run.stats or {}
+    assert stats.get("hiddenweb/sources/json") == 2
+    assert stats.get("hiddenweb/safety/links_refused", 0) >= 1
+
+
+def test_url_sources_off_follows_links_only(site, tmp_path: Path):
+    run = run_crawl(tmp_path, "-a", f"seed={site}/",
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO",
+                              "HIDDENWEB_URL_SOURCES": "0"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert " ERROR: " not in run.stderr
+    assert not set(EXPECTED) & set(Site.log) - {"/robots.txt"}
+    assert {urlsplit(i["url"]).path for i in run.items} == {"/", *TYPES}
+
+
+#: the sources followed by default (HIDDENWEB_URL_GUESSES off)
+DECLARED = {"/header-page", "/refresh-page", "/next-page", "/sm-index.xml", "/sm-pages.xml",
+            "/sitemap-page", "/feed-item"}
+
+
+def test_by_default_only_declared_sources_are_followed(site, tmp_path: Path):
+    run = run_crawl(tmp_path, "-a", f"seed={site}/",
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert " ERROR: " not in run.stderr
+    assert DECLARED <= set(Site.log), sorted(DECLARED - set(Site.log))
+    guessed = set(EXPECTED) - DECLARED - {"/robots.txt"}
+    assert not guessed & set(Site.log), sorted(guessed & set(Site.log))
+    for path in TYPES:  # every reply type is still an item
+        assert path in {urlsplit(i["url"]).path for i in run.items}
