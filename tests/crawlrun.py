@@ -16,6 +16,9 @@ from pathlib import Path
 from hiddenweb.config import setting_args
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the finish reasons of a crawl that ended by itself: nothing left ("finished"), or only forms
+#: the stopping rule retired ("hiddenweb_exhausted", HIDDENWEB_STOP_MASS)
+ENDED = ("finished", "hiddenweb_exhausted")
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawlrun import _run, hidden_found  # tests/ is on sys.path (rootdir)
+from crawlrun import ENDED, _run, hidden_found  # tests/ is on sys.path (rootdir)
 
 from hiddenweb.bench.provingground.server import serve_in_thread
 from hiddenweb.bench.provingground.site import SiteModel
@@ -22,7 +22,7 @@ def test_a_crawl_waits_only_when_asked_and_finds_the_same_pages(served_site, tmp
     assert "hiddenweb/dla/waits" not in off_stats
     # waiting changes when a request goes, never whether it goes: nothing is left pending
     assert on_stats["hiddenweb/dla/dequeued"] == on_stats["hiddenweb/dla/enqueued"]
-    assert on_stats["finish_reason"] == off_stats["finish_reason"] == "finished"
+    assert on_stats["finish_reason"] == off_stats["finish_reason"] in ENDED  # by itself
     assert len(off) > 50 and set(on) == set(off)
 
 
