@@ -13,12 +13,12 @@ visit store.
 Keys of ``--json``: ``kills`` (kills done), ``lost_hidden_pages`` (hidden pages the uninterrupted
 run found and the killed one did not), ``gained_hidden_pages``, ``duplicate_items`` (items of the
 killed run's feed beyond the first with the same method, URL and form fields, minus the
-uninterrupted run's own: what resuming emitted twice), ``duplicate_downloads`` (the server
-requests the killed run made beyond the uninterrupted run's: re-downloads the kills cost; runs
-differ by a few requests anyway, so it can be negative), ``store_integrity`` (SQLite
-``integrity_check`` of the killed run's visit store), ``hidden_found`` / ``hidden_total`` /
-``hidden_coverage`` of both runs (``uninterrupted``, ``killed``), the killed run's exit codes,
-finish reasons and segment walls, and ``code``.
+uninterrupted run's own: what resuming emitted twice), ``duplicate_downloads`` (requests the
+server answered more than once — same method, target and body — in the killed run, minus the
+uninterrupted run's own: the re-downloads the kills cost, robots.txt once per resume
+included), ``store_integrity`` (SQLite ``integrity_check`` of the killed run's visit store),
+``hidden_found`` / ``hidden_total`` / ``hidden_coverage`` of both runs (``uninterrupted``,
+``killed``), the killed run's exit codes, finish reason and segment walls, and ``code``.
 """
 
 from __future__ import annotations
@@ -140,7 +140,9 @@ def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: 
             bar = tqdm(desc="uninterrupted", unit="req", file=sys.stderr, dynamic_ncols=True)
         base = run_segment(crawl_cmd(url, base_dir, browser), base_dir / "crawl.log", url, None,
                            rng, bar)
-        base_requests = server_stats(url)["requests"]
+        served = server_stats(url)
+        base_requests, base_repeats = served["requests"], served["requests"] - served[
+            "distinct_requests"]
         if bar is not None:
             bar.close()
         base_items = read_items(base_dir / "items.jsonl")
@@ -162,7 +164,9 @@ def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: 
             segments.append(segment)
             if not segment["killed"]:
                 break
-        killed_requests = server_stats(url)["requests"]
+        served = server_stats(url)
+        killed_requests, killed_repeats = served["requests"], served["requests"] - served[
+            "distinct_requests"]
         if bar is not None:
             bar.close()
     killed_items = read_items(killed_dir / "items.jsonl")
@@ -177,7 +181,7 @@ def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: 
         "lost_hidden_pages": len(base_hidden - killed_hidden),
         "gained_hidden_pages": len(killed_hidden - base_hidden),
         "duplicate_items": duplicates(site, killed_items) - duplicates(site, base_items),
-        "duplicate_downloads": killed_requests - base_requests,
+        "duplicate_downloads": killed_repeats - base_repeats,
         "store_integrity": integrity(killed_dir / "visits.db"),
         "hidden_total": total,
         "uninterrupted": {"hidden_found": len(base_hidden),
