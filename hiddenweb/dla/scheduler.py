@@ -198,7 +198,13 @@ class DLAScheduler(GroupHeap):
                 logger.error("Cannot resume from JOBDIR %s: %s", self.jobdir, exc,
                              extra={"spider": spider})
                 self.failed = "jobdir_inconsistent"
-                raise CloseSpider("jobdir_inconsistent") from None
+                if self.journal is not None:  # the JOBDIR is left as it was found
+                    self.journal.close(compact=False)
+                    self.journal = None
+                # closed once the engine is open (a CloseSpider here leaves Scrapy's scraper
+                # unopened, and its close fails with a traceback)
+                self.crawler.signals.connect(self._refuse, signal=signals.spider_opened)
+                return self.df.open()
             if self.pending:
                 logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
                             {"queuesize": self.pending}, extra={"spider": spider})
@@ -211,13 +217,14 @@ class DLAScheduler(GroupHeap):
     def close(self, reason: str) -> Any:
         if self._timer is not None and self._timer.running:
             self._timer.stop()
-        if self.failed:  # the JOBDIR is left as it was found
+        if self.failed:
             self.stats.set_value("hiddenweb/failed", self.failed)
-            if self.journal is not None:
-                self.journal.close(compact=False)
         elif self.journal is not None:
             close_job(self, Path(self.jobdir), finished=reason == "finished")
         return self.df.close(reason)
+
+    def _refuse(self) -> None:
+        raise CloseSpider(self.failed)
 
     def settle(self) -> None:
         """Journal ``D`` for the served requests the engine is done with (all of them when no

@@ -416,13 +416,16 @@ def test_reopen_refuses_other_transfer_mode(tmp_path: Path, caplog) -> None:
     s.enqueue_request(link("/", "/a"))
     s.close("shutdown")
     journal = (tmp_path / JOURNAL_FILE).read_bytes()
-    with pytest.raises(CloseSpider) as closed:
-        make({"JOBDIR": str(tmp_path), "HIDDENWEB_LAB": {"dla_transfer": False}})
+    refused = make({"JOBDIR": str(tmp_path), "HIDDENWEB_LAB": {"dla_transfer": False}})
+    assert refused.failed == "jobdir_inconsistent" and not refused.has_pending_requests()
+    with pytest.raises(CloseSpider) as closed:  # once the engine opened the spider
+        refused._refuse()  # its spider_opened handler
     assert closed.value.reason == "jobdir_inconsistent"
+    refused.close("jobdir_inconsistent")
+    assert refused.stats.get_value("hiddenweb/failed") == "jobdir_inconsistent"
     assert re.search("dla_transfer=True .* dla_transfer", caplog.text)
     (tmp_path / STATE_FILE).write_text(json.dumps({"format": "other", "version": 9}))
-    with pytest.raises(CloseSpider):
-        make({"JOBDIR": str(tmp_path)})
+    assert make({"JOBDIR": str(tmp_path)}).failed == "jobdir_inconsistent"
     assert "new JOBDIR" in caplog.records[-1].getMessage()
     assert (tmp_path / JOURNAL_FILE).read_bytes() == journal
 

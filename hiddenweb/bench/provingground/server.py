@@ -129,6 +129,14 @@ class _Server(ThreadingHTTPServer):
         self.stats = _Stats()
         super().__init__((host, port), _Handler)
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away (a crawler killed by ``bench chaos``) is no error."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
 
 class RunningServer:
     """A server running in a daemon thread (see :func:`serve_in_thread`)."""
