@@ -25,7 +25,10 @@ import logging
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy import signals
 
 from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.journal import (
@@ -33,12 +36,14 @@ from hiddenweb.dla.journal import (
     JID_META,
     Journal,
     JournalError,
+    flush_feeds,
     fsync_dir,
     load_request,
     reconcile_dupefilter,
 )
 from hiddenweb.dla.kinds import PURSUE, SKIP
 from hiddenweb.dla.queues import QUEUE_DIR
+from hiddenweb.pagetext import NEW_CONTENT_META
 
 if TYPE_CHECKING:
     from hiddenweb.dla.scheduler import DLAScheduler
@@ -72,6 +77,61 @@ def save_state(scheduler: DLAScheduler, jobdir: Path) -> None:
         os.fsync(fh.fileno())
     tmp.replace(jobdir / STATE_FILE)
     fsync_dir(jobdir)
+
+
+def start_job(scheduler: DLAScheduler) -> None:
+    """Open the scheduler's JOBDIR (:func:`open_job`) and start its checkpoints; a JOBDIR that
+    cannot be resumed is logged, left as it was found, and closes the crawl once the engine has
+    opened it (``CloseSpider`` from ``spider_opened``: raised in ``open``, it leaves Scrapy's
+    scraper unopened and its close fails with a traceback)."""
+    try:
+        open_job(scheduler, Path(scheduler.jobdir))
+    except (OSError, ValueError) as exc:  # JournalError too
+        logger.error("Cannot resume from JOBDIR %s: %s", scheduler.jobdir, exc,
+                     extra={"spider": scheduler.spider})
+        scheduler.failed = "jobdir_inconsistent"
+        if scheduler.journal is not None:
+            scheduler.journal.close(compact=False)
+            scheduler.journal = None
+        scheduler.crawler.signals.connect(scheduler.refuse, signal=signals.spider_opened)
+        return
+    if scheduler.pending:
+        logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
+                    {"queuesize": scheduler.pending}, extra={"spider": scheduler.spider})
+    from twisted.internet import task
+
+    scheduler._timer = task.LoopingCall(checkpoint, scheduler)
+    scheduler._timer.start(1.0, now=False)
+
+
+def stop_job(scheduler: DLAScheduler, reason: str) -> None:
+    if scheduler._timer is not None and scheduler._timer.running:
+        scheduler._timer.stop()
+    if scheduler.failed:
+        scheduler.stats.set_value("hiddenweb/failed", scheduler.failed)
+    elif scheduler.journal is not None:
+        close_job(scheduler, Path(scheduler.jobdir), finished=reason == "finished")
+
+
+def settle(scheduler: DLAScheduler) -> None:
+    """Journal ``D`` for the served requests the engine is done with: no longer in its
+    in-progress set (Scrapy's ``engine._slot.inprogress``: from the download to the last item
+    and request of the answer); all of them when no engine drives the scheduler (tests)."""
+    if scheduler.journal is not None:
+        slot = getattr(scheduler.engine, "_slot", None)
+        scheduler.journal.settle(getattr(slot, "inprogress", None) or ())
+
+
+def item_emitted(scheduler: DLAScheduler, item: Any, response: Any) -> None:
+    """``item_scraped``: the item went through the pipelines and into the feeds; flush the
+    feeds, then journal it (``I``, with the page's content fingerprint when it was new)."""
+    request = getattr(response, "request", None)
+    jid = request.meta.get(JID_META) if request is not None else None
+    if scheduler.journal is None or jid is None:
+        return
+    flush_feeds(scheduler.crawler)
+    fp = ItemAdapter(item).get("fingerprint") if request.meta.get(NEW_CONTENT_META) else None
+    scheduler.journal.emitted(jid, fp)
 
 
 def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
@@ -108,7 +168,7 @@ def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
 
 def checkpoint(scheduler: DLAScheduler) -> None:
     """Journal what is done, and every :data:`CHECKPOINT_SECONDS` the automata (a timer)."""
-    scheduler.settle()
+    settle(scheduler)
     scheduler.ticks += 1
     if scheduler.ticks % int(CHECKPOINT_SECONDS) == 0 and scheduler.jobdir:
         save_state(scheduler, Path(scheduler.jobdir))
@@ -118,7 +178,7 @@ def close_job(scheduler: DLAScheduler, jobdir: Path, finished: bool) -> None:
     """At close (the engine has processed every request in flight): journal what is done
     (``finished``: the held form pages too), write the automata, drop the disk queues (the
     journal has their requests), compact the journal."""
-    scheduler.settle()
+    settle(scheduler)
     if finished:
         scheduler.journal.release_held()
     save_state(scheduler, jobdir)

@@ -92,10 +92,8 @@ from __future__ import annotations
 
 import heapq
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import CloseSpider
 from scrapy.utils.job import job_dir
@@ -105,8 +103,8 @@ from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
 from hiddenweb.dla.heap import SCORE_DECIMALS, GroupHeap
-from hiddenweb.dla.jobdir import checkpoint, close_job, open_job
-from hiddenweb.dla.journal import JID_META, Journal, fingerprint, flush_feeds
+from hiddenweb.dla.jobdir import item_emitted, settle, start_job, stop_job
+from hiddenweb.dla.journal import Journal, fingerprint
 from hiddenweb.dla.kinds import (
     NOFOLLOW,
     PRIOR_REWARDS,
@@ -119,7 +117,6 @@ from hiddenweb.dla.kinds import (
     parent_kind,
 )
 from hiddenweb.dla.queues import DiskQueues, Group
-from hiddenweb.pagetext import NEW_CONTENT_META
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
@@ -165,10 +162,8 @@ class DLAScheduler(GroupHeap):
         self.engine: Any = None
         self.next_seq = 0
         self._budget_logged = False
-        self.journal: Journal | None = None  # with a JOBDIR (hiddenweb.dla.journal)
-        self.ticks = 0
-        self._timer: Any = None
-        self.failed: str | None = None
+        self.journal: Journal | None = None  # with a JOBDIR (hiddenweb.dla.jobdir)
+        self.ticks, self._timer, self.failed = 0, None, None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -192,56 +187,19 @@ class DLAScheduler(GroupHeap):
         except RuntimeError:
             self.engine = None
         if self.jobdir:
-            try:
-                open_job(self, Path(self.jobdir))
-            except (OSError, ValueError) as exc:  # JournalError too
-                logger.error("Cannot resume from JOBDIR %s: %s", self.jobdir, exc,
-                             extra={"spider": spider})
-                self.failed = "jobdir_inconsistent"
-                if self.journal is not None:  # the JOBDIR is left as it was found
-                    self.journal.close(compact=False)
-                    self.journal = None
-                # closed once the engine is open (a CloseSpider here leaves Scrapy's scraper
-                # unopened, and its close fails with a traceback)
-                self.crawler.signals.connect(self._refuse, signal=signals.spider_opened)
-                return self.df.open()
-            if self.pending:
-                logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
-                            {"queuesize": self.pending}, extra={"spider": spider})
-            from twisted.internet import task
-
-            self._timer = task.LoopingCall(checkpoint, self)
-            self._timer.start(1.0, now=False)
+            start_job(self)
         return self.df.open()
 
     def close(self, reason: str) -> Any:
-        if self._timer is not None and self._timer.running:
-            self._timer.stop()
-        if self.failed:
-            self.stats.set_value("hiddenweb/failed", self.failed)
-        elif self.journal is not None:
-            close_job(self, Path(self.jobdir), finished=reason == "finished")
+        stop_job(self, reason)
         return self.df.close(reason)
 
-    def _refuse(self) -> None:
+    def refuse(self) -> None:
+        """``spider_opened`` when the JOBDIR cannot be resumed (:func:`~.jobdir.start_job`)."""
         raise CloseSpider(self.failed)
 
-    def settle(self) -> None:
-        """Journal ``D`` for the served requests the engine is done with (all of them when no
-        engine drives this scheduler)."""
-        if self.journal is not None:
-            slot = getattr(self.engine, "_slot", None)
-            self.journal.settle(getattr(slot, "inprogress", None) or ())
-
     def item_scraped(self, item: Any, response: Any, spider: Spider) -> None:
-        """An item went through the pipelines and the feeds: flush the feeds, journal it."""
-        request = getattr(response, "request", None)
-        jid = request.meta.get(JID_META) if request is not None else None
-        if self.journal is None or jid is None:
-            return
-        flush_feeds(self.crawler)
-        fp = ItemAdapter(item).get("fingerprint") if request.meta.get(NEW_CONTENT_META) else None
-        self.journal.emitted(jid, fp)
+        item_emitted(self, item, response)
 
     def has_pending_requests(self) -> bool:
         return self.pending > 0 and not self._budget_exhausted()
@@ -293,7 +251,7 @@ class DLAScheduler(GroupHeap):
                 self.stats.set_value("hiddenweb/dla/budget_exhausted", True)
                 self.crawler.signals.send_catch_log(download_budget_exhausted)
             return None
-        self.settle()
+        settle(self)
         while self.heap:
             heap_key, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)

@@ -10,6 +10,7 @@ from crawlrun import run_crawl  # noqa: E402  (tests/ is on sys.path)
 from dlakit import SITE, drain, link, make  # noqa: E402
 
 from hiddenweb.bench import chaos
+from hiddenweb.dla.jobdir import settle
 from hiddenweb.dla.journal import JOURNAL_FILE, replay
 
 
@@ -43,7 +44,7 @@ def test_served_unanswered_requests_are_pending_after_a_kill(tmp_path: Path) -> 
     s.engine = _engine_with(first)  # downloaded, its answer not handled yet
     second = s.next_request()
     s.engine = _engine_with(first)  # the second's answer was handled
-    s.settle()
+    settle(s)
     # killed here: no close(); the journal is all there is
     again = make(settings)
     assert sorted(drain(again)) == sorted([first.url.removeprefix(SITE), "/c"])

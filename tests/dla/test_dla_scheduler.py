@@ -419,7 +419,7 @@ def test_reopen_refuses_other_transfer_mode(tmp_path: Path, caplog) -> None:
     refused = make({"JOBDIR": str(tmp_path), "HIDDENWEB_LAB": {"dla_transfer": False}})
     assert refused.failed == "jobdir_inconsistent" and not refused.has_pending_requests()
     with pytest.raises(CloseSpider) as closed:  # once the engine opened the spider
-        refused._refuse()  # its spider_opened handler
+        refused.refuse()  # its spider_opened handler
     assert closed.value.reason == "jobdir_inconsistent"
     refused.close("jobdir_inconsistent")
     assert refused.stats.get_value("hiddenweb/failed") == "jobdir_inconsistent"
