@@ -6,9 +6,9 @@ a fresh ``JOBDIR`` to the end; then crawls it again with another fresh ``JOBDIR`
 crawl process (``kill -9``) at ``--kills`` moments and resumes it (same ``JOBDIR``, feed appended
 with ``-o``) after each, until a run ends by itself. The moments are the server's request count
 (``GET /__hw/stats``: the judge outside the crawler) crossing thresholds drawn with
-``random.Random(--seed)`` over the uninterrupted run's request count, each plus a random 0-0.3 s,
-so kills land during downloads, parsing, item writes and form feedback alike. Both runs keep a
-visit store.
+``random.Random(--seed)`` over the first 70 % of the uninterrupted run's request count, each
+plus a random 0-0.3 s, so kills land during downloads, parsing, item writes and form feedback
+alike. Both runs keep a visit store.
 
 Keys of ``--json``: ``kills`` (kills done), ``lost_hidden_pages`` (hidden pages the uninterrupted
 run found and the killed one did not), ``gained_hidden_pages``, ``duplicate_items`` (items of the
@@ -146,7 +146,10 @@ def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: 
         if bar is not None:
             bar.close()
         base_items = read_items(base_dir / "items.jsonl")
-        moments = sorted(rng.randrange(1, max(2, base_requests)) for _ in range(kills))
+        # over the first 70 %: the killed run, which learns less before each kill, may need
+        # fewer requests in all (a kill later than its end would not happen)
+        moments = sorted(rng.randrange(1, max(2, int(0.7 * base_requests)))
+                         for _ in range(kills))
         urlopen_reset(url)
         if progress:
             bar = tqdm(desc=f"killed ({kills} kills)", unit="req", file=sys.stderr,

@@ -16,8 +16,8 @@ from hiddenweb.dla.journal import JOURNAL_FILE, replay
 
 def test_killed_crawl_resumes_with_nothing_lost_and_nothing_emitted_twice(tmp_path: Path) -> None:
     """A real ``scrapy crawl`` with a JOBDIR, SIGKILLed twice at seeded moments and resumed
-    (``-o``), against an uninterrupted one of the same 150-page site."""
-    result = chaos.run(pages=150, kills=2, seed=3, progress=False, workdir=tmp_path)
+    (``-o``), against an uninterrupted one of the same 100-page site."""
+    result = chaos.run(pages=100, kills=2, seed=3, progress=False, workdir=tmp_path)
     assert result["kills"] == 2 and result["killed"]["returncodes"][:2] == [-9, -9]
     assert result["killed"]["returncodes"][-1] == 0
     assert result["killed"]["finish_reason"] == "finished"
