@@ -169,6 +169,8 @@ def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
 def checkpoint(scheduler: DLAScheduler) -> None:
     """Journal what is done, and every :data:`CHECKPOINT_SECONDS` the automata (a timer)."""
     settle(scheduler)
+    if scheduler.journal is not None and scheduler.journal.compact_if_grown():
+        scheduler.stats.inc_value("hiddenweb/jobdir/compactions")
     scheduler.ticks += 1
     if scheduler.ticks % int(CHECKPOINT_SECONDS) == 0 and scheduler.jobdir:
         save_state(scheduler, Path(scheduler.jobdir))

@@ -22,6 +22,9 @@ is read again and its forms explored anew (their submissions already made are du
 dupefilter drops, answered "nothing new" at once: the explorer re-learns, as it would after any
 restart, and goes on to the values not tried yet).
 
+The log is compacted at a clean close, and during the crawl whenever it has grown past twice its
+size after the last compaction (:meth:`Journal.compact_if_grown`, from the scheduler's timer).
+
 On resume (:func:`replay`) the pending requests are those ``E`` without ``D``, in their order:
 the scheduler queues them again (its disk queues are only a cache of them). Scrapy's dupefilter
 is set to the ``E`` fingerprints, so a request it saw whose ``E`` the kill prevented is not lost:
@@ -160,6 +163,7 @@ class Journal:
         self.open_jids: set[int] = set()  # E without D
         self.flight: dict[int, Request] = {}  # served, not done yet
         self.held: set[int] = set()  # done pages whose forms are being explored
+        self.compacted_size = 0
         self.fh: Any = None
 
     @classmethod
@@ -237,6 +241,17 @@ class Journal:
         if jid in self.open_jids:
             self._write(f"I\t{jid}\t{fp or '-'}\n")
 
+    def compact_if_grown(self, floor: int = 64 << 20) -> bool:
+        """Compact now when the log has grown past twice its size after the last compaction
+        (and past ``floor`` bytes): a long crawl's log stays proportional to what is pending."""
+        size = self.path.stat().st_size
+        if size < max(floor, 2 * self.compacted_size):
+            return False
+        self.fh.close()
+        self._compact()
+        self.fh = self.path.open("a", encoding="utf-8")
+        return True
+
     def close(self, compact: bool = True) -> None:
         """Close; ``compact``: rewrite the log with only what a resume needs."""
         if self.fh is None:
@@ -263,6 +278,7 @@ class Journal:
             os.fsync(out.fileno())
         tmp.replace(self.path)
         fsync_dir(self.path.parent)
+        self.compacted_size = self.path.stat().st_size
 
 
 def fsync_dir(path: Path) -> None:

@@ -110,3 +110,22 @@ def test_jobdir_with_dupefilter_but_no_journal_exits_1(served_site, tmp_path: Pa
     assert "Traceback" not in run.stderr
     assert run.stats["finish_reason"] == "jobdir_inconsistent"
     assert not (jobdir / JOURNAL_FILE).exists()
+
+
+def test_journal_is_compacted_as_it_grows(tmp_path: Path) -> None:
+    settings = {"JOBDIR": str(tmp_path)}
+    s = make(settings)
+    for i in range(50):
+        s.enqueue_request(link("/", f"/p/{i}"))
+    for _ in range(45):
+        s.next_request()
+    settle(s)
+    path = tmp_path / JOURNAL_FILE
+    size = path.stat().st_size
+    assert s.journal.compact_if_grown(floor=0)
+    assert path.stat().st_size < size / 3
+    assert not s.journal.compact_if_grown(floor=0)  # not grown since
+    s.enqueue_request(link("/", "/new"))  # appended to the compacted log; then a kill
+    again = make(settings)
+    assert drain(again) == [*(f"/p/{i}" for i in range(45, 50)), "/new"]
+    assert not again.enqueue_request(link("/", "/p/3"))
