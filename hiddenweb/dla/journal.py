@@ -185,8 +185,9 @@ class Journal:
                     "Use a new JOBDIR.")
             jobdir.mkdir(parents=True, exist_ok=True)
         journal.fh = journal.path.open("a", encoding="utf-8")
-        if not state:
+        if not journal.path.stat().st_size:  # new, or killed before its header was written
             journal._write(HEADER)
+        journal.compacted_size = journal.path.stat().st_size
         return journal, state
 
     def _write(self, line: str) -> None:

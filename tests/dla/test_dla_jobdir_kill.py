@@ -129,3 +129,10 @@ def test_journal_is_compacted_as_it_grows(tmp_path: Path) -> None:
     again = make(settings)
     assert drain(again) == [*(f"/p/{i}" for i in range(45, 50)), "/new"]
     assert not again.enqueue_request(link("/", "/p/3"))
+
+
+def test_journal_killed_before_its_header_was_written(tmp_path: Path) -> None:
+    (tmp_path / JOURNAL_FILE).write_text("")
+    s = make({"JOBDIR": str(tmp_path)})
+    assert s.failed is None and s.enqueue_request(link("/", "/a"))
+    assert drain(make({"JOBDIR": str(tmp_path)})) == ["/a"]
