@@ -16,7 +16,8 @@ line, written when the kill came, is dropped on resume)::
     F  fp                            (compacted) a done request's dupefilter fingerprint
     S  fp                            (compacted) the content fingerprint of an emitted page
 
-A page on which new forms started exploring gets no ``D`` until the crawl finishes
+A response on which forms started exploring (a page with new forms, a dependent select's probe
+and the page that sent it, a post-back answer) gets no ``D`` until the crawl finishes
 (:meth:`Journal.settle`): the form explorers' state is in memory only, so after a kill the page
 is read again and its forms explored anew (their submissions already made are duplicates the
 dupefilter drops, answered "nothing new" at once: the explorer re-learns, as it would after any
@@ -62,8 +63,9 @@ JOURNAL_FILE = "hiddenweb_journal.log"
 HEADER = "H\thiddenweb-journal\t1\n"
 JID_META = "hiddenweb_jid"
 EMITTED_META = "hiddenweb_emitted"
-#: how many new forms the spider found on a page (hiddenweb.forms.crawl): such a page is held
-HOLD_META = "hiddenweb_new_forms"
+#: set on a response while reading which forms started exploring (hiddenweb.forms.crawl: new
+#: forms on a page, a dependent select's probe and its answer, a post-back): such a page is held
+HOLD_META = "hiddenweb_explores"
 #: Scrapy's dupefilter file in JOBDIR (``RFPDupeFilter``)
 SEEN_FILE = "requests.seen"
 

@@ -71,6 +71,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: response meta: forms started exploring while it was read (their explorers live in memory
+#: only; with a JOBDIR the response is read again after a kill: hiddenweb.dla.journal)
+EXPLORES_META = "hiddenweb_explores"
+
 
 class FormCrawler:
     """The forms of one crawl (see the module docstring)."""
@@ -156,11 +160,13 @@ class FormCrawler:
                 probe = FormExplorer(form, self.lvs, 0, form_class=form_class, button=button,
                                      page=response.url, by_browser=by_script,
                                      form_only=form_only, dependent=dependent)
+                response.meta[EXPLORES_META] = True  # a JOBDIR reads it again after a kill
                 yield self.versions.probe(response, probe)
                 continue
             prior = prior or self.site.prior(text or "")
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
+            response.meta[EXPLORES_META] = True
             for version, chosen in [(form, button), *self.versions.buttons(form, verdict, button)]:
                 explorer = FormExplorer(
                     version, self.lvs, self.config.max_submissions, self.wave_for(by_script),
