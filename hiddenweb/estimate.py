@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+#: the finish reason of a crawl the stopping rule ended (only retired forms were left); like
+#: Scrapy's "finished", a crawl that ended by itself
+EXHAUSTED = "hiddenweb_exhausted"
+ENDED_BY_ITSELF = ("finished", EXHAUSTED)
+
 #: how many of a form's last answers :func:`missing_mass` reads (lab knob ``estimate_window``)
 WINDOW = 30
 

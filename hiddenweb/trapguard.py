@@ -10,6 +10,9 @@ Templates whose pages keep being new (detail pages, result pagination) are never
 Form submissions (``hiddenweb_reached_by["kind"] == "form"``) are exempt: the spider bounds them
 per form.
 
+With a ``JOBDIR`` the trapped templates are appended to ``hiddenweb_trapped.txt`` as they are
+trapped and read back at start: a resumed crawl (even after a kill) does not fall into them again.
+
 Settings: ``HIDDENWEB_TEMPLATE_BUDGET`` (0 disables), lab knob ``template_min_novelty``.
 Stats: ``hiddenweb/trapguard/dropped``, ``hiddenweb/trapguard/templates_trapped``.
 """
@@ -18,11 +21,13 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from pathlib import Path
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response, TextResponse
+from scrapy.utils.job import job_dir
 
 from hiddenweb import defaults
 from hiddenweb.config import lab
@@ -30,15 +35,22 @@ from hiddenweb.pagetext import shape_fingerprint, template_key
 
 logger = logging.getLogger(__name__)
 
+TRAPPED_FILE = "hiddenweb_trapped.txt"
+
 
 class TemplateTrapGuard:
-    def __init__(self, crawler: Crawler, budget: int, min_novelty: float):
+    def __init__(self, crawler: Crawler, budget: int, min_novelty: float,
+                 jobdir: str | None = None):
         self.stats = crawler.stats
         self.budget = budget
         self.min_novelty = min_novelty
         self.pages: dict[str, int] = defaultdict(int)
         self.shapes: dict[str, set[str]] = defaultdict(set)
         self.trapped: set[str] = set()
+        self.saved = Path(jobdir, TRAPPED_FILE) if jobdir else None
+        if self.saved is not None and self.saved.exists():
+            lines = self.saved.read_text(encoding="utf-8").split("\n")
+            self.trapped.update(line for line in lines[:-1] if line)  # the last: torn or ""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TemplateTrapGuard:
@@ -47,7 +59,7 @@ class TemplateTrapGuard:
         if budget <= 0:
             raise NotConfigured("HIDDENWEB_TEMPLATE_BUDGET is 0")
         novelty = lab(s, "template_min_novelty")
-        return cls(crawler, budget, novelty)
+        return cls(crawler, budget, novelty, job_dir(s))
 
     @staticmethod
     def _exempt(request: Request) -> bool:
@@ -76,6 +88,10 @@ class TemplateTrapGuard:
             novelty = len(self.shapes[key]) / pages
             if novelty < self.min_novelty:
                 self.trapped.add(key)
+                if self.saved is not None:
+                    self.saved.parent.mkdir(parents=True, exist_ok=True)
+                    with self.saved.open("a", encoding="utf-8") as fh:
+                        fh.write(key.replace("\n", " ") + "\n")
                 self.stats.inc_value("hiddenweb/trapguard/templates_trapped")
                 logger.info("Trap guard: %s gave %d pages, %d new; not following it further",
                             key, pages, len(self.shapes[key]))

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hiddenweb.config import setting_args
+from hiddenweb.estimate import ENDED_BY_ITSELF
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the finish reasons of a crawl that ended by itself: nothing left ("finished"), or only forms
 #: the stopping rule retired ("hiddenweb_exhausted", HIDDENWEB_STOP_MASS)
-ENDED = ("finished", "hiddenweb_exhausted")
+ENDED = ENDED_BY_ITSELF
 
 
 @dataclass

@@ -6,6 +6,8 @@
 * ``realsites``: third-party web apps served locally, scored from the server's side
   (:mod:`hiddenweb.bench.realsites`).
 * ``safety``: the safety policy on its labelled corpus (:mod:`hiddenweb.bench.safety`).
+* ``chaos``: a JOBDIR crawl SIGKILLed and resumed K times against an uninterrupted one
+  (:mod:`hiddenweb.bench.chaos`).
 * ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
 """
 
@@ -84,6 +86,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="a corpus file (default: tests/safety/corpus.txt)")
     saf.add_argument("--json", action="store_true")
     saf.set_defaults(func=safety)
+
+    cha = bench_sub.add_parser("chaos", help="a JOBDIR crawl SIGKILLed and resumed K times")
+    cha.add_argument("--pages", type=int, default=1000)
+    cha.add_argument("--kills", type=int, default=20)
+    cha.add_argument("--seed", type=int, default=1,
+                     help="the site's seed and the kill moments' random seed")
+    cha.add_argument("--browser", action="store_true", help="HIDDENWEB_BROWSER=auto")
+    cha.add_argument("--workdir", type=Path, default=None, help="keep feeds, logs, JOBDIRs here")
+    cha.add_argument("--json", action="store_true")
+    cha.set_defaults(func=chaos)
 
     try:
         from hiddenweb.bench.lostsheep.cli import add_emris_parser
@@ -192,6 +204,23 @@ def safety(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         saf.print_report(result)
+    return 0
+
+
+def chaos(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import chaos as cha
+
+    if args.pages < 1 or args.kills < 0:
+        raise SystemExit("hiddenweb bench chaos: --pages must be at least 1, --kills at least 0")
+    result = cha.run(args.pages, args.kills, args.seed, args.browser, progress=not args.json,
+                     workdir=args.workdir)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            if key != "code":
+                print(f"{key}: {value}")
+        print(f"measured code: {describe(result['code'])}")
     return 0
 
 

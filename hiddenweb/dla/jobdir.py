@@ -1,29 +1,50 @@
-"""The DLA scheduler's state in ``JOBDIR``: ``hiddenweb_dla.json``, written at close and read
-at open, beside the buckets' disk queues (:mod:`hiddenweb.dla.queues`)::
+"""The DLA scheduler's job in ``JOBDIR``: what it learned, and where its pending requests are.
 
-    {"format": "hiddenweb-dla", "version": 1, "transfer": bool, "a": float|null, "b": float,
+* ``hiddenweb_journal.log`` (:mod:`hiddenweb.dla.journal`): every request accepted, done and
+  emitted, appended as it happens: the frontier of record. :func:`open_job` replays it and queues
+  the pending requests again; the buckets' disk queues (:mod:`hiddenweb.dla.queues`) are only a
+  memory-saving cache of them, emptied at open.
+* ``hiddenweb_dla.json``: the automata, written atomically (tmp file, fsync, rename) every
+  :data:`CHECKPOINT_SECONDS` and at close, read at open (after a kill: the last checkpoint; what
+  was learned since is learned again; the order, never what is crawled, depends on it)::
+
+    {"format": "hiddenweb-dla", "version": 2, "transfer": bool, "a": float|null, "b": float,
      "steps": int, "next_seq": int,
      "pages": {page_url: {"keys": [...], "p": [...], "steps": int, "converged": bool}},
      "kinds": {kind: p_pursue}, "roots": {kind: root kind}, "paid": [kind, ...],
-     "rewarded": bool, "best_served": float,
-     "buckets": [{"key": str, "group": str, "page": str, "action": str, "seq": int,
-                  "dir": str}]}
+     "rewarded": bool, "best_served": float}
 
 A state with another format/version or another ``dla_transfer`` is refused with a
-``ValueError`` naming the cause (the bucket layout differs); changed ``a``/``b`` are accepted.
+``ValueError`` naming the cause; changed ``a``/``b`` are accepted.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 import logging
+import os
+import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy import signals
 
 from hiddenweb.dla.automaton import Automaton
+from hiddenweb.dla.journal import (
+    EMITTED_META,
+    JID_META,
+    Journal,
+    JournalError,
+    flush_feeds,
+    fsync_dir,
+    load_request,
+    reconcile_dupefilter,
+)
 from hiddenweb.dla.kinds import PURSUE, SKIP
-from hiddenweb.dla.queues import Bucket, Group
+from hiddenweb.dla.queues import QUEUE_DIR
+from hiddenweb.estimate import ENDED_BY_ITSELF
+from hiddenweb.pagetext import NEW_CONTENT_META
 
 if TYPE_CHECKING:
     from hiddenweb.dla.scheduler import DLAScheduler
@@ -32,19 +53,13 @@ logger = logging.getLogger(__name__)
 
 STATE_FILE = "hiddenweb_dla.json"
 STATE_FORMAT = "hiddenweb-dla"
-STATE_VERSION = 1
+STATE_VERSION = 2
+#: how often the automata are checkpointed during a crawl
+CHECKPOINT_SECONDS = 10.0
 
 
 def save_state(scheduler: DLAScheduler, jobdir: Path) -> None:
-    """Write the scheduler's state (see the module docstring) and close its disk queues."""
-    buckets = []
-    for group in scheduler.groups.values():
-        for b in group.buckets.values():
-            if b.dq is not None:
-                b.dq.close()
-                if len(b.dq):
-                    buckets.append({"key": b.key, "group": b.group, "page": b.page,
-                                    "action": b.action, "seq": b.seq, "dir": b.dir})
+    """Write the automata (see the module docstring) atomically."""
     state = {
         "format": STATE_FORMAT, "version": STATE_VERSION,
         "transfer": scheduler.config.transfer, "a": scheduler.config.a, "b": scheduler.config.b,
@@ -54,12 +69,129 @@ def save_state(scheduler: DLAScheduler, jobdir: Path) -> None:
         "roots": scheduler.roots,
         "paid": sorted(scheduler.paid),
         "rewarded": scheduler.rewarded, "best_served": scheduler.best_served,
-        "buckets": buckets,
     }
     jobdir.mkdir(parents=True, exist_ok=True)
     tmp = jobdir / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(state), encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps(state))
+        fh.flush()
+        os.fsync(fh.fileno())
     tmp.replace(jobdir / STATE_FILE)
+    fsync_dir(jobdir)
+
+
+def start_job(scheduler: DLAScheduler) -> None:
+    """Open the scheduler's JOBDIR (:func:`open_job`) and start its checkpoints; a JOBDIR that
+    cannot be resumed is logged, left as it was found, and closes the crawl once the engine has
+    opened it (``CloseSpider`` from ``spider_opened``: raised in ``open``, it leaves Scrapy's
+    scraper unopened and its close fails with a traceback)."""
+    try:
+        open_job(scheduler, Path(scheduler.jobdir))
+    except (OSError, ValueError) as exc:  # JournalError too
+        logger.error("Cannot resume from JOBDIR %s: %s", scheduler.jobdir, exc,
+                     extra={"spider": scheduler.spider})
+        scheduler.failed = "jobdir_inconsistent"
+        if scheduler.journal is not None:
+            scheduler.journal.close(compact=False)
+            scheduler.journal = None
+        scheduler.crawler.signals.connect(scheduler.refuse, signal=signals.spider_opened)
+        return
+    if scheduler.pending:
+        logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
+                    {"queuesize": scheduler.pending}, extra={"spider": scheduler.spider})
+    from twisted.internet import task
+
+    scheduler._timer = task.LoopingCall(checkpoint, scheduler)
+    scheduler._timer.start(1.0, now=False)
+
+
+def stop_job(scheduler: DLAScheduler, reason: str) -> None:
+    if scheduler._timer is not None and scheduler._timer.running:
+        scheduler._timer.stop()
+    if scheduler.failed:
+        scheduler.stats.set_value("hiddenweb/failed", scheduler.failed)
+    elif scheduler.journal is not None:
+        close_job(scheduler, Path(scheduler.jobdir), finished=reason in ENDED_BY_ITSELF)
+
+
+def settle(scheduler: DLAScheduler) -> None:
+    """Journal ``D`` for the served requests the engine is done with: no longer in its
+    in-progress set (Scrapy's ``engine._slot.inprogress``: from the download to the last item
+    and request of the answer); all of them when no engine drives the scheduler (tests)."""
+    if scheduler.journal is not None:
+        slot = getattr(scheduler.engine, "_slot", None)
+        scheduler.journal.settle(getattr(slot, "inprogress", None) or ())
+
+
+def item_emitted(scheduler: DLAScheduler, item: Any, response: Any) -> None:
+    """``item_scraped``: the item went through the pipelines and into the feeds; flush the
+    feeds, then journal it (``I``, with the page's content fingerprint when it was new)."""
+    request = getattr(response, "request", None)
+    jid = request.meta.get(JID_META) if request is not None else None
+    if scheduler.journal is None or jid is None:
+        return
+    flush_feeds(scheduler.crawler)
+    fp = ItemAdapter(item).get("fingerprint") if request.meta.get(NEW_CONTENT_META) else None
+    scheduler.journal.emitted(jid, fp)
+
+
+def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
+    """Open the job: the automata, then the journal's pending requests queued again (module
+    docstring); raise ``ValueError`` (:class:`~hiddenweb.dla.journal.JournalError`) when the
+    JOBDIR cannot be resumed."""
+    journal, replay = Journal.open(jobdir, scheduler.spider)
+    scheduler.journal = journal
+    load_state(scheduler, jobdir)
+    shutil.rmtree(jobdir / QUEUE_DIR, ignore_errors=True)  # a cache of the journal's pending
+    if replay is None:
+        return
+    stats = scheduler.stats
+    forgotten = reconcile_dupefilter(scheduler.df, replay.seen)
+    if forgotten:
+        logger.info("Resuming: %d requests the dupefilter saw were never queued (the crawl was "
+                    "killed in between): they will be made again", forgotten)
+        stats.set_value("hiddenweb/jobdir/forgotten", forgotten)
+    for jid, payload in replay.pending:
+        try:
+            request = load_request(payload, scheduler.spider)
+        except Exception as exc:  # a callback the spider no longer has, a class gone
+            raise JournalError(f"{journal.path}: request {jid} cannot be read back: "
+                               f"{exc!r}. Use a new JOBDIR.") from None
+        request.meta[JID_META] = jid
+        if jid in replay.emitted:  # its items are in the feeds: download, do not emit again
+            request.meta[EMITTED_META] = True
+        scheduler._place(request)
+    stats.set_value("hiddenweb/jobdir/resumed", len(replay.pending))
+    seen = getattr(getattr(scheduler.spider, "seen", None), "fingerprints", None)
+    if isinstance(seen, set):  # the hwdla spider's SeenContent: pages read before are repeats
+        seen.update(replay.content)
+
+
+def checkpoint(scheduler: DLAScheduler) -> None:
+    """Journal what is done, and every :data:`CHECKPOINT_SECONDS` the automata (a timer)."""
+    settle(scheduler)
+    if scheduler.journal is not None and scheduler.journal.compact_if_grown():
+        scheduler.stats.inc_value("hiddenweb/jobdir/compactions")
+    scheduler.ticks += 1
+    if scheduler.ticks % int(CHECKPOINT_SECONDS) == 0 and scheduler.jobdir:
+        save_state(scheduler, Path(scheduler.jobdir))
+
+
+def close_job(scheduler: DLAScheduler, jobdir: Path, finished: bool) -> None:
+    """At close (the engine has processed every request in flight): journal what is done
+    (``finished``: the held form pages too), write the automata, drop the disk queues (the
+    journal has their requests), compact the journal."""
+    settle(scheduler)
+    if finished:
+        scheduler.journal.release_held()
+    save_state(scheduler, jobdir)
+    for group in scheduler.groups.values():
+        for b in group.buckets.values():
+            if b.dq is not None:
+                b.dq.close()
+    shutil.rmtree(jobdir / QUEUE_DIR, ignore_errors=True)
+    scheduler.journal.close(compact=True)
+
 
 def load_state(scheduler: DLAScheduler, jobdir: Path) -> None:
     """Read a saved state back into a fresh scheduler; refuse an incompatible one."""
@@ -93,26 +225,5 @@ def load_state(scheduler: DLAScheduler, jobdir: Path) -> None:
     for kind, p in state["kinds"].items():
         kla = scheduler._kind(kind)
         kla.load_state({"keys": [PURSUE, SKIP], "p": [p, 1.0 - p]})
-    for b in sorted(state["buckets"], key=lambda b: b["seq"]):
-        group = scheduler.groups.get(b["group"])
-        if group is None:
-            group = scheduler.groups[b["group"]] = Group(b["group"], b["seq"])
-        bucket = Bucket(b["key"], b["group"], b["page"], b["action"], b["seq"])
-        bucket.dq = scheduler.disk.open(bucket)
-        if not len(bucket):
-            bucket.dq.close()
-            continue
-        group.buckets[bucket.key] = bucket
-        la = scheduler.pages.get(bucket.page)
-        order = la.order_key(bucket.action) if la and bucket.action in la else 0.0
-        heapq.heappush(group.heap, (-order, bucket.seq, 0, bucket.key))
-        scheduler.pending += len(bucket)
     scheduler.roots.update(state.get("roots") or {})
     scheduler.paid.update(state.get("paid") or ())
-    for group in list(scheduler.groups.values()):
-        if not group.buckets:
-            del scheduler.groups[group.key]
-            continue
-        if scheduler.config.transfer:
-            scheduler._add_heir(group.key)  # it follows them again, as before the stop
-        scheduler._rekey(group)

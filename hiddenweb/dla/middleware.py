@@ -20,7 +20,10 @@ the page). The outcome is reported once the callback's output is consumed, so wh
 callback noted while producing it (its new forms) counts. Without either, nothing is learned
 from that response. Outgoing requests without ``hiddenweb_action`` get one inferred from the request
 (:func:`hiddenweb.dla.kinds.infer_action`) with ``page`` set to the response URL.
-Stats: ``hiddenweb/dla/feedback/{reward,penalty,neutral}``, ``hiddenweb/dla/tagged``.
+The items of a response whose request the JOBDIR journal says were emitted before a kill
+(``hiddenweb_emitted``, :mod:`hiddenweb.dla.journal`) are judged, then not emitted again.
+Stats: ``hiddenweb/dla/feedback/{reward,penalty,neutral}``, ``hiddenweb/dla/tagged``,
+``hiddenweb/jobdir/not_emitted_again``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from itemadapter import ItemAdapter, is_item
 from scrapy import Request
 
 from hiddenweb.dla.feedback import feedback, feedback_signal
+from hiddenweb.dla.journal import EMITTED_META
 from hiddenweb.dla.kinds import ACTION_META, infer_action
 from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent
 
@@ -66,6 +70,9 @@ class DLAFeedbackMiddleware:
                 adapter = ItemAdapter(obj)
                 if "form_only" in adapter.field_names() or "form_only" in adapter:
                     verdict = self._judge_item(response, adapter)
+            if response.meta.get(EMITTED_META) and is_item(obj):
+                self.crawler.stats.inc_value("hiddenweb/jobdir/not_emitted_again")
+                continue  # downloaded again after a kill: its items are in the feeds
             yield obj
         if verdict is None and "hiddenweb_form_only" in response.meta:
             verdict = {"status": response.status,

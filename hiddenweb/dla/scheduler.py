@@ -67,8 +67,11 @@ O(kinds * log groups).
 Budget (the paper's ``k_threshold``): after ``dla_max_steps`` dequeued requests the
 scheduler reports nothing pending, and the crawl ends; pending requests stay saved in JOBDIR.
 
-JOBDIR: the pending requests in a disk queue per bucket (:mod:`hiddenweb.dla.queues`) and the
-automata in ``hiddenweb_dla.json`` (:mod:`hiddenweb.dla.jobdir`).
+JOBDIR: a journal of every request accepted, done and emitted (:mod:`hiddenweb.dla.journal`),
+from which a crawl killed at any instant resumes; the automata checkpointed in
+``hiddenweb_dla.json``; the pending requests also in a disk queue per bucket, a cache
+(:mod:`hiddenweb.dla.jobdir`, :mod:`hiddenweb.dla.queues`). A JOBDIR that cannot be resumed
+closes the crawl at once: finish reason and ``hiddenweb/failed`` ``jobdir_inconsistent``.
 
 Meta: reads ``hiddenweb_action`` (see :mod:`hiddenweb.dla.kinds`); writes ``hiddenweb_dla_kinds``
 (the request's kinds, a list of str, primary first) so that feedback needs no second parse,
@@ -89,9 +92,10 @@ from __future__ import annotations
 
 import heapq
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
+from scrapy.exceptions import CloseSpider
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
@@ -99,7 +103,8 @@ from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
 from hiddenweb.dla.heap import SCORE_DECIMALS, GroupHeap
-from hiddenweb.dla.jobdir import load_state, save_state
+from hiddenweb.dla.jobdir import item_emitted, settle, start_job, stop_job
+from hiddenweb.dla.journal import Journal, fingerprint
 from hiddenweb.dla.kinds import (
     NOFOLLOW,
     PRIOR_REWARDS,
@@ -157,6 +162,8 @@ class DLAScheduler(GroupHeap):
         self.engine: Any = None
         self.next_seq = 0
         self._budget_logged = False
+        self.journal: Journal | None = None  # with a JOBDIR (hiddenweb.dla.jobdir)
+        self.ticks, self._timer, self.failed = 0, None, None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -169,6 +176,7 @@ class DLAScheduler(GroupHeap):
             logunser=crawler.settings.getbool("SCHEDULER_DEBUG"),
         )
         crawler.signals.connect(scheduler.learn, signal=feedback_signal)
+        crawler.signals.connect(scheduler.item_scraped, signal=signals.item_scraped)
         return scheduler
 
     # -- BaseScheduler contract ------------------------------------------------------------
@@ -179,16 +187,19 @@ class DLAScheduler(GroupHeap):
         except RuntimeError:
             self.engine = None
         if self.jobdir:
-            load_state(self, Path(self.jobdir))
-            if self.pending:
-                logger.info("Resuming crawl (%(queuesize)d requests scheduled)",
-                            {"queuesize": self.pending}, extra={"spider": spider})
+            start_job(self)
         return self.df.open()
 
     def close(self, reason: str) -> Any:
-        if self.jobdir:
-            save_state(self, Path(self.jobdir))
+        stop_job(self, reason)
         return self.df.close(reason)
+
+    def refuse(self) -> None:
+        """``spider_opened`` when the JOBDIR cannot be resumed (:func:`~.jobdir.start_job`)."""
+        raise CloseSpider(self.failed)
+
+    def item_scraped(self, item: Any, response: Any, spider: Spider) -> None:
+        item_emitted(self, item, response)
 
     def has_pending_requests(self) -> bool:
         return self.pending > 0 and not self._budget_exhausted()
@@ -200,6 +211,15 @@ class DLAScheduler(GroupHeap):
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
+        if self.journal is not None:
+            fp = None if request.dont_filter else fingerprint(self.df, self.crawler, request)
+            if not self.journal.enqueued(request, fp):
+                self.stats.inc_value("hiddenweb/jobdir/unjournaled")
+        self._place(request)
+        return True
+
+    def _place(self, request: Request) -> None:
+        """Queue an accepted request in its bucket (also a request the journal gives back)."""
         action = action_of(request)
         page = str(action.get("page") or "")
         ks = kinds(action, request.url, self.config.label_words, self.config.nofollow_last)
@@ -221,7 +241,6 @@ class DLAScheduler(GroupHeap):
             group, key = page + (NOFOLLOW if is_nofollow(ks[0]) else ""), f"{page}\n{ks[0]}"
         self._push(request, key, group, page, ks[0])
         self.stats.inc_value("hiddenweb/dla/enqueued")
-        return True
 
     def next_request(self) -> Request | None:
         if self._budget_exhausted():
@@ -232,6 +251,7 @@ class DLAScheduler(GroupHeap):
                 self.stats.set_value("hiddenweb/dla/budget_exhausted", True)
                 self.crawler.signals.send_catch_log(download_budget_exhausted)
             return None
+        settle(self)
         while self.heap:
             heap_key, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)
@@ -257,6 +277,8 @@ class DLAScheduler(GroupHeap):
             self.pending -= 1
             self.steps += 1
             self.stats.inc_value("hiddenweb/dla/dequeued")
+            if self.journal is not None:
+                self.journal.served(request)
             return request
         return None
 

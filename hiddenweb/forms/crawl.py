@@ -39,7 +39,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import submitted_by_script
-from hiddenweb.estimate import missing_mass
+from hiddenweb.estimate import EXHAUSTED, missing_mass
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -72,6 +72,10 @@ if TYPE_CHECKING:
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
 logger = logging.getLogger(__name__)
+
+#: response meta: forms started exploring while it was read (their explorers live in memory
+#: only; with a JOBDIR the response is read again after a kill: hiddenweb.dla.journal)
+EXPLORES_META = "hiddenweb_explores"
 
 
 class FormCrawler:
@@ -158,11 +162,13 @@ class FormCrawler:
                 probe = FormExplorer(form, self.lvs, 0, form_class=form_class, button=button,
                                      page=response.url, by_browser=by_script,
                                      form_only=form_only, dependent=dependent)
+                response.meta[EXPLORES_META] = True  # a JOBDIR reads it again after a kill
                 yield self.versions.probe(response, probe)
                 continue
             prior = prior or self.site.prior(text or "")
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
+            response.meta[EXPLORES_META] = True
             for version, chosen in [(form, button), *self.versions.buttons(form, verdict, button)]:
                 explorer = FormExplorer(
                     version, self.lvs, self.config.max_submissions, self.wave_for(by_script),
@@ -454,7 +460,7 @@ class FormCrawler:
             if any(explorer.retired for explorer in self.explorers.values()):
                 # what is left is not expected to pay: say so (Scrapy says "finished" when
                 # every form ran out of values)
-                raise CloseSpider("hiddenweb_exhausted")
+                raise CloseSpider(EXHAUSTED)
             return
         self.stats.inc_value("hiddenweb/forms/resumed_submissions", len(requests))
         logger.debug("Idle: %d more submissions of paused forms", len(requests))

@@ -278,7 +278,8 @@ class HwdlaSpider(scrapy.Spider):
         stats = self.crawler.stats
         stats.inc_value("hiddenweb/download_errors")
         stats.inc_value("hiddenweb/downloads")
-        yield failed_item(failure, stats.get_value("hiddenweb/downloads", 0))
+        if not request.meta.get("hiddenweb_emitted"):  # else emitted before a kill (JOBDIR)
+            yield failed_item(failure, stats.get_value("hiddenweb/downloads", 0))
 
     def browser_fallback(self, failure: Failure) -> Iterator[scrapy.Request]:
         """A browser crash or timeout: the request is fetched again over plain HTTP (a rerender

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,11 @@ import pytest_twisted
 from dlakit import SITE, drain, form, link, make  # noqa: E402  (tests/ is on sys.path)
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
 
 from hiddenweb.dla.jobdir import STATE_FILE
+from hiddenweb.dla.journal import JOURNAL_FILE
 from hiddenweb.dla.middleware import DLAFeedbackMiddleware
 from hiddenweb.dla.scheduler import DLAScheduler
 from hiddenweb.items import PageItem
@@ -406,15 +409,25 @@ def test_unrewarded_template_waits_at_public_links(tmp_path: Path) -> None:
     s2.close("finished")
 
 
-def test_reopen_refuses_other_transfer_mode(tmp_path: Path) -> None:
+def test_reopen_refuses_other_transfer_mode(tmp_path: Path, caplog) -> None:
+    """A JOBDIR that cannot be resumed closes the crawl at once, saying why (``scrapy crawl``
+    then exits 1: hiddenweb/failed), and is left as it was."""
     s = make({"JOBDIR": str(tmp_path)})
     s.enqueue_request(link("/", "/a"))
     s.close("shutdown")
-    with pytest.raises(ValueError, match="dla_transfer=True .* dla_transfer"):
-        make({"JOBDIR": str(tmp_path), "HIDDENWEB_LAB": {"dla_transfer": False}})
+    journal = (tmp_path / JOURNAL_FILE).read_bytes()
+    refused = make({"JOBDIR": str(tmp_path), "HIDDENWEB_LAB": {"dla_transfer": False}})
+    assert refused.failed == "jobdir_inconsistent" and not refused.has_pending_requests()
+    with pytest.raises(CloseSpider) as closed:  # once the engine opened the spider
+        refused.refuse()  # its spider_opened handler
+    assert closed.value.reason == "jobdir_inconsistent"
+    refused.close("jobdir_inconsistent")
+    assert refused.stats.get_value("hiddenweb/failed") == "jobdir_inconsistent"
+    assert re.search("dla_transfer=True .* dla_transfer", caplog.text)
     (tmp_path / STATE_FILE).write_text(json.dumps({"format": "other", "version": 9}))
-    with pytest.raises(ValueError, match="new JOBDIR"):
-        make({"JOBDIR": str(tmp_path)})
+    assert make({"JOBDIR": str(tmp_path)}).failed == "jobdir_inconsistent"
+    assert "new JOBDIR" in caplog.records[-1].getMessage()
+    assert (tmp_path / JOURNAL_FILE).read_bytes() == journal
 
 
 def test_unpicklable_request_falls_back_to_memory(tmp_path: Path) -> None:

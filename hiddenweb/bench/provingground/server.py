@@ -4,8 +4,11 @@ Pages are rendered on request by :meth:`SiteModel.render`. The server adds what 
 not know about: the slow pages' delay, and the counters of ``GET /__hw/stats`` (reset by
 ``POST /__hw/reset``; neither is ever linked)::
 
-    {"requests": n, "trap_submissions": {"login": n, "contact": n, "delete": n},
+    {"requests": n, "distinct_requests": n,
+     "trap_submissions": {"login": n, "contact": n, "delete": n},
      "robots_disallowed_fetches": n, "offsite": 0}
+
+(``distinct_requests``: requests counted once per method, target and body.)
 
 ``offsite`` is always 0: requests to other hosts never reach this server.
 """
@@ -31,6 +34,7 @@ class _Stats:
 
     def reset(self) -> None:
         self.requests = 0
+        self.distinct: set[int] = set()
         self.traps = {"login": 0, "contact": 0, "delete": 0}
         self.disallowed = 0
 
@@ -38,6 +42,7 @@ class _Stats:
         with self.lock:
             return {
                 "requests": self.requests,
+                "distinct_requests": len(self.distinct),
                 "trap_submissions": dict(self.traps),
                 "robots_disallowed_fetches": self.disallowed,
                 "offsite": 0,
@@ -88,6 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
         site = self.server.site
         with stats.lock:
             stats.requests += 1
+            stats.distinct.add(hash((method, path, body)))
             if bare.startswith("/private/"):
                 stats.disallowed += 1
             if method == "POST" and bare in TRAP_NAMES and site.traps:
@@ -122,6 +128,14 @@ class _Server(ThreadingHTTPServer):
         self.site = site
         self.stats = _Stats()
         super().__init__((host, port), _Handler)
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that went away (a crawler killed by ``bench chaos``) is no error."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class RunningServer:
