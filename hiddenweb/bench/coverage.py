@@ -240,8 +240,9 @@ def score(site: SiteModel, truth: Truth, items: list[dict],
 
 def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         extra_settings: dict[str, str] | None = None, progress: bool = True,
-        workdir: Path | None = None) -> dict[str, Any]:
-    """Run one strategy on one generated site; return the metrics (see module docstring)."""
+        workdir: Path | None = None, trace: bool = True) -> dict[str, Any]:
+    """Run one strategy on one generated site; return the metrics (see module docstring;
+    ``trace``: keep the estimate's trace for ``estimate_error``)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {sorted(STRATEGIES)}")
     site = SiteModel(pages=pages, seed=seed)
@@ -256,8 +257,10 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     out = tmp / f"items-{strategy}.jsonl"
     out.unlink(missing_ok=True)
     log = tmp / f"crawl-{strategy}.log"
-    extra_settings, trace = with_estimate_trace(extra_settings, out.with_suffix(".estimate.jsonl"))
-    trace.unlink(missing_ok=True)
+    trace_path = out.with_suffix(".estimate.jsonl")
+    if trace:
+        extra_settings, trace_path = with_estimate_trace(extra_settings, trace_path)
+    trace_path.unlink(missing_ok=True)
     with serve_site(pages, seed) as base_url:
         cmd = crawl_command(strategy, base_url, out, budget, truth_path, extra_settings)
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
@@ -292,7 +295,7 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         "items_path": str(out),
         "log_path": str(log),
         "code": code_revision(PROJECT_DIR),
-        "estimate_error": estimate_error(trace, result),
+        "estimate_error": estimate_error(trace_path, result),
     })
     return result
 
@@ -313,10 +316,10 @@ def estimate_error(trace: Path, result: dict[str, Any]) -> list[dict[str, Any]]:
     """The crawl's estimate of the hidden pages left (:class:`hiddenweb.estimate.HiddenMass`,
     its trace) against the truth, at 25, 50 and 75 % of the crawl's downloads: ``true_left``
     (hidden truth not yet found), ``est_left`` and its interval ``low`` .. ``high``."""
-    lines = []
-    if trace.exists():
-        with trace.open(encoding="utf-8") as fh:
-            lines = [json.loads(line) for line in fh if line.endswith("\n")]
+    if not trace.exists():
+        return []  # not traced (the demo), or the crawl made no estimate
+    with trace.open(encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh if line.endswith("\n")]
     total, curve, out = result["hidden_total"], result["curve"], []
     for share in (0.25, 0.5, 0.75):
         at = round(share * result["pages_downloaded"])

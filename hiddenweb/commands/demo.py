@@ -20,7 +20,8 @@ def run(args: argparse.Namespace) -> int:
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # no download budget: the crawl ends by itself, as a user's crawl does
-    result = cov.run(DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=args.out.parent)
+    result = cov.run(DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=args.out.parent,
+                     trace=False)
     Path(result["items_path"]).replace(args.out)
     stats = result["crawl_stats"]
     print(f"Crawled the demo site ({DEMO_PAGES} pages, seed {DEMO_SEED}) in "
