@@ -77,6 +77,7 @@ LAB: dict = {
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
     "browser_same_document": True,  # ... written into a page already on the site
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
+    "stop_blind_rounds": 2,  # blind budgets an endpoint with no result spends before retiring
     "stop_window": 30,  # HIDDENWEB_STOP_MASS reads a form's missing mass over its last N answers
     "estimate_trace": "",  # a JSON-lines file: the hidden-left estimate as it changes
 }

@@ -30,6 +30,7 @@ class FormsConfig:
     keep_tokens: bool = False  # HIDDENWEB_KEEP_TOKENS: tokens and keys sent stay on items
     stop_mass: float = 0.0  # HIDDENWEB_STOP_MASS: retire a form under this missing mass
     stop_window: int = 30  # lab knob stop_window: the answers its missing mass is read over
+    stop_blind_rounds: int = 2  # lab knob: blind budgets an endpoint spends before it retires
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -50,4 +51,5 @@ class FormsConfig:
             keep_tokens=get("HIDDENWEB_KEEP_TOKENS", s.getbool),
             stop_mass=get("HIDDENWEB_STOP_MASS", s.getfloat),
             stop_window=lab(s, "stop_window"),
+            stop_blind_rounds=lab(s, "stop_blind_rounds"),
         )
