@@ -29,17 +29,15 @@ Requests carry the meta of :func:`hiddenweb.forms.submit.describe`; stats are
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import submitted_by_script
-from hiddenweb.estimate import EXHAUSTED, missing_mass
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -59,6 +57,7 @@ from hiddenweb.forms.records import (
     rejected,
     result_words,
 )
+from hiddenweb.forms.stopping import StoppingRule
 from hiddenweb.forms.submit import browser_request, describe, plain_request
 from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
@@ -91,6 +90,7 @@ class FormCrawler:
         self.endpoints: dict[str, Endpoint] = {}
         self.to_release: set[str] = set()  # endpoints whose forms may send more
         self.versions = FormVersions(self)
+        self.stopping = StoppingRule(config, crawler)
         self.reading_seq = 0
         self.budget_exhausted = False
         crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
@@ -344,7 +344,7 @@ class FormCrawler:
                 success = False
         stats = self.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
-        self._judge_yield(explorer, response, success)
+        self.stopping.answered(explorer, self.spider.mass, response, success)
         pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
         released = explorer.feedback(data, success, words, empty=empty)
         if explorer.holds > holds:
@@ -357,26 +357,6 @@ class FormCrawler:
             stats.inc_value("hiddenweb/forms/affinity_reorders")
         for next_data in released:
             yield from self.submission(explorer, next_data)
-
-    def _judge_yield(self, explorer: FormExplorer, response: Response | None,
-                     success: bool) -> None:
-        """The stopping rule (``HIDDENWEB_STOP_MASS``): a form that gave results is retired
-        when the missing mass of its last answers (:func:`hiddenweb.estimate.missing_mass`)
-        falls below the setting."""
-        mass = self.spider.mass
-        fp = mass.page_of(response.request) if success and response is not None else None
-        if explorer.recent.maxlen != self.config.stop_window:
-            explorer.recent = deque(explorer.recent, maxlen=self.config.stop_window)
-        explorer.recent.append(fp)
-        stop = self.config.stop_mass
-        if not stop or explorer.retired or not explorer.new_pages and not success:
-            return
-        if missing_mass(explorer.recent, mass.counts) < stop:
-            explorer.retired = True
-            self.stats.inc_value("hiddenweb/forms/retired")
-            logger.debug("Form %s on %s retired after %d answers (%d new pages)",
-                         explorer.signature[:12], explorer.page, explorer.answers + 1,
-                         explorer.new_pages)
 
     # -- answers first (form_answers_first) ------------------------------------------
     def answer_meta(self, query: dict | None = None) -> dict[str, Any]:
@@ -449,22 +429,11 @@ class FormCrawler:
                 ep.budget.flying = 0  # ... nor in flight (a lost answer)
         for explorer in self.explorers.values():
             explorer.flying.clear()
-            if self.config.stop_mass and not explorer.new_pages and explorer.blind is not None \
-                    and explorer.blind.spent and not explorer.retired \
-                    and explorer.blind.rounds >= self.config.stop_blind_rounds:
-                # the endpoint never gave a result in its last blind budget: its missing mass
-                # is 1/(2(misses+1)). Not after the first budget: which values come first
-                # depends on the site's words read by then, and a second budget's values found
-                # what the first missed (a form of the demo site, 1 run in 8)
-                explorer.retired = 0.5 / (explorer.blind.misses + 1) < self.config.stop_mass
-                self.stats.inc_value("hiddenweb/forms/retired", int(explorer.retired))
+            self.stopping.idle(explorer)
         requests = [request for explorer in list(self.explorers.values())
                     for data in explorer.resume() for request in self.submission(explorer, data)]
         if not requests:
-            if any(explorer.retired for explorer in self.explorers.values()):
-                # what is left is not expected to pay: say so (Scrapy says "finished" when
-                # every form ran out of values)
-                raise CloseSpider(EXHAUSTED)
+            self.stopping.close_if_spent(self.explorers.values())
             return
         self.stats.inc_value("hiddenweb/forms/resumed_submissions", len(requests))
         logger.debug("Idle: %d more submissions of paused forms", len(requests))
