@@ -32,7 +32,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 #: Scrapy's "finished", a crawl that ended by itself
 EXHAUSTED = "hiddenweb_exhausted"
 ENDED_BY_ITSELF = ("finished", EXHAUSTED)
-
-#: how many of a form's last answers :func:`missing_mass` reads (lab knob ``estimate_window``)
-WINDOW = 30
 
 
 def chao1(f1: int, f2: int, seen: int) -> tuple[float, float, float]:
@@ -88,9 +85,11 @@ class HiddenMass:
     def __init__(self, crawler: Crawler, trace: str | None = None) -> None:
         self.crawler = crawler  # its stats and request fingerprinter are set when it starts
         self.counts: Counter[str] = Counter()
+        self.freq: Counter[int] = Counter()  # capture count -> pages captured that often
         self.pages: dict[str, str] = {}  # request fingerprint -> the page's content fingerprint
         self.pending: Counter[str] = Counter()  # duplicates of requests not downloaded yet
         self.trace = Path(trace) if trace else None
+        self._files: dict[str, IO[str]] = {}  # the trace's files, open for the crawl
         self.last: tuple | None = None
 
     @property
@@ -105,7 +104,7 @@ class HiddenMass:
         if fp is None:
             return
         key = self._key(request)
-        self.counts[fp] += 1 + self.pending.pop(key, 0)
+        self._count(fp, 1 + self.pending.pop(key, 0))
         self.pages[key] = fp
         self._event("c", request, key, fp)
         self.publish()
@@ -118,8 +117,16 @@ class HiddenMass:
         if fp is None:
             self.pending[key] += 1  # still queued or downloading: counted when it lands
             return
-        self.counts[fp] += 1
+        self._count(fp, 1)
         self.publish()
+
+    def _count(self, fp: str, captures: int) -> None:
+        """``captures`` more of page ``fp``; f1, f2 kept as they change (not recounted)."""
+        before = self.counts[fp]
+        self.counts[fp] = before + captures
+        if before:
+            self.freq[before] -= 1
+        self.freq[before + captures] += 1
 
     def _event(self, kind: str, request: Request, key: str, fp: str | None) -> None:
         """With a trace: one line per capture, for studying estimators offline."""
@@ -131,8 +138,14 @@ class HiddenMass:
                 "fp": fp and fp[:12], "answer": bool(meta.get("hiddenweb_explore")),
                 "form": str(meta.get("hiddenweb_explore") or meta.get("hiddenweb_origin"))[:12],
                 "q": hashlib.sha1(json.dumps(query, sort_keys=True).encode()).hexdigest()[:8]}
-        with self.trace.with_suffix(".events").open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line) + "\n")
+        self._write(self.trace.with_suffix(".events"), line)
+
+    def _write(self, path: Path, line: dict) -> None:
+        """One JSON line to a trace file, opened once (line-buffered: whole lines on a kill)."""
+        fh = self._files.get(str(path))
+        if fh is None:
+            fh = self._files[str(path)] = path.open("a", encoding="utf-8", buffering=1)
+        fh.write(json.dumps(line) + "\n")
 
     def page_of(self, request: Request | None) -> str | None:
         """The content fingerprint of the hidden page ``request`` downloaded, if any."""
@@ -144,8 +157,7 @@ class HiddenMass:
 
     def singletons(self) -> tuple[int, int]:
         """(f1, f2): the hidden pages captured once, and twice."""
-        freq = Counter(self.counts.values())
-        return freq.get(1, 0), freq.get(2, 0)
+        return self.freq[1], self.freq[2]
 
     def publish(self) -> None:
         left, low, high = self.estimate()
@@ -161,5 +173,4 @@ class HiddenMass:
                     "found": len(self.counts), "f1_f2": self.singletons(),
                     "left": round(left, 2), "low": round(low, 2),
                     "high": round(high, 2)}
-            with self.trace.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(line) + "\n")
+            self._write(self.trace, line)

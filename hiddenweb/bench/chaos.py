@@ -123,6 +123,13 @@ def integrity(path: Path) -> str:
         return f"error: {exc}"
 
 
+def served_requests(url: str) -> tuple[int, int]:
+    """(requests, repeats): what the site's server answered, and how many of those it had
+    answered before."""
+    served = server_stats(url)
+    return served["requests"], served["requests"] - served["distinct_requests"]
+
+
 def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: bool = True,
         workdir: Path | None = None) -> dict[str, Any]:
     site = SiteModel(pages=pages, seed=seed)
@@ -140,9 +147,7 @@ def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: 
             bar = tqdm(desc="uninterrupted", unit="req", file=sys.stderr, dynamic_ncols=True)
         base = run_segment(crawl_cmd(url, base_dir, browser), base_dir / "crawl.log", url, None,
                            rng, bar)
-        served = server_stats(url)
-        base_requests, base_repeats = served["requests"], served["requests"] - served[
-            "distinct_requests"]
+        base_requests, base_repeats = served_requests(url)
         if bar is not None:
             bar.close()
         base_items = read_items(base_dir / "items.jsonl")
@@ -167,9 +172,7 @@ def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: 
             segments.append(segment)
             if not segment["killed"]:
                 break
-        served = server_stats(url)
-        killed_requests, killed_repeats = served["requests"], served["requests"] - served[
-            "distinct_requests"]
+        killed_requests, killed_repeats = served_requests(url)
         if bar is not None:
             bar.close()
     killed_items = read_items(killed_dir / "items.jsonl")

@@ -32,11 +32,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections import deque
 from collections.abc import Callable
 from math import prod
 
-from hiddenweb.estimate import WINDOW
 from hiddenweb.forms.extract import ButtonInfo, FormInfo, is_wildcard
 from hiddenweb.forms.lvs import LVS
 from hiddenweb.forms.records import BlindBudget, endpoint
@@ -93,10 +91,8 @@ class FormExplorer:
         self.since_new = 0
         self.rounds = 1
         self.learnt = 0
-        #: the page fingerprints of its last answers that gave a new page (None: nothing new),
-        #: read by the stopping rule (:func:`hiddenweb.estimate.missing_mass`); ``retired``: it
-        #: is expected to find nothing more
-        self.recent: deque[str | None] = deque(maxlen=WINDOW)  # the crawl's stop_window
+        #: retired by the stopping rule (:mod:`hiddenweb.forms.stopping`): it is expected to
+        #: find nothing more
         self.retired = False
         self.lvs = lvs
         self.rng = random.Random(int(hashlib.sha1(f"{seed}{self.signature}".encode())

@@ -40,6 +40,9 @@ class StoppingRule:
 
     def __init__(self, config: FormsConfig, crawler: Crawler) -> None:
         self.config, self.crawler = config, crawler
+        #: per form, the page fingerprints of its last ``stop_window`` answers that gave a new
+        #: page (None: nothing new)
+        self.recent: dict[FormExplorer, deque[str | None]] = {}
 
     @property
     def stats(self) -> Any:
@@ -48,14 +51,17 @@ class StoppingRule:
     def answered(self, explorer: FormExplorer, mass: HiddenMass, response: Response | None,
                  success: bool) -> None:
         """An answer of ``explorer`` (``success``: it gave a new page) was read."""
-        fp = mass.page_of(response.request) if success and response is not None else None
-        if explorer.recent.maxlen != self.config.stop_window:
-            explorer.recent = deque(explorer.recent, maxlen=self.config.stop_window)
-        explorer.recent.append(fp)
         stop = self.config.stop_mass
-        if not stop or explorer.retired or not explorer.new_pages and not success:
+        if not stop:
             return
-        if missing_mass(explorer.recent, mass.counts) < stop:
+        recent = self.recent.get(explorer)
+        if recent is None:
+            recent = self.recent[explorer] = deque(maxlen=self.config.stop_window)
+        recent.append(mass.page_of(response.request) if success and response is not None
+                      else None)
+        if explorer.retired or not explorer.new_pages and not success:
+            return
+        if missing_mass(recent, mass.counts) < stop:
             explorer.retired = True
             self.stats.inc_value("hiddenweb/forms/retired")
             logger.debug("Form %s on %s retired after %d answers (%d new pages)",
