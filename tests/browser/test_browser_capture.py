@@ -8,13 +8,12 @@ server that logs every request."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from crawlrun import run_crawl
+from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
@@ -34,20 +33,8 @@ fetch(["", "api", "seen"].join("/"), {method: "POST", body: "page=home"});
 LIST = b'{"items": ["/item/1", "/item/2"], "total": 2}'
 
 
-class Site(BaseHTTPRequestHandler):
+class Site(SiteHandler):
     log: list[tuple[str, str]] = []
-    protocol_version = "HTTP/1.1"  # keep-alive, every answer with its Content-Length
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def _send(self, body: bytes, ctype: str = "text/html; charset=utf-8",
-              status: int = 200) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802
         path = urlsplit(self.path).path
@@ -68,12 +55,8 @@ class Site(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site():
-    Site.log = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(Site) as url:
+        yield url
 
 
 def test_a_pages_fetches_join_the_frontier_and_its_writes_are_only_recorded(site, tmp_path):

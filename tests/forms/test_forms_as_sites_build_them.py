@@ -19,13 +19,12 @@ found is read from the server's own log:
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 from parsel import Selector
 
 from hiddenweb.forms.extract import extract_forms
@@ -92,21 +91,8 @@ ACCOUNT = page('<form method="post" action="/login"><input name="user">'
                '</tr></table></form>')
 
 
-class Site(BaseHTTPRequestHandler):
+class Site(SiteHandler):
     log: list[tuple[str, str, dict]] = []
-    # keep-alive, every answer with its Content-Length: with HTTP/1.0 the server closes each
-    # connection, and a request Scrapy sends on one as it closes fails ("closed cleanly")
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def _send(self, body: bytes, status: int = 200) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802
         url = urlsplit(self.path)
@@ -114,7 +100,7 @@ class Site(BaseHTTPRequestHandler):
         self.log.append(("GET", url.path, query))
         path = url.path
         if path == "/robots.txt":
-            return self._send(b"", 404)
+            return self._send(b"", status=404)
         if path == "/quote/run":
             ticker = query.get("ticker", "")
             if ticker in TICKERS:  # case-sensitive, as SQL's = is
@@ -138,7 +124,7 @@ class Site(BaseHTTPRequestHandler):
                  "/framed": FRAMED, "/library": LIBRARY}
         if path in pages:
             return self._send(pages[path])
-        return self._send(page("Not found"), 404)
+        return self._send(page("Not found"), status=404)
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
@@ -155,17 +141,13 @@ class Site(BaseHTTPRequestHandler):
             if zone in ZONES:  # the post-back: the zone's depots and a new view state
                 return self._send(page(zone_form(zone, f"{VIEW_STATE}-{zone}")))
             return self._send(page(zone_form()))
-        return self._send(page("Gone"), 410)  # login, delete: never to be reached
+        return self._send(page("Gone"), status=410)  # login, delete: never to be reached
 
 
 @pytest.fixture
 def site():
-    Site.log = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(Site) as url:
+        yield url
 
 
 def test_every_kind_of_safe_form_is_sent_and_its_hidden_pages_reached(site, tmp_path: Path):

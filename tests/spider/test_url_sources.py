@@ -7,13 +7,12 @@ log, and where it found each URL from the items' ``source``."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 
 
 def page(body: str, head: str = "", title: str = "Page") -> bytes:
@@ -70,22 +69,8 @@ TYPES = {"/data.json": "application/json", "/feed.xml": "application/rss+xml",
          "/download": "application/octet-stream"}
 
 
-class Site(BaseHTTPRequestHandler):
+class Site(SiteHandler):
     log: list[str] = []
-    protocol_version = "HTTP/1.1"  # keep-alive, every answer with its Content-Length
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def _send(self, body: bytes, ctype: str = "text/html; charset=utf-8", status: int = 200,
-              headers: dict | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802
         path = urlsplit(self.path).path
@@ -118,12 +103,8 @@ class Site(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site():
-    Site.log = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(Site) as url:
+        yield url
 
 
 def test_every_url_source_is_followed_and_every_reply_type_is_an_item(site, tmp_path: Path):
