@@ -5,6 +5,8 @@
   page for the crawler (a "no results" page, the same result for other values).
 * :func:`template_key`: the URL's path with digit runs folded to ``{n}`` (query ignored), the unit
   the trap guard counts pages and new content by.
+* :class:`SeenContent`: whether a page is new (its fingerprint); :class:`ShownText`: whether a
+  new page *shows* a new set of texts (not another order or an echo), the learning's verdict.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from parsel import Selector
+from scrapy import Request
 from scrapy.http import Response, TextResponse
 
 _WS = re.compile(r"\s+")
@@ -110,3 +113,90 @@ def is_markup(response: Response) -> bool:
         return isinstance(response, TextResponse) and response.selector.type in ("html", "xml")
     except (ValueError, AttributeError):
         return False
+
+
+NOVEL_META = "hiddenweb_novel"
+_TOKEN = re.compile(r"[^\W_]+")
+MAX_BLOCK_CHARS = 200
+
+
+class ShownText:
+    """Whether a page shows a set of texts the crawl has not shown before: the verdict the
+    learning reads.
+
+    A new fingerprint (:class:`SeenContent`) says a page differs from every page before it. It
+    differs also when it only shows the same records in another order (a table sorted by another
+    column, a list grouped another way) or echoes the query ("Results for 'fern'", "no table
+    named fern"). Judged by fingerprints, a crawl rewards a table's every sort order and a
+    form's every echo, and the form never looks spent.
+
+    Here a page is cut into its *text blocks* (the text nodes a reader sees, or a plain reply's
+    lines), each lower-cased with its whitespace folded. A block never shown before that holds a
+    word of the request's query or form values is left out (an echo: "No records match 'fern'");
+    a block shown before stays, echo or not (a column sorted by ``owner`` still shows "Owner
+    Ada"). The page is *novel* when the **set** of its blocks was never the set of an earlier
+    page: order and echoes do not count, a different subset of records (another filter's
+    answer) does. Blocks and sets are kept as 64-bit hashes (8 bytes of SHA-1), so memory grows
+    with the distinct text of the site, about 50 bytes a block.
+
+    ``enabled=False``: every page with a new fingerprint is novel (the fingerprint's verdict).
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.blocks: set[bytes] = set()
+        self.sets: set[bytes] = set()
+
+    def judge(self, meta: dict, blocks: list[str], echoed: set[str]) -> bool:
+        """Whether the set of ``blocks`` (new echoes left out) is new (and remember it); the
+        verdict is kept in ``meta`` (``hiddenweb_novel``), decided once per response."""
+        if NOVEL_META in meta:
+            return bool(meta[NOVEL_META])
+        if not self.enabled:
+            meta[NOVEL_META] = True
+            return True
+        keys: set[bytes] = set()
+        for block in blocks:
+            words = _TOKEN.findall(block.lower())
+            if not words:
+                continue
+            key = _hash(" ".join(words)[:MAX_BLOCK_CHARS])
+            if key in self.blocks:
+                keys.add(key)
+            elif not echoed.intersection(words):
+                self.blocks.add(key)
+                keys.add(key)
+        whole = _hash(b"".join(sorted(keys)))
+        meta[NOVEL_META] = novel = whole not in self.sets
+        self.sets.add(whole)
+        return novel
+
+
+def _hash(data: str | bytes) -> bytes:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "replace")
+    return hashlib.sha1(data).digest()[:8]
+
+
+def text_blocks(response: Response) -> list[str]:
+    """A reply's text blocks (:class:`ShownText`): an HTML page's visible text nodes, another
+    text reply's lines; none for a binary one."""
+    if not isinstance(response, TextResponse):
+        return []
+    if is_markup(response):
+        return [t for t in response.selector.xpath(VISIBLE).getall() if not t.isspace()]
+    return response.text.splitlines()
+
+
+def echoed_words(request: Request | None) -> set[str]:
+    """The lower-cased words of the values in a request's query string and form body: a page
+    that repeats them says nothing new by that."""
+    if request is None:
+        return set()
+    pairs = parse_qsl(urlsplit(request.url).query, keep_blank_values=True)
+    if request.method == "POST" and request.body and len(request.body) < 65536:
+        pairs += parse_qsl(request.body.decode("utf-8", "replace"), keep_blank_values=True)
+    words: set[str] = set()
+    for _key, value in pairs:
+        words.update(_TOKEN.findall(value.lower()))
+    return words

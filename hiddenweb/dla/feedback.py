@@ -12,6 +12,10 @@ hidden (``form_only``) and new content           reward      a washy edge found 
                                                              paper cases (i) and (ii), eqs. 4-7
 hidden but a repeat (``new_content`` False)      penalty     "no results" and duplicate answer
                                                              pages: the assignment was wasted
+hidden, new, but not ``novel``                   penalty     a page that shows nothing no page
+                                                             showed before (another sort order
+                                                             of the same records, an echo of
+                                                             the query): pagetext.ShownText
 public page showing a form not seen before       reward      a boldface edge that made a washy
 (``new_forms``), new content                                 edge reachable: the step before a
                                                              hidden page (the paper's walk goes
@@ -45,12 +49,12 @@ feedback_signal = object()
 
 
 def feedback(request_meta: dict[str, Any], *, status: int | None, form_only: bool,
-             new_content: bool, new_forms: int = 0) -> Outcome | None:
+             new_content: bool, new_forms: int = 0, novel: bool = True) -> Outcome | None:
     """Reward, penalty or ``None`` for the action that produced a response (table above)."""
     if not isinstance(request_meta.get(ACTION_META), dict):
         return None
     if status is None or status >= 500:
         return None
-    if new_content and status < 400 and (form_only or new_forms > 0):
+    if new_content and status < 400 and (form_only and novel or new_forms > 0):
         return "reward"
     return "penalty"

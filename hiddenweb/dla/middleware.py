@@ -38,7 +38,7 @@ from scrapy import Request
 from hiddenweb.dla.feedback import feedback, feedback_signal
 from hiddenweb.dla.journal import EMITTED_META
 from hiddenweb.dla.kinds import ACTION_META, infer_action
-from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent
+from hiddenweb.pagetext import NEW_CONTENT_META, NOVEL_META, SeenContent
 
 if TYPE_CHECKING:
     from typing import Self
@@ -77,7 +77,8 @@ class DLAFeedbackMiddleware:
         if verdict is None and "hiddenweb_form_only" in response.meta:
             verdict = {"status": response.status,
                        "form_only": bool(response.meta["hiddenweb_form_only"]),
-                       "new_content": bool(response.meta.get(NEW_CONTENT_META, True))}
+                       "new_content": bool(response.meta.get(NEW_CONTENT_META, True)),
+                       "novel": bool(response.meta.get(NOVEL_META, True))}
         if verdict is not None:
             self._report(response, **verdict,
                          new_forms=int(response.meta.get("hiddenweb_new_forms", 0)))
@@ -91,13 +92,14 @@ class DLAFeedbackMiddleware:
             new = adapter.get("fingerprint") is not None \
                 and self._seen.is_new(adapter["fingerprint"])
         return {"status": adapter.get("status", response.status),
-                "form_only": bool(adapter.get("form_only")), "new_content": new}
+                "form_only": bool(adapter.get("form_only")), "new_content": new,
+                "novel": bool(response.meta.get(NOVEL_META, True))}
 
     def _report(self, response: Response, *, status: int | None, form_only: bool,
-                new_content: bool, new_forms: int = 0) -> None:
+                new_content: bool, new_forms: int = 0, novel: bool = True) -> None:
         meta = response.request.meta if response.request is not None else response.meta
         outcome = feedback(meta, status=status, form_only=form_only, new_content=new_content,
-                           new_forms=new_forms)
+                           new_forms=new_forms, novel=novel)
         self.crawler.stats.inc_value(f"hiddenweb/dla/feedback/{outcome or 'neutral'}")
         url = response.request.url if response.request is not None else response.url
         self.crawler.signals.send_catch_log(feedback_signal, request_meta=meta, url=url,

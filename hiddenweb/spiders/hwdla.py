@@ -46,7 +46,15 @@ from hiddenweb.estimate import HiddenMass
 from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
-from hiddenweb.pagetext import NEW_CONTENT_META, SeenContent, visible_text
+from hiddenweb.pagetext import (
+    NEW_CONTENT_META,
+    NOVEL_META,
+    SeenContent,
+    ShownText,
+    echoed_words,
+    text_blocks,
+    visible_text,
+)
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.safety import SafetyPolicy, link_markup
@@ -128,6 +136,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
+        spider.shown = ShownText(lab(s, "novelty"))
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig
@@ -170,7 +179,8 @@ class HwdlaSpider(scrapy.Spider):
         self.forms.answer_read(meta)
         yield from self.read_page(response)
         if meta.get("hiddenweb_explore"):
-            yield from self.forms.feedback(meta, response, meta[NEW_CONTENT_META])
+            yield from self.forms.feedback(meta, response,
+                                           meta[NEW_CONTENT_META] and meta[NOVEL_META])
         yield from self.forms.release_read()
 
     def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
@@ -184,6 +194,10 @@ class HwdlaSpider(scrapy.Spider):
         found = self.named_urls(response)  # its URL sources: part of what makes a page new
         item = self.page_item(response, text, [f.url for f in found])
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
+        if new:  # does it show anything new (not only another order of what was shown)?
+            self.shown.judge(meta, text_blocks(response), echoed_words(response.request))
+        else:
+            meta[NOVEL_META] = False
         if item["form_only"] and response.status == 200:
             self.mass.capture(response.request, item["fingerprint"])  # what is left: estimate
         kind = reply_type(response)

@@ -1,0 +1,118 @@
+"""A form's answer is a success only when it shows a new set of texts (pagetext.ShownText).
+
+Unit tests on real HTML responses, then `scrapy crawl hwdla` against a site the test serves on
+127.0.0.1: a search box that only echoes what it was asked ("No records match 'X'"), beside a
+record list sortable by each column (the echo does not read as "no results", which the
+explorer knows already). Judged by fingerprints, every echo and every sort order is
+a new page; judged by what it shows, none is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve
+from scrapy import Request
+from scrapy.http import HtmlResponse
+
+from hiddenweb.pagetext import NOVEL_META, ShownText, echoed_words, text_blocks
+
+RECORDS = [(f"REC-{i:03d}", f"Owner {name}", f"{1900 + i}")
+           for i, name in enumerate(["Ada", "Bob", "Cy", "Di", "Ed", "Flo", "Gus", "Hal"])]
+
+
+def page(url: str, body: str) -> HtmlResponse:
+    return HtmlResponse(url=url, body=f"<html><body>{body}</body></html>".encode(),
+                        encoding="utf-8", request=Request(url))
+
+
+def table(rows) -> str:
+    return "<table>" + "".join(f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>"
+                               for a, b, c in rows) + "</table>"
+
+
+def judge(shown: ShownText, response: HtmlResponse) -> bool:
+    return shown.judge({}, text_blocks(response), echoed_words(response.request))
+
+
+def test_another_order_or_an_echo_is_not_novel_a_subset_and_a_new_record_are():
+    shown = ShownText(True)
+    assert judge(shown, page("http://h/list", table(RECORDS)))
+    assert not judge(shown, page("http://h/list?sort=owner", table(sorted(RECORDS, key=str))))
+    assert not judge(shown, page("http://h/list?sort=-year", table(RECORDS[::-1])))
+    assert not judge(shown, page("http://h/find?q=tulip",
+                                 table(RECORDS) + "<p>No records match 'tulip'</p>"))
+    assert not judge(shown, page("http://h/find?q=fern",
+                                 table(RECORDS) + "<p>No records match 'fern'</p>"))
+    assert judge(shown, page("http://h/list?year=1901", table(RECORDS[1:2])))  # a subset
+    assert judge(shown, page("http://h/list?page=2", table([("REC-999", "Owner Zed", "1999")])))
+
+
+def test_the_verdict_is_kept_once_per_response_and_off_means_every_page_is_novel():
+    shown, meta = ShownText(True), {}
+    blocks = text_blocks(page("http://h/a", "<p>one</p><p>two</p>"))
+    assert shown.judge(meta, blocks, set()) and meta[NOVEL_META] is True
+    assert shown.judge(meta, blocks, set())  # decided once: the same response, the same verdict
+    assert not shown.judge({}, blocks, set())  # another response showing the same set
+    off = ShownText(False)
+    assert off.judge({}, blocks, set()) and off.judge({}, blocks, set())
+
+
+def test_echoed_words_are_the_values_of_the_query_and_of_a_posted_form():
+    get = Request("http://h/find?q=Red+Fern&page=2")
+    assert echoed_words(get) == {"red", "fern", "2"}
+    post = Request("http://h/find", method="POST", body=b"city=New+York&go=1")
+    assert echoed_words(post) == {"new", "york", "1"}
+
+
+class EchoSite(SiteHandler):
+    """A record list sortable by each column and a search box that only echoes the query."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        type(self).log.append(self.path)
+        if url.path == "/":
+            cols = "".join(f'<a href="/records?sort={c}">sort by {c}</a> '
+                           for c in ("ref", "owner", "year", "-ref", "-owner", "-year"))
+            body = (f"<h1>Registry</h1><p>{cols}</p>"
+                    '<form action="/find" method="get"><input type="text" name="q">'
+                    '<input type="submit" value="Search"></form>')
+        elif url.path == "/records":
+            key = {"ref": 0, "owner": 1, "year": 2}[query.get("sort", ["ref"])[0].lstrip("-")]
+            rows = sorted(RECORDS, key=lambda r: r[key],
+                          reverse=query.get("sort", [""])[0].startswith("-"))
+            body = "<h1>Records</h1>" + table(rows) + '<a href="/">home</a>'
+        elif url.path == "/find":
+            q = query.get("q", [""])[0]
+            body = (f"<h1>Search</h1><p>You searched the registry for '{q}'.</p>"
+                    f'<form action="/find" method="get"><input type="text" name="q" value="{q}">'
+                    '<input type="submit" value="Search"></form>')
+        else:
+            return self._send(b"not found", status=404)
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+
+def test_a_crawl_stops_sending_a_form_whose_answers_only_echo(tmp_path: Path):
+    """With novelty, the echoing search box is a blind form: no answer is a success, none is
+    rewarded, and the stopping rule retires it after its blind budgets. Without it, every echo
+    is a "new page", rewarded, and the form is sent up to its maximum."""
+    sent = {}
+    for arm, on in (("on", True), ("off", False)):
+        with serve(EchoSite) as url:
+            run = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings={
+                "HIDDENWEB_BROWSER": "never", "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": 120,
+                "HIDDENWEB_STOP_MASS": 0.05,
+                "HIDDENWEB_LAB": {"novelty": on, "form_blind_budget": 20}})
+            assert run.returncode == 0, run.stderr[-2000:]
+            sent[arm] = sum(p.startswith("/find?") for p in EchoSite.log)
+            stats = run.stats
+        assert stats["hiddenweb/forms/submissions"] == sent[arm]
+        new, rewards = (stats.get(k, 0) for k in ("hiddenweb/forms/answers_new",
+                                                  "hiddenweb/dla/rewards"))
+        # on: the defaults' answer (the first page showing "You searched …") and one more set at
+        # most; the two public pages with a form not seen before are rewarded too
+        assert new <= 2 and rewards <= 4 if on else new > 50 and rewards > 50
+    assert sent["on"] <= 60 < 100 <= sent["off"]
