@@ -24,7 +24,9 @@ browser                ``hiddenweb/browser/pages``; why each page needed the bro
                        many loads: a page whose form a script submits is loaded once per
                        submission), at most ``MAX_BROWSER_URLS`` of them;
                        ``hiddenweb/forms/dependent_probes``: the browser's reads of a dependent
-                       select's options (downloads, not pages)
+                       select's options (downloads, not pages);
+                       ``hiddenweb/browser/not_rendered``: pages not rendered because their
+                       URL template's renders added nothing (:mod:`hiddenweb.browser.renders`)
 refused                ``hiddenweb/safety/<kind>_refused``, ``hiddenweb/safety/refused/<reason>``
 estimate               ``hiddenweb/estimate/hidden_left`` and ``…/hidden_left_high`` (null when
                        the crawl made no estimate)
@@ -103,6 +105,7 @@ def build_report(stats: dict[str, Any], browser: dict[str, Any], forms_distinct:
                                      key=lambda kv: (-kv[1], kv[0]))),
             "option_probes": stats.get("hiddenweb/forms/dependent_probes", 0),
             "failures": stats.get("hiddenweb/browser/failures", 0),
+            "not_rendered": stats.get("hiddenweb/browser/not_rendered", 0),
             "urls": browser.get("urls", []),
         },
         "refused": {
@@ -144,7 +147,9 @@ def summary_rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
          f"{forms['submitted']:,} submitted ({forms.get('retired', 0):,} retired as spent), "
          f"{forms['skipped']:,} skipped{skipped}; "
          f"seen {forms['on_pages']:,} times on pages"),
-        ("browser pages", f"{browser['pages']:,}", _counts(browser["by_reason"])),
+        ("browser pages", f"{browser['pages']:,}", _counts(browser["by_reason"]) + (
+            f"; {browser['not_rendered']:,} not rendered (their URL template's renders added "
+            "nothing)" if browser.get("not_rendered") else "")),
         ("refused as unsafe", f"{refused['total']:,}", _counts(refused["by_kind"]) + reasons),
         ("hidden pages left", left,
          "Chao1 over the hidden pages' captures: often far off (docs/design-notes.md)"

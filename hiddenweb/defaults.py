@@ -75,9 +75,14 @@ LAB: dict = {
     "form_answers_first": True,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
+    # a URL template whose first renders added nothing to the plain copy is not rendered again
+    # (but one page in ten): hiddenweb.browser.renders
+    "browser_render_gate": True,
     "browser_page_reuse": 25,  # requests served by one page before it is closed
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
-    "browser_same_document": True,  # ... written into a page already on the site
+    # ... written into a page already on the site: off, a page's top-level const/let/class
+    # outlive document.open, so the same script fails on the next page (docs/design-notes.md)
+    "browser_same_document": False,
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
     "stop_blind_rounds": 2,  # blind budgets an endpoint with no result spends before retiring
     "stop_window": 30,  # HIDDENWEB_STOP_MASS reads a form's missing mass over its last N answers

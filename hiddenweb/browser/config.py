@@ -45,7 +45,7 @@ class BrowserConfig:
     timeout: float
     page_reuse: int
     reuse_body: bool = True
-    same_document: bool = True
+    same_document: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:

@@ -1,14 +1,17 @@
 """Which pages need the browser: :func:`needs_browser` (scripts build links or forms, or submit
 forms), :func:`submitted_by_script` (a form only a script submits), and :class:`BrowserPolicy`
-(per URL template: send pages straight to the browser once most of them needed it).
+(per URL template: send pages straight to the browser once most of them needed it, and stop
+rendering a template whose renders add nothing to what plain HTTP read: :func:`page_offer`).
 
 Pure functions of a page's HTML; no setting, no Playwright.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
+from urllib.parse import urljoin
 
 from parsel import Selector
 
@@ -65,20 +68,83 @@ def submitted_by_script(page: Selector, form: Selector | None) -> bool:
     return False
 
 
-class BrowserPolicy:
-    """Per URL template: how many pages were checked over plain HTTP and how many needed the
-    browser. Once ``min_seen`` pages of a template were checked and at least ``share`` of them
-    needed it, the template's pages go straight to the browser (one download instead of two)."""
+_OFFERS = "//a/@href | //area/@href | //iframe/@src | //frame/@src"
 
-    def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5) -> None:
+
+def page_offer(page: Selector, url: str) -> frozenset[bytes]:
+    """What a page offers a crawler, as 8-byte hashes: the targets of its links and frames
+    (absolute, no fragment) and its forms (method, action and field names). A render whose
+    offer holds nothing the plain copy's did added nothing a crawl can follow."""
+    items = {urljoin(url, href.strip()).split("#", 1)[0] for href in page.xpath(_OFFERS).getall()}
+    for form in page.xpath("//form"):
+        fields = sorted(set(form.xpath(".//*[@name]/@name").getall()))
+        items.add(" ".join(["form", (form.attrib.get("method") or "get").lower(),
+                            urljoin(url, form.attrib.get("action") or ""), *fields]))
+    return frozenset(hashlib.sha1(i.encode("utf-8", "replace")).digest()[:8] for i in items)
+
+
+class BrowserPolicy:
+    """Per URL template, two records: the pages checked over plain HTTP and how many needed the
+    browser by their markup (:meth:`record`, :func:`needs_browser`), and the renders of pages
+    plain HTTP had read and how many added something to follow (:meth:`rendered`: a link,
+    frame or form the plain copy lacked, a URL the page went to, a script request not seen
+    before).
+
+    * :meth:`direct`: once ``min_seen`` pages of a template were checked, at least ``share``
+      of them needed the browser, and at least ``share`` of ``min_seen`` or more renders added
+      something, the template's pages go straight to the browser (one download instead of two);
+    * :meth:`worth_rendering`: once ``min_seen`` renders of a template were made and fewer than
+      ``useful_share`` of them added anything, its pages are no longer rendered (a site whose
+      every page loads a script that builds nothing), but one in ``sample`` still is, so that
+      the template is looked at again.
+    """
+
+    def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
+                 useful_share: float = 0.1, sample: int = 10) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
+        self.useful_share, self.sample = useful_share, sample
         self.seen: dict[str, int] = defaultdict(int)
         self.needed: dict[str, int] = defaultdict(int)
+        self.renders: dict[str, int] = defaultdict(int)
+        self.useful: dict[str, int] = defaultdict(int)
+        self.skipped: dict[str, int] = defaultdict(int)
+        self.script_requests: set[str] = set()
 
     def record(self, url: str, needed: bool) -> None:
         key = template_key(url)
         self.seen[key] += 1
         self.needed[key] += int(needed)
+
+    def rendered(self, url: str, useful: bool) -> None:
+        key = template_key(url)
+        self.renders[key] += 1
+        self.useful[key] += int(useful)
+
+    def new_script_requests(self, urls: list[str]) -> bool:
+        """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render."""
+        fresh = [u for u in urls if u not in self.script_requests]
+        self.script_requests.update(fresh)
+        return bool(fresh)
+
+    def verdict(self, url: str) -> str | None:
+        """``"useful"`` or ``"idle"`` once ``min_seen`` renders of the template were judged
+        (idle: fewer than ``useful_share`` of them added anything); None before."""
+        key = template_key(url)
+        renders = self.renders.get(key, 0)
+        if renders < self.min_seen:
+            return None
+        return "useful" if self.useful.get(key, 0) >= self.useful_share * renders else "idle"
+
+    def worth_rendering(self, url: str) -> bool:
+        """False for the page of an idle template (:meth:`verdict`), but for one in ``sample``
+        of them, so that the template is looked at again."""
+        if self.mode != "auto":
+            return self.mode == "always"
+        if self.verdict(url) != "idle":
+            return True
+        key = template_key(url)
+        self.skipped[key] += 1
+        return self.skipped[key] % self.sample == 0
 
     def direct(self, url: str) -> bool:
         if self.mode == "always":
@@ -86,5 +152,6 @@ class BrowserPolicy:
         if self.mode == "never":
             return False
         key = template_key(url)
-        seen = self.seen.get(key, 0)
-        return seen >= self.min_seen and self.needed.get(key, 0) >= self.share * seen
+        seen, renders = self.seen.get(key, 0), self.renders.get(key, 0)
+        return seen >= self.min_seen and self.needed.get(key, 0) >= self.share * seen \
+            and renders >= self.min_seen and self.useful.get(key, 0) >= self.share * renders

@@ -40,6 +40,7 @@ from twisted.python.failure import Failure
 
 from hiddenweb import defaults
 from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser
+from hiddenweb.browser.renders import RenderGate
 from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_request
 from hiddenweb.config import lab
 from hiddenweb.estimate import HiddenMass
@@ -133,6 +134,8 @@ class HwdlaSpider(scrapy.Spider):
             deny_extensions=sorted(SKIPPED_EXTENSIONS))  # PDFs and feeds are read
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
+        spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
+                                    lab(s, "browser_render_gate"))
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
@@ -205,6 +208,7 @@ class HwdlaSpider(scrapy.Spider):
             yield from self.forms.new_page(response, text)
         if meta.get("hiddenweb_rerender"):
             stats.inc_value("hiddenweb/browser/rerendered")  # its plain copy was emitted
+            self.renders.judged(response)
         elif new or self.emit_repeats or response.status != 200 or self.recrawl:
             yield item
             stats.inc_value("hiddenweb/pages")
@@ -232,8 +236,12 @@ class HwdlaSpider(scrapy.Spider):
             except (ValueError, AttributeError):
                 deferred = False
             self.policy.record(response.url, deferred)
-            if deferred:
-                yield self.rerender(response)
+            if deferred:  # unless its template's renders add nothing (browser/renders.py)
+                self.crawler.stats.inc_value("hiddenweb/browser/needed")
+                rerender = self.renders.offer(
+                    response, rerender_request(response, self.browser.reuse_body))
+                if rerender is not None:
+                    yield rerender
         if self.follow_links:
             links = list(self.link_requests(response))
             yield from links
@@ -241,10 +249,6 @@ class HwdlaSpider(scrapy.Spider):
             yield from self.xhr_requests(response)
         if not deferred:  # else: the forms of the rendered copy
             yield from self.forms.page(response, text)
-
-    def rerender(self, response: TextResponse) -> scrapy.Request:
-        self.crawler.stats.inc_value("hiddenweb/browser/needed")
-        return rerender_request(response, self.browser.reuse_body)
 
     @staticmethod
     def visible(response: Response) -> str | None:
@@ -282,6 +286,7 @@ class HwdlaSpider(scrapy.Spider):
         if failure.check(IgnoreRequest):  # robots.txt, trap guard: counted where decided
             return
         if request.meta.get("playwright"):
+            self.renders.failed(request)
             yield from self.browser_fallback(failure)
             return
         if self.seed in (request.url, *request.meta.get("redirect_urls", ())[:1]):

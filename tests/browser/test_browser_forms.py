@@ -193,6 +193,8 @@ def test_policy_sends_a_template_straight_to_the_browser_once_it_mostly_needs_it
     for i in range(4):
         policy.record(f"http://h/app/{i}", True)
         policy.record(f"http://h/p/{i}", i == 0)
+        assert not policy.direct("http://h/app/99")  # not before its renders were judged
+        policy.rendered(f"http://h/app/{i}", True)
     assert policy.direct("http://h/app/99") and not policy.direct("http://h/p/99")
     assert BrowserPolicy("always").direct("http://h/x") and not BrowserPolicy("never").direct("x")
 
@@ -444,7 +446,8 @@ def test_rerender_reuses_the_plain_body_and_finds_the_same_pages(tmp_path):
     for name, reuse in (("reuse", True), ("navigate", False)):
         with serve_in_thread(site) as server:
             items, stats, _ = crawl(tmp_path / name, server.url, HIDDENWEB_BROWSER="auto",
-                                    HIDDENWEB_LAB={"browser_reuse_body": reuse})
+                                    HIDDENWEB_LAB={"browser_reuse_body": reuse,
+                                                   "browser_same_document": reuse})
             runs[name] = (keys_found(site, items), stats, server.stats()["requests"])
     (found, stats, requests), (found_nav, stats_nav, requests_nav) = runs["reuse"], runs["navigate"]
     assert js_only and js_only <= found and found == found_nav  # script-built links followed

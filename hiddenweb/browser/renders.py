@@ -1,0 +1,124 @@
+"""Which of the pages plain HTTP read are rendered again in Chromium: :class:`RenderGate`.
+
+A page goes to the browser when its markup says scripts may build links or forms
+(:func:`~hiddenweb.browser.detect.needs_browser`); many sites load scripts on every page that
+build nothing a crawler can follow (a date picker, a help widget), and each render costs a
+browser page load. The gate learns, per URL template (:class:`~hiddenweb.browser.detect.
+BrowserPolicy`), whether renders add anything to the plain copy (:meth:`RenderGate.judged`:
+a link, frame or form the plain copy lacks, a URL the page went to, a script GET not seen
+before), and stops rendering a template whose renders add nothing (one page in ten still is).
+
+Until a template's first ``min_seen`` renders are judged, at most ``min_seen`` of its pages are
+being rendered; its other pages are *held* (their re-render requests kept, at most
+:data:`MAX_HELD` per template, beyond which they are rendered) and, once the template is
+judged, rendered (useful) or dropped (idle). A render that fails counts as judged useful (the
+page keeps its chance); when the crawl is idle every held page is rendered (``spider_idle``),
+so nothing waits for a verdict that never comes. With a ``JOBDIR`` nothing is held (a held
+request is in no queue, and a crawl killed then would lose it).
+
+Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rendered.
+
+Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``held``,
+``not_rendered`` (pages of an idle template not rendered).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.job import job_dir
+
+from hiddenweb.browser.detect import BrowserPolicy, page_offer
+from hiddenweb.pagetext import is_markup, template_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response, TextResponse
+
+logger = logging.getLogger(__name__)
+
+OFFER_META = "hiddenweb_plain_offer"
+MAX_HELD = 500  # held re-renders of one template; beyond, rendered without waiting
+
+
+class RenderGate:
+    def __init__(self, crawler: Crawler, policy: BrowserPolicy,
+                 in_scope: Callable[[str], bool], enabled: bool = True) -> None:
+        self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
+        self.enabled = enabled  # off: every page that asks is rendered (renders still judged)
+        self.pending: dict[str, int] = defaultdict(int)  # renders issued, not judged yet
+        self.held: dict[str, list[Request]] = defaultdict(list)
+        self.hold = not job_dir(crawler.settings)  # a held request is in no queue
+        crawler.signals.connect(self.release_all, signal=signals.spider_idle)
+
+    def offer(self, response: TextResponse, request: Request) -> Request | None:
+        """``request`` (the re-render of ``response``) to send now, or None: held until its
+        template is judged, or not rendered (an idle template)."""
+        url = response.url
+        if self.enabled and not self.policy.worth_rendering(url):
+            self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")
+            return None
+        request.meta[OFFER_META] = page_offer(response.selector, url)
+        key = template_key(url)
+        if self.enabled and self.hold and self.policy.verdict(url) is None \
+                and self.pending[key] >= self.policy.min_seen and len(self.held[key]) < MAX_HELD:
+            self.held[key].append(request)
+            self.crawler.stats.inc_value("hiddenweb/browser/held")
+            return None
+        self.pending[key] += 1
+        return request
+
+    def judged(self, response: Response) -> None:
+        """A re-render came back: did it add anything to follow? Release or drop the held
+        pages of its template once it is judged."""
+        meta = response.meta
+        plain = meta.get(OFFER_META)
+        if plain is None:
+            return
+        useful = True
+        if is_markup(response):
+            gets = [url for method, url in meta.get("hiddenweb_xhr") or ()
+                    if method == "GET" and self.in_scope(url)]
+            useful = self.policy.new_script_requests(gets) \
+                or bool(page_offer(response.selector, response.url) - plain)
+        self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
+        self._settle(response.url, useful)
+
+    def failed(self, request: Request) -> None:
+        """A re-render that failed: judged useful (its page keeps its chance)."""
+        if OFFER_META in request.meta:
+            self._settle(request.url, True)
+
+    def _settle(self, url: str, useful: bool) -> None:
+        key = template_key(url)
+        self.pending[key] = max(0, self.pending[key] - 1)
+        self.policy.rendered(url, useful)
+        verdict = self.policy.verdict(url)
+        if verdict is None or not self.held.get(key):
+            return
+        held = self.held.pop(key)
+        if verdict == "idle":
+            self.crawler.stats.inc_value("hiddenweb/browser/not_rendered", len(held))
+            logger.info("Not rendering %d pages of %s: its renders added nothing", len(held),
+                        key)
+            return
+        for request in held:
+            self.pending[key] += 1
+            self.crawler.engine.crawl(request)
+
+    def release_all(self) -> None:
+        """``spider_idle``: every held page is rendered (nothing waits for a verdict)."""
+        if not any(self.held.values()):
+            return
+        held, self.held = self.held, defaultdict(list)
+        for key, requests in held.items():
+            for request in requests:
+                self.pending[key] += 1
+                self.crawler.engine.crawl(request)
+        raise DontCloseSpider

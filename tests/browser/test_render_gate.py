@@ -1,0 +1,105 @@
+"""Issue 24: a URL template whose renders add nothing to the plain copy is no longer rendered.
+
+Unit tests of the policy's records, then `scrapy crawl hwdla` with real Chromium against a site
+the test serves on 127.0.0.1: 40 record pages that each load a script building nothing (a widget,
+as many real sites load on every page) beside 8 pages whose inline script builds the only link
+to a page of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve
+from parsel import Selector
+
+from hiddenweb.browser import BrowserPolicy
+from hiddenweb.browser.detect import page_offer
+
+CHROMIUM = Path("/usr/bin/chromium")
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+
+
+def test_a_page_offer_is_its_link_targets_and_forms_not_its_text():
+    a = Selector(text='<a href="/x#top">x</a><p>one</p><form action="/f"><input name=q></form>')
+    b = Selector(text='<a href="/x">other words</a><form action="/f"><input name=q></form>')
+    c = Selector(text='<a href="/x">x</a><form action="/f"><input name=q><input name=p></form>')
+    assert page_offer(a, "http://h/p") == page_offer(b, "http://h/p")
+    assert page_offer(c, "http://h/p") - page_offer(a, "http://h/p")  # a field more
+
+
+def test_a_template_is_judged_after_its_first_renders():
+    policy = BrowserPolicy("auto", min_seen=4, useful_share=0.1, sample=10)
+    for i in range(4):
+        assert policy.verdict(f"http://h/item/{i}") is None
+        policy.rendered(f"http://h/item/{i}", False)
+        policy.rendered(f"http://h/app/{i}", i == 2)
+    assert policy.verdict("http://h/item/9") == "idle"
+    assert policy.verdict("http://h/app/9") == "useful"
+    assert sum(policy.worth_rendering(f"http://h/item/{i}") for i in range(100)) == 10
+    assert all(policy.worth_rendering(f"http://h/app/{i}") for i in range(100))
+    # straight to the browser only once renders showed it was worth it
+    for i in range(4):
+        policy.record(f"http://h/item/{i}", True)
+        policy.record(f"http://h/app/{i}", True)
+    assert not policy.direct("http://h/item/9") and not policy.direct("http://h/app/9")
+    for i in range(4):
+        policy.rendered(f"http://h/app/{i}", True)
+    assert policy.direct("http://h/app/9")
+    assert policy.new_script_requests(["http://h/api/1"])
+    assert not policy.new_script_requests(["http://h/api/1"])
+
+
+# distinct words: pages that differ only in numbers are one shape, a trap (trapguard.py)
+NAMES = [a + b for a in ("amber", "basil", "cedar", "delta", "ember") for b in
+         ("fox", "gull", "hare", "ibis", "jay", "kite", "lynx", "mole")]
+
+
+class WidgetSite(SiteHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).log.append(self.path)
+        widget = '<script src="/static/widget.js"></script>'
+        if self.path == "/":
+            items = "".join(f'<a href="/item/{i}">item {i}</a> ' for i in range(40))
+            apps = "".join(f'<a href="/app/{i}">app {i}</a> ' for i in range(8))
+            body = f"<h1>Home</h1><p>{items}</p><p>{apps}</p>"
+        elif m := re.fullmatch(r"/item/(\d+)", self.path):
+            body = f"{widget}<h1>Item {NAMES[int(m[1])]}</h1><a href='/'>home</a>"
+        elif m := re.fullmatch(r"/app/(\d+)", self.path):
+            body = (f"<h1>App {m[1]}</h1><div id=out></div><script>"
+                    "const a = document.createElement('a');"
+                    f"a.href = '/secret/{m[1]}'; a.textContent = 'secret';"
+                    "document.getElementById('out').appendChild(a);</script>")
+        elif m := re.fullmatch(r"/secret/(\d+)", self.path):
+            body = f"<h1>Secret {m[1]}</h1>"
+        elif self.path == "/static/widget.js":
+            return self._send(b"window.widget = 1;", "application/javascript")
+        else:
+            return self._send(b"not found", status=404)
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+
+@needs_chromium
+@pytest.mark.slow
+@pytest.mark.browser
+def test_pages_whose_renders_add_nothing_stop_going_to_chromium(tmp_path: Path):
+    with serve(WidgetSite) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
+            "HIDDENWEB_BROWSER": "auto", "CONCURRENT_REQUESTS_PER_DOMAIN": 16})
+        log = list(WidgetSite.log)
+    assert run.returncode == 0, run.stderr[-2000:]
+    stats = run.stats
+    # every page whose script builds a link was rendered, and its link followed (each app page
+    # declares a top-level const: written into a page that ran the last one, its script failed)
+    assert {p for p in log if p.startswith("/secret/")} == {f"/secret/{i}" for i in range(8)}
+    # the widget pages: their first renders added nothing, so most were not rendered at all
+    assert stats["hiddenweb/browser/renders_idle"] >= 4
+    assert stats["hiddenweb/browser/not_rendered"] >= 25
+    assert stats["hiddenweb/browser/rerendered"] <= 8 + 15
+    assert stats["hiddenweb/browser/renders_useful"] >= 8
+    # every page is still an item, rendered or not
+    paths = {item["url"].split(url, 1)[1] for item in run.items}
+    assert {f"/item/{i}" for i in range(40)} <= paths
