@@ -116,6 +116,7 @@ def is_markup(response: Response) -> bool:
 
 
 NOVEL_META = "hiddenweb_novel"
+SHOWN_META = "hiddenweb_shown"  # the hash of the set of texts a page showed (ShownText)
 _TOKEN = re.compile(r"[^\W_]+")
 MAX_BLOCK_CHARS = 200
 
@@ -136,8 +137,10 @@ class ShownText:
     a block shown before stays, echo or not (a column sorted by ``owner`` still shows "Owner
     Ada"). The page is *novel* when the **set** of its blocks was never the set of an earlier
     page: order and echoes do not count, a different subset of records (another filter's
-    answer) does. Blocks and sets are kept as 64-bit hashes (8 bytes of SHA-1), so memory grows
-    with the distinct text of the site, about 50 bytes a block.
+    answer) does. The set's hash is kept in ``meta["hiddenweb_shown"]`` (a form's explorer
+    compares its answers with its defaults' answer). Blocks and sets are kept as 64-bit hashes
+    (8 bytes of SHA-1), so memory grows with the distinct text of the site, about 50 bytes a
+    block.
 
     ``enabled=False``: every page with a new fingerprint is novel (the fingerprint's verdict).
     """
@@ -153,7 +156,7 @@ class ShownText:
         if NOVEL_META in meta:
             return bool(meta[NOVEL_META])
         if not self.enabled:
-            meta[NOVEL_META] = True
+            meta[NOVEL_META] = True  # (no set: no explorer compares answers)
             return True
         keys: set[bytes] = set()
         for block in blocks:
@@ -168,6 +171,7 @@ class ShownText:
                 keys.add(key)
         whole = _hash(b"".join(sorted(keys)))
         meta[NOVEL_META] = novel = whole not in self.sets
+        meta[SHOWN_META] = int.from_bytes(whole, "big")
         self.sets.add(whole)
         return novel
 

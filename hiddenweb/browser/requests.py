@@ -21,7 +21,7 @@ from hiddenweb.browser.config import BROWSER_SLOT
 
 #: meta of a plain response that a re-render must judge again, not inherit
 _JUDGED = ("hiddenweb_explore", "hiddenweb_new_content", "hiddenweb_novel",
-           "hiddenweb_new_forms")
+           "hiddenweb_shown", "hiddenweb_new_forms")
 
 
 def direct_meta() -> dict:

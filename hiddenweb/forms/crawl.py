@@ -62,6 +62,7 @@ from hiddenweb.forms.submit import browser_request, describe, plain_request
 from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
+from hiddenweb.pagetext import SHOWN_META
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
@@ -346,7 +347,11 @@ class FormCrawler:
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
         self.stopping.answered(explorer, self.spider.mass, response, success)
         pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
-        released = explorer.feedback(data, success, words, empty=empty)
+        inert = explorer.ended_inert
+        released = explorer.feedback(data, success, words, empty=empty,
+                                     shown=meta.get(SHOWN_META) if response is not None else None)
+        if explorer.ended_inert and not inert:
+            stats.inc_value("hiddenweb/forms/inert")  # its values change nothing: ended
         if explorer.holds > holds:
             stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
         if explorer.blind is not None and explorer.blind.flying < explorer.wave:

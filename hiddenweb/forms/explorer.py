@@ -56,6 +56,11 @@ _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger 
 _TOGETHER = -2
 
 
+#: answers to values that showed what the defaults' answer showed, after which a form whose
+#: values never found anything is ended (:meth:`FormExplorer.feedback`)
+INERT = 8
+
+
 class FormExplorer:
     """One form's exploration: its candidate values, what each gave, what to send next, and
     how to send it (``form_class``, ``button``, ``page`` it is on, ``by_browser``: submitted by
@@ -94,6 +99,11 @@ class FormExplorer:
         #: retired by the stopping rule (:mod:`hiddenweb.forms.stopping`): it is expected to
         #: find nothing more
         self.retired = False
+        #: the set of texts the defaults' answer showed (pagetext.ShownText), and the answers
+        #: to values that showed just that again: the values changed nothing (:meth:`feedback`)
+        self.defaults_shown: int | None = None
+        self.inert = self.value_hits = 0
+        self.ended_inert = False
         self.lvs = lvs
         self.rng = random.Random(int(hashlib.sha1(f"{seed}{self.signature}".encode())
                                      .hexdigest()[:8], 16))
@@ -226,10 +236,24 @@ class FormExplorer:
         return out + self._take(min(self.wave, self.limit) - len(out))
 
     def feedback(self, data: Assignment, new: bool, found_words: list[str] | None = None,
-                 empty: bool = False) -> list[Assignment]:
+                 empty: bool = False, shown: int | None = None) -> list[Assignment]:
         """Record the answer to ``data`` (``new``: it showed a new result page; ``empty``: it
-        said "no results"); return the submissions it releases."""
+        said "no results"; ``shown``: the hash of the set of texts it showed); return the
+        submissions it releases.
+
+        A form whose values never gave a new page and whose answers to :data:`INERT` of them
+        showed exactly what its defaults' answer showed (not "no results": the same page) does
+        not read those values (a box the site echoes and ignores): it is ended."""
         self.answers += 1
+        if not data:
+            self.defaults_shown = shown
+        elif new:
+            self.value_hits += 1
+        elif shown is not None and shown == self.defaults_shown and not empty:
+            self.inert += 1
+            if self.inert >= INERT and not self.value_hits and not self.ended_inert:
+                self.ended_inert = True
+                self.limit = self.submitted  # nothing more is sent
         if data:  # the defaults (``{}``) judge no value of any field
             self._judge_values(data, new, empty)
         if self.blind is not None and (data or new):  # the defaults are no guess: no miss

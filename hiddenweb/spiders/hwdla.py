@@ -197,10 +197,11 @@ class HwdlaSpider(scrapy.Spider):
         found = self.named_urls(response)  # its URL sources: part of what makes a page new
         item = self.page_item(response, text, [f.url for f in found])
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
-        if new:  # does it show anything new (not only another order of what was shown)?
-            self.shown.judge(meta, text_blocks(response), echoed_words(response.request))
-        else:
-            meta[NOVEL_META] = False
+        # does it show anything new (not only another order of what was shown)? A repeat
+        # does not, but its set's hash tells a form's explorer what its answer showed
+        blocks = text_blocks(response)  # (none in a binary reply: its fingerprint decides)
+        novel = not blocks or self.shown.judge(meta, blocks, echoed_words(response.request))
+        meta[NOVEL_META] = new and novel
         if item["form_only"] and response.status == 200:
             self.mass.capture(response.request, item["fingerprint"])  # what is left: estimate
         kind = reply_type(response)

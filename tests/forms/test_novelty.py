@@ -17,6 +17,7 @@ from localsite import SiteHandler, serve
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
+from hiddenweb.forms.explorer import INERT
 from hiddenweb.pagetext import NOVEL_META, ShownText, echoed_words, text_blocks
 
 RECORDS = [(f"REC-{i:03d}", f"Owner {name}", f"{1900 + i}")
@@ -116,3 +117,32 @@ def test_a_crawl_stops_sending_a_form_whose_answers_only_echo(tmp_path: Path):
         # most; the two public pages with a form not seen before are rewarded too
         assert new <= 2 and rewards <= 4 if on else new > 50 and rewards > 50
     assert sent["on"] <= 60 < 100 <= sent["off"]
+
+
+class IgnoringSite(SiteHandler):
+    """A form whose box the site ignores: every answer is the defaults' page, the query only
+    in the box's value and in the page's export link (so each answer is a new fingerprint)."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        url = urlsplit(self.path)
+        type(self).log.append(self.path)
+        if url.path not in ("/", "/run"):
+            return self._send(b"not found", status=404)
+        q = parse_qs(url.query).get("q", [""])[0]
+        body = ("<h1>Console</h1><p>Type a command and run it.</p>"
+                f'<a href="/export?q={q}">export</a>'
+                f'<form action="/run" method="get"><input type="text" name="q" value="{q}">'
+                '<input type="submit" value="Run"></form>')
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+
+def test_a_form_whose_answers_are_its_defaults_answer_is_ended(tmp_path: Path):
+    """Eight values whose answers showed exactly the defaults' answer, none a new page: the
+    form does not read its box, and no more values are sent (without the stopping rule)."""
+    with serve(IgnoringSite) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
+            "HIDDENWEB_BROWSER": "never", "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": 120})
+        sent = sum(p.startswith("/run?") for p in IgnoringSite.log)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stats["hiddenweb/forms/inert"] == 1
+    assert sent <= 1 + INERT + 8  # the defaults, the values that showed it, a wave in flight
