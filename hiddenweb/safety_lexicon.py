@@ -271,6 +271,9 @@ WRITE = _Lexicon([
     "bewerken", "dodaj", "zapisz", "utworz", "edytuj", "lagg till", "spara", "skapa",
     "redigera", "добавить", "сохранить", "создать", "редактировать", "添加", "保存", "创建",
     "编辑", "追加", "作成", "編集",
+    # restoring what the server keeps (Trac's "Restore session: Load")
+    "restore", "recover", "wiederherstellen", "restaurer", "restaurar", "ripristina",
+    "herstellen", "przywroc", "aterstall", "восстановить", "恢复", "復元",
 ])
 _ALL = _Lexicon(_WORDS)
 #: harmful classes, in the order a reason is given when several apply
