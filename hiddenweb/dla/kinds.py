@@ -107,6 +107,9 @@ PUBLIC_LINKS = "links:public"
 ROOT_KINDS = frozenset({PUBLIC_LINKS})
 #: what a link marked rel="nofollow" adds to its URL template's kind (its primary kind)
 NOFOLLOW = " rel=nofollow"
+#: what the group of a page's second read in Chromium adds to its primary kind (the request
+#: meta ``hiddenweb_rerender``): served before every other group (the scheduler's "Order")
+RENDER = " render"
 
 
 def is_nofollow(kind: str) -> bool:
@@ -114,8 +117,15 @@ def is_nofollow(kind: str) -> bool:
     return kind.endswith(NOFOLLOW)
 
 
+def is_render(kind: str) -> bool:
+    """Whether ``kind`` is the group of pages rendered again in Chromium (:data:`RENDER`)."""
+    return kind.endswith(RENDER)
+
+
 def parent_kind(kind: str) -> str | None:
     """The kind one level coarser than ``kind`` (see the module docstring), or None."""
+    if is_render(kind):
+        return kind.removesuffix(RENDER)
     if kind.startswith("form:"):
         head, sep, _ = kind.partition(" {")
         return head if sep else None
