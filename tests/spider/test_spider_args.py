@@ -81,8 +81,7 @@ def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype
 
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
-    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never",
-                                        "HIDDENWEB_URL_GUESSES": True})  # JSON values
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})  # JSON values: default
     spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
     crawler.stats.open_spider()
     url = "http://127.0.0.1:1/data"
