@@ -387,7 +387,9 @@ class HwdlaSpider(scrapy.Spider):
         """The request of a URL found on ``response`` (None: the seed's well-known URLs), a
         link for the scheduler (``hiddenweb_action``: its source; ``nofollow`` to be served
         last and ``guess`` to teach nothing to the site's public links, for a guessed
-        source), with ``hiddenweb_source``; never to Chromium when it names data
+        source; a link served last on a form's answer is not one its form's blind values wait
+        for, ``FormCrawler.answer_meta``), with ``hiddenweb_source``; never to Chromium when it
+        names data
         (:func:`~hiddenweb.urlsources.names_data`: its reply is read by type)."""
         meta = response.meta if response is not None else {}
         form_only = bool(meta.get("hiddenweb_form_only"))
@@ -400,7 +402,8 @@ class HwdlaSpider(scrapy.Spider):
                 "hiddenweb_reached_by": {"kind": "link", "form": None},
                 "hiddenweb_form_only": form_only,
                 "hiddenweb_source": source,
-                **({"hiddenweb_origin": answer, **self.forms.answer_meta(query_of(meta))}
+                **({"hiddenweb_origin": answer,
+                    **self.forms.answer_meta(query_of(meta), reading=not nofollow)}
                    if answer else {}),
                 "hiddenweb_action": {"kind": "link", "page": page,
                                      "label": label.strip()[:200], "form": None,
