@@ -263,7 +263,8 @@ LEX = {name: _Lexicon(entries) for name, entries in _WORDS.items()}
 #: words of a form that writes content: refused by POST (class ``edit``), harmless by GET
 WRITE = _Lexicon([
     "add", "add new", "insert", "create", "new", "save", "edit", "modify", "post", "publish",
-    "upload", "write", "submit changes", "rename", "hinzufugen", "einfugen", "speichern",
+    "upload", "write", "submit changes", "rename", "restore", "wiederherstellen", "restaurer",
+    "restaurar", "ripristina", "hinzufugen", "einfugen", "speichern",
     "erstellen", "anlegen", "bearbeiten", "ajouter", "inserer", "enregistrer", "creer",
     "modifier", "publier", "anadir", "agregar", "insertar", "guardar", "crear", "editar",
     "publicar", "aggiungi", "inserisci", "salva", "crea", "modifica", "pubblica",
