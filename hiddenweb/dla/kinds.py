@@ -30,7 +30,7 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   (:mod:`hiddenweb.urlsources`: ``src:sitemap``, ``src:json``, ``src:script`` …; ``"source"`` in
   the action), listed after its URL template's kinds: what one sitemap or API reply taught
   carries to the URLs the others name. A *guessed* source (a path quoted in a script, a comment,
-  a data attribute, a stylesheet, a JSON value) also has ``"nofollow": True``: it is served last,
+  a data attribute, a stylesheet) and a JSON value also have ``"nofollow": True``: served last,
   as a link marked nofollow is (see below), since no person follows it from the page as shown;
   and ``"guess": True``: it has no ``links:public`` kind, so what its replies teach stays with
   its own kinds and never lifts or sinks the site's public links;
