@@ -263,7 +263,8 @@ LEX = {name: _Lexicon(entries) for name, entries in _WORDS.items()}
 #: words of a form that writes content: refused by POST (class ``edit``), harmless by GET
 WRITE = _Lexicon([
     "add", "add new", "insert", "create", "new", "save", "edit", "modify", "post", "publish",
-    "upload", "write", "submit changes", "rename", "hinzufugen", "einfugen", "speichern",
+    "upload", "write", "submit changes", "rename", "restore", "wiederherstellen", "restaurer",
+    "restaurar", "ripristina", "hinzufugen", "einfugen", "speichern",
     "erstellen", "anlegen", "bearbeiten", "ajouter", "inserer", "enregistrer", "creer",
     "modifier", "publier", "anadir", "agregar", "insertar", "guardar", "crear", "editar",
     "publicar", "aggiungi", "inserisci", "salva", "crea", "modifica", "pubblica",
@@ -271,9 +272,7 @@ WRITE = _Lexicon([
     "bewerken", "dodaj", "zapisz", "utworz", "edytuj", "lagg till", "spara", "skapa",
     "redigera", "добавить", "сохранить", "создать", "редактировать", "添加", "保存", "创建",
     "编辑", "追加", "作成", "編集",
-    # restoring what the server keeps (Trac's "Restore session: Load")
-    "restore", "recover", "wiederherstellen", "restaurer", "restaurar", "ripristina",
-    "herstellen", "przywroc", "aterstall", "восстановить", "恢复", "復元",
+    "recover", "herstellen", "przywroc", "aterstall", "восстановить", "恢复", "復元",
 ])
 _ALL = _Lexicon(_WORDS)
 #: harmful classes, in the order a reason is given when several apply

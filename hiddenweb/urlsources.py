@@ -18,9 +18,10 @@ alternate     yes        any other ``<link href>`` but stylesheets, icons, prelo
 sitemap                  ``<loc>`` of a sitemap or a sitemap index (XML, also gzipped)
 robots                   robots.txt's ``Sitemap:`` lines
 xml                      a feed's or any XML document's same-site URLs (``<link>``, ``href``)
-json          yes        a JSON reply's string values that are same-site URLs or paths (an
-                         API's reply often mirrors its HTML page's links with other keys:
-                         Datasette's facet toggles; served last, they do not pull the crawl)
+json          last       a JSON reply's string values that are same-site absolute URLs or
+                         root-relative paths (``"/items/2"``): an API's reply often mirrors its
+                         HTML page's links with other keys (Datasette's facet toggles, a
+                         ``next_url``); followed by default, served last
 robots-path   yes        robots.txt's ``Allow:`` paths (and ``Disallow:`` when robots.txt is
                          not obeyed); wildcard patterns are skipped
 css           yes        ``url()`` and ``@import`` in ``<style>``, ``style=""``, stylesheets
@@ -39,8 +40,9 @@ pdf           yes        ``/URI (…)`` link annotations of a PDF
 ============  =========  ===============================================================
 
 *Guessed* sources name URLs a person never follows from the page as it is shown; the spider
-follows them only with ``HIDDENWEB_URL_GUESSES`` (off by default), as links served last
-(like ``rel="nofollow"`` links, :mod:`hiddenweb.dla.kinds`).
+follows them only with ``HIDDENWEB_URL_GUESSES`` (off by default). They and the JSON values
+(:data:`SERVED_LAST`) are filed as links served last (like ``rel="nofollow"`` links,
+:mod:`hiddenweb.dla.kinds`): after every link and form of the site's pages.
 Only same-host URLs (host compared, not host:port) of http(s) are returned, without fragments,
 each once per reply, at most :data:`MAX_PER_REPLY`; obvious static assets (images, fonts,
 media, archives, source maps: :data:`SKIPPED_EXTENSIONS`) are skipped. The module is pure: it
@@ -63,7 +65,10 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 MAX_PER_REPLY = 500
 MAX_BODY = 5_000_000  # bytes of a reply read for URLs (a sitemap may be 50 MB: its head only)
 GUESSED = frozenset({"alternate", "robots-path", "css", "srcset", "data", "attr", "script",
-                     "comment", "text", "pdf", "json"})
+                     "comment", "text", "pdf"})
+#: followed after every link and form of the pages (a JSON reply's URLs mostly repeat its HTML
+#: twin's links): the guessed sources and the JSON values, followed by default
+SERVED_LAST = GUESSED | {"json"}
 #: not fetched when a link or a source names them: Scrapy's ``IGNORED_EXTENSIONS`` (images,
 #: media, archives, office files, executables) and fonts and source maps, but PDF (a document
 #: whose links are read), RSS (a feed), CSS and scripts (sources)
@@ -85,6 +90,11 @@ class Found:
     @property
     def guessed(self) -> bool:
         return self.source in GUESSED
+
+    @property
+    def last(self) -> bool:
+        """Whether the spider files it as a link served last (:data:`SERVED_LAST`)."""
+        return self.source in SERVED_LAST
 
 
 #: sources that name data, not pages, and the extensions of data files: never sent to Chromium
@@ -414,8 +424,9 @@ def _xml_unescape(s: str) -> str:
 
 
 def json_urls(text: str) -> Iterator[Found]:
-    """String values of a JSON document that are same-shape URLs (``"/items/2"``,
-    ``"http://host/x"``), wherever they are; keys are not read."""
+    """String values of a JSON document that are absolute http(s) URLs or root-relative paths
+    (``"http://host/x"``, ``"/items/2"``), wherever they are; keys are not read, nor words,
+    ``"./x"``, ``"../x"`` or ``"x/y"`` (relative to what, in an API's reply?)."""
     try:
         doc = json.loads(text)
     except ValueError:
@@ -427,5 +438,9 @@ def json_urls(text: str) -> Iterator[Found]:
             stack.extend(reversed(list(value.values())))
         elif isinstance(value, list):
             stack.extend(reversed(value))
-        elif isinstance(value, str) and _path_like(value.strip()):
+        elif isinstance(value, str) and value.strip().startswith(_JSON_URL) \
+                and _path_like(value.strip()):
             yield Found(value.strip(), "json")
+
+
+_JSON_URL = ("/", "http://", "https://")

@@ -5,7 +5,8 @@ requests wait in the FIFO buckets of :mod:`hiddenweb.dla.queues`; a group's own 
 buckets (by the page automaton's ``q`` without transfer), the scheduler's heap orders the groups
 by score (:meth:`GroupHeap._group_score`: the kind's ``p(pursue)``, or ``r * p`` of the page's
 best pending action), rounded to :data:`SCORE_DECIMALS`, ties to the oldest group; a group of
-links marked nofollow has :data:`LAST` added to its key (served when no other is pending).
+links marked nofollow has :data:`LAST` added to its key (served when no other is pending), a
+group of pages rendered again in Chromium has it taken off (served before any other).
 
 Contract: heap entries are versioned; a re-key pushes a new entry and older ones are skipped when
 popped; the scheduler's heap is rebuilt when stale entries outnumber live ones. An emptied bucket
@@ -20,7 +21,7 @@ import heapq
 from collections import deque
 from typing import TYPE_CHECKING
 
-from hiddenweb.dla.kinds import is_nofollow
+from hiddenweb.dla.kinds import is_nofollow, is_render
 from hiddenweb.dla.queues import Bucket, Group
 
 if TYPE_CHECKING:
@@ -54,8 +55,9 @@ class GroupHeap:
 
     @staticmethod
     def _last(gkey: str) -> float:
-        """:data:`LAST` for a group served last (links marked nofollow), else 0."""
-        return LAST if is_nofollow(gkey) else 0.0
+        """:data:`LAST` for a group served last (links marked nofollow), minus it for one
+        served first (pages rendered again in Chromium), else 0."""
+        return LAST if is_nofollow(gkey) else -LAST if is_render(gkey) else 0.0
 
     def _heap_key(self, group: Group) -> float:
         """The group's heap key (lowest first): its negated score, plus :data:`LAST` for a

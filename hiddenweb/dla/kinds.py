@@ -30,7 +30,7 @@ described by its *kinds*, strings shared by actions of the same sort on any page
   (:mod:`hiddenweb.urlsources`: ``src:sitemap``, ``src:json``, ``src:script`` …; ``"source"`` in
   the action), listed after its URL template's kinds: what one sitemap or API reply taught
   carries to the URLs the others name. A *guessed* source (a path quoted in a script, a comment,
-  a data attribute, a stylesheet, a JSON value) also has ``"nofollow": True``: it is served last,
+  a data attribute, a stylesheet) and a JSON value also have ``"nofollow": True``: served last,
   as a link marked nofollow is (see below), since no person follows it from the page as shown;
   and ``"guess": True``: it has no ``links:public`` kind, so what its replies teach stays with
   its own kinds and never lifts or sinks the site's public links;
@@ -107,6 +107,9 @@ PUBLIC_LINKS = "links:public"
 ROOT_KINDS = frozenset({PUBLIC_LINKS})
 #: what a link marked rel="nofollow" adds to its URL template's kind (its primary kind)
 NOFOLLOW = " rel=nofollow"
+#: what the group of a page's second read in Chromium adds to its primary kind (the request
+#: meta ``hiddenweb_rerender``): served before every other group (the scheduler's "Order")
+RENDER = " render"
 
 
 def is_nofollow(kind: str) -> bool:
@@ -114,8 +117,15 @@ def is_nofollow(kind: str) -> bool:
     return kind.endswith(NOFOLLOW)
 
 
+def is_render(kind: str) -> bool:
+    """Whether ``kind`` is the group of pages rendered again in Chromium (:data:`RENDER`)."""
+    return kind.endswith(RENDER)
+
+
 def parent_kind(kind: str) -> str | None:
     """The kind one level coarser than ``kind`` (see the module docstring), or None."""
+    if is_render(kind):
+        return kind.removesuffix(RENDER)
     if kind.startswith("form:"):
         head, sep, _ = kind.partition(" {")
         return head if sep else None

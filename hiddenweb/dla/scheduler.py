@@ -27,6 +27,14 @@ Order. Requests wait in FIFO *buckets*; a heap over bucket groups picks the best
   by the page automaton's ``q`` (an update never reorders the other actions, see automaton.py);
   the page's score is ``r * p`` of its best pending action (1 = uniform, comparable across pages).
 
+A page rendered again in Chromium (meta ``hiddenweb_rerender``: its plain copy showed scripts
+that build its links or forms) is the second half of a read already chosen, not a new action:
+its group (its primary kind plus :data:`~hiddenweb.dla.kinds.RENDER`, scored as that kind)
+is served before any other. Filed in its link's kind, it sank with every public link (its
+plain copy, whose forms wait for the rendered one, was just penalised) and lost each tie to
+the older templates: on Datasette the canned-query form's page waited behind 400 detail pages,
+and whether it did was a race of the crawl's first second (docs/benchmarks.md).
+
 Links their page marks ``rel="nofollow"`` (a wiki's edit, history and backlinks links, a
 tracker's other formats; their own kind, :func:`~hiddenweb.dla.kinds.is_nofollow`) go last:
 their groups are served, best first, only when no other group is pending (the heap adds
@@ -109,6 +117,7 @@ from hiddenweb.dla.kinds import (
     NOFOLLOW,
     PRIOR_REWARDS,
     PURSUE,
+    RENDER,
     ROOT_KINDS,
     SKIP,
     action_of,
@@ -129,6 +138,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 KINDS_META = "hiddenweb_dla_kinds"
+#: set by the spider on a page's second read, in Chromium (hiddenweb.browser.requests)
+RERENDER_META = "hiddenweb_rerender"
 SCORE_META = "hiddenweb_dla_score"
 GROUP_META = "hiddenweb_dla_group"
 
@@ -237,8 +248,12 @@ class DLAScheduler(GroupHeap):
                     if not kind.startswith(("word:", "hword:")):
                         self.roots.setdefault(kind, ks[-1])
             key = group = self._bucket_kind(ks)
+            if request.meta.get(RERENDER_META):
+                key = group = ks[0] + RENDER
         else:  # a page's nofollow links: a group of their own, served last
             group, key = page + (NOFOLLOW if is_nofollow(ks[0]) else ""), f"{page}\n{ks[0]}"
+            if request.meta.get(RERENDER_META):
+                group = page + RENDER
         self._push(request, key, group, page, ks[0])
         self.stats.inc_value("hiddenweb/dla/enqueued")
 
@@ -301,15 +316,15 @@ class DLAScheduler(GroupHeap):
         kind's ``p(pursue)``; without transfer, ``r * p`` of its action on its page)."""
         if self.config.transfer:
             return self.kind_score(request.meta[GROUP_META])
-        la = self.pages.get(request.meta[GROUP_META].removesuffix(NOFOLLOW))
+        la = self.pages.get(request.meta[GROUP_META].removesuffix(NOFOLLOW).removesuffix(RENDER))
         kind = (request.meta.get(KINDS_META) or [""])[0]
         return la.relative(kind) if la is not None and kind in la else 0.0
 
     def _after_others(self, gkey: str) -> bool:
         """Rule 3 of "Concurrency": a group served last (links marked nofollow) waits while a
         request of any other group is in flight, whose answer may bring requests that go first."""
-        return bool(self._last(gkey)) and any(
-            not self._last(r.meta[GROUP_META]) for r in self.in_flight())
+        return is_nofollow(gkey) and any(
+            not is_nofollow(r.meta[GROUP_META]) for r in self.in_flight())
 
     def _waits(self, score: float) -> bool:
         """Whether the best pending request, scoring ``score``, waits for the answers in flight
@@ -354,7 +369,7 @@ class DLAScheduler(GroupHeap):
         if la is not None and ks[0] in la:
             (la.reward if outcome == "reward" else la.penalize)(ks[0])
             # without transfer a page has two groups: its links marked nofollow, the rest
-            for gkey in () if self.config.transfer else (page, page + NOFOLLOW):
+            for gkey in () if self.config.transfer else (page, page + NOFOLLOW, page + RENDER):
                 group = self.groups.get(gkey)
                 if group is None:
                     continue

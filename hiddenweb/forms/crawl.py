@@ -364,15 +364,19 @@ class FormCrawler:
             yield from self.submission(explorer, next_data)
 
     # -- answers first (form_answers_first) ------------------------------------------
-    def answer_meta(self, query: dict | None = None) -> dict[str, Any]:
+    def answer_meta(self, query: dict | None = None, reading: bool = True) -> dict[str, Any]:
         """Meta marking a request as an answer of its endpoint still to be read (a link on a
-        form's answer, or a harvested submission), with the ``query`` it belongs to. Empty
-        when the setting is off."""
+        form's answer, or a harvested submission), with the ``query`` it belongs to; with
+        ``reading`` False (a link served last: nofollow, a guessed source, a JSON value), only
+        the query: the endpoint's blind guesses do not wait for what is read last. Empty when
+        the setting is off."""
         if not self.config.answers_first:
             return {}
+        query_meta = {"hiddenweb_query": query} if query is not None else {}
+        if not reading:
+            return query_meta
         self.reading_seq += 1
-        return {"hiddenweb_reading": self.reading_seq,
-                **({"hiddenweb_query": query} if query is not None else {})}
+        return {"hiddenweb_reading": self.reading_seq, **query_meta}
 
     def _reading_changed(self, ep: Endpoint) -> None:
         if ep.budget is not None:

@@ -360,7 +360,7 @@ class HwdlaSpider(scrapy.Spider):
         """The URLs a reply names besides its links (:mod:`hiddenweb.urlsources`: headers,
         refresh, CSS, srcset, data attributes, scripts, comments, robots.txt, sitemaps, feeds,
         JSON); none with ``HIDDENWEB_URL_SOURCES`` off, links off or in a recrawl; the guessed
-        ones only with ``HIDDENWEB_URL_GUESSES``."""
+        ones only with ``HIDDENWEB_URL_GUESSES`` (JSON values are not guessed)."""
         if not self.url_sources or not self.follow_links or self.recrawl or self.host is None:
             return []
         found = reply_urls(response, self.host, obey_robots=self.obey_robots)
@@ -369,7 +369,9 @@ class HwdlaSpider(scrapy.Spider):
     def source_requests(self, response: Response, named: list[Found], linked: set[str]
                         ) -> Iterator[scrapy.Request]:
         """Requests of the URLs ``named`` (:meth:`named_urls`) but those ``linked``, each
-        allowed by the safety policy; guessed ones are filed as links served last. Counted in
+        allowed by the safety policy; guessed ones and JSON values
+        (:data:`~hiddenweb.urlsources.SERVED_LAST`) are filed as links served last, after the
+        pages' links and forms, teaching nothing to the site's public links. Counted in
         ``hiddenweb/sources/<source>`` (each time a new page names one; the dupefilter drops
         those already asked)."""
         stats = self.crawler.stats
@@ -381,7 +383,7 @@ class HwdlaSpider(scrapy.Spider):
                 continue
             stats.inc_value(f"hiddenweb/sources/{found.source}")
             yield self.follow(response, found.url, found.label, found.source,
-                              nofollow=found.guessed, guess=found.guessed)
+                              nofollow=found.last, guess=found.last)
 
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,
@@ -405,7 +407,9 @@ class HwdlaSpider(scrapy.Spider):
         """The request of a URL found on ``response`` (None: the seed's well-known URLs), a
         link for the scheduler (``hiddenweb_action``: its source; ``nofollow`` to be served
         last and ``guess`` to teach nothing to the site's public links, for a guessed
-        source), with ``hiddenweb_source``; never to Chromium when it names data
+        source; a link served last on a form's answer is not one its form's blind values wait
+        for, ``FormCrawler.answer_meta``), with ``hiddenweb_source``; never to Chromium when it
+        names data
         (:func:`~hiddenweb.urlsources.names_data`: its reply is read by type)."""
         meta = response.meta if response is not None else {}
         form_only = bool(meta.get("hiddenweb_form_only"))
@@ -418,7 +422,8 @@ class HwdlaSpider(scrapy.Spider):
                 "hiddenweb_reached_by": {"kind": "link", "form": None},
                 "hiddenweb_form_only": form_only,
                 "hiddenweb_source": source,
-                **({"hiddenweb_origin": answer, **self.forms.answer_meta(query_of(meta))}
+                **({"hiddenweb_origin": answer,
+                    **self.forms.answer_meta(query_of(meta), reading=not nofollow)}
                    if answer else {}),
                 "hiddenweb_action": {"kind": "link", "page": page,
                                      "label": label.strip()[:200], "form": None,

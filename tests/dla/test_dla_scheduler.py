@@ -519,3 +519,28 @@ def test_nofollow_links_wait_while_other_requests_are_in_flight() -> None:
     assert tool.url == SITE + "/w?id=b&do=edit"
     s.in_flight = lambda: [tool]
     assert drain(s) == ["/w?id=c&do=edit", "/w?id=d&do=edit"]
+
+
+@pytest.mark.parametrize("transfer", [True, False])
+def test_a_page_rendered_again_goes_before_every_other_request(transfer: bool) -> None:
+    """A page's second read in Chromium (``hiddenweb_rerender``) is served first, even when its
+    link's kind was penalised (its plain copy showed no form: its forms wait for the render) and
+    an older template ties with it; it learns as its link's kinds."""
+    s = make({"HIDDENWEB_LAB": {"dla_transfer": transfer}})
+    s.enqueue_request(link("/", "/query"))
+    plain = s.next_request()
+    for n in range(1, 4):  # an older template: its group exists before the render is queued
+        s.enqueue_request(link("/list", f"/detail/{n}"))
+    s.learn(plain.meta, plain.url, "penalty")
+    again = plain.replace(dont_filter=True,
+                          meta={**plain.meta, "hiddenweb_rerender": True})
+    s.enqueue_request(again)
+    s.enqueue_request(_nofollow("/", "/query?do=edit"))
+    first = s.next_request()
+    assert first.url == SITE + "/query" and first.meta["hiddenweb_rerender"]
+    assert first.meta["hiddenweb_dla_kinds"][0] == "url:ex.org/query"
+    assert first.meta["hiddenweb_dla_group"].endswith(" render")
+    assert drain(s) == ["/detail/1", "/detail/2", "/detail/3", "/query?do=edit"]
+    s.learn(first.meta, first.url, "reward")  # its rendered form: the link's kind learns
+    if transfer:
+        assert "url:ex.org/query" in s.paid

@@ -81,8 +81,7 @@ def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype
 
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
-    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never",
-                                        "HIDDENWEB_URL_GUESSES": True})  # JSON values
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})  # JSON values: default
     spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
     crawler.stats.open_spider()
     url = "http://127.0.0.1:1/data"
@@ -95,3 +94,28 @@ def test_a_non_html_reply_is_an_item_and_never_breaks_the_parse(cls, body, ctype
     assert out[0]["content_type"] == ctype.decode() and out[0]["status"] == 200
     assert [o.url for o in out[1:]] == follows
     assert all(o.meta["hiddenweb_source"] == "json" for o in out[1:])
+
+
+def test_links_served_last_on_a_form_answer_hold_no_blind_values():
+    """A link on a form's answer is one its form's blind values wait for (``form_answers_first``),
+    but not one served last (a JSON value, a guessed source, rel=nofollow): it would hold them
+    until the crawl's end (with every guessed source on, Datasette's fifth stock symbol waited
+    so)."""
+    import scrapy.http
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})
+    spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
+    url = "http://127.0.0.1:1/find.json?q=a"
+    request = scrapy.Request(url, meta={"hiddenweb_form_only": True,
+                                        "hiddenweb_origin": "GET 127.0.0.1/find"})
+    response = scrapy.http.TextResponse(url, body=b"{}", request=request, encoding="utf-8")
+    content = spider.follow(response, "http://127.0.0.1:1/record/1", "one", "link")
+    last = spider.follow(response, "http://127.0.0.1:1/record/2", "", "json",
+                         nofollow=True, guess=True)
+    assert "hiddenweb_reading" in content.meta
+    assert "hiddenweb_reading" not in last.meta
+    assert last.meta["hiddenweb_origin"] == content.meta["hiddenweb_origin"]
+    assert last.meta["hiddenweb_action"]["nofollow"] and last.meta["hiddenweb_form_only"]

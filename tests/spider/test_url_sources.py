@@ -49,8 +49,13 @@ SM_PAGES = ('<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sit
             'sitemap/0.9"><url><loc>{base}/sitemap-page</loc></url></urlset>')
 FEED = ('<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><link>{base}/</link>'
         '<item><title>One</title><link>{base}/feed-item</link></item></channel></rss>')
+# same-site: a root-relative path and an absolute URL; not: another host on this very server
+# (hosts are compared, not host:port), words, a relative path (relative to what, in an API?)
 DATA = ('{{"items": [{{"title": "a", "url": "/json-page"}}, {{"next": "{base}/json-absolute"}}],'
-        ' "elsewhere": "http://example.com/x", "note": "not a url", "count": 2}}')
+        ' "elsewhere": "http://localhost:{port}/json-offsite", "note": "not a url",'
+        ' "slug": "json-word", "rel": "./json-relative", "count": 2}}')
+#: what the JSON reply names that is never requested
+JSON_NEVER = ("/json-offsite", "/json-word", "/json-relative")
 PDF = (b"%PDF-1.4\n1 0 obj << /Type /Annot /A << /S /URI"
        b" /URI (http://127.0.0.1:{port}/pdf-page) >> >>")
 # every URL a source names, by the source the item must carry
@@ -87,7 +92,7 @@ class Site(SiteHandler):
             return self._send(HOME, headers={"Link": '</header-page>; rel="next"'})
         if path in texts:
             text, ctype = texts[path]
-            return self._send(text.format(base=base).encode(), ctype)
+            return self._send(text.format(base=base, port=port).encode(), ctype)
         if path == "/doc.pdf":
             return self._send(PDF.replace(b"{port}", str(port).encode()), TYPES["/doc.pdf"])
         if path in ("/download", "/archive.zip"):
@@ -128,7 +133,7 @@ def test_every_url_source_is_followed_and_every_reply_type_is_an_item(site, tmp_
     # attribute (the safety policy), the text reply's URL is a guess but same-site: followed
     assert "/text-page" in Site.log
     for never in ("/prefix", "/private", "/img/small.png", "/logo.png", "/account/delete",
-                  "/archive.zip", "/api/seen"):  # /api/seen: a script's POST target
+                  "/archive.zip", "/api/seen", *JSON_NEVER):  # /api/seen: a script's POST
         assert never not in Site.log, never
     stats = run.stats or {}
     assert stats.get("hiddenweb/sources/json") == 2
@@ -145,9 +150,9 @@ def test_url_sources_off_follows_links_only(site, tmp_path: Path):
     assert {urlsplit(i["url"]).path for i in run.items} == {"/", *TYPES}
 
 
-#: the sources followed by default (HIDDENWEB_URL_GUESSES off)
+#: the sources followed by default (HIDDENWEB_URL_GUESSES off), JSON values among them
 DECLARED = {"/header-page", "/refresh-page", "/next-page", "/sm-index.xml", "/sm-pages.xml",
-            "/sitemap-page", "/feed-item"}
+            "/sitemap-page", "/feed-item", "/json-page", "/json-absolute"}
 
 
 def test_by_default_only_declared_sources_are_followed(site, tmp_path: Path):
@@ -158,5 +163,11 @@ def test_by_default_only_declared_sources_are_followed(site, tmp_path: Path):
     assert DECLARED <= set(Site.log), sorted(DECLARED - set(Site.log))
     guessed = set(EXPECTED) - DECLARED - {"/robots.txt"}
     assert not guessed & set(Site.log), sorted(guessed & set(Site.log))
+    by_path = {urlsplit(i["url"]).path: i for i in run.items}
     for path in TYPES:  # every reply type is still an item
-        assert path in {urlsplit(i["url"]).path for i in run.items}
+        assert path in by_path
+    # the JSON reply's same-site URLs (root-relative and absolute) are followed, and their
+    # items say so; its other host, words and relative paths are not
+    assert by_path["/json-page"]["source"] == by_path["/json-absolute"]["source"] == "json"
+    assert not set(JSON_NEVER) & set(Site.log), sorted(set(JSON_NEVER) & set(Site.log))
+    assert (run.stats or {}).get("hiddenweb/sources/json") == 2
