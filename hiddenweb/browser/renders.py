@@ -9,12 +9,14 @@ a link, frame or form the plain copy lacks, a URL the page went to, a script GET
 before), and stops rendering a template whose renders add nothing (one page in ten still is).
 
 Until a template's first ``min_seen`` renders are judged, at most ``min_seen`` of its pages are
-being rendered; its other pages are *held* (their re-render requests kept, at most
-:data:`MAX_HELD` per template, beyond which they are rendered) and, once the template is
-judged, rendered (useful) or dropped (idle). A render that fails counts as judged useful (the
-page keeps its chance); when the crawl is idle every held page is rendered (``spider_idle``),
-so nothing waits for a verdict that never comes. With a ``JOBDIR`` nothing is held (a held
-request is in no queue, and a crawl killed then would lose it).
+being rendered; its other pages are *held* (their re-render requests and plain copies kept, at
+most :data:`MAX_HELD` per template, beyond which they are rendered) and, once the template is
+judged, rendered (useful) or dropped (idle: their forms are then read from the plain copy). A
+render that fails counts as judged useful (the page keeps its chance); when the crawl is idle
+every held page is rendered (``spider_idle``), so nothing waits for a verdict that never comes.
+The forms of a page not rendered are read from its plain copy at once (the spider). With a
+``JOBDIR`` nothing is held (a held request is in no queue, and a crawl killed then would lose
+it).
 
 Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rendered.
 
@@ -36,7 +38,7 @@ from hiddenweb.browser.detect import BrowserPolicy, page_offer
 from hiddenweb.pagetext import is_markup, template_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response, TextResponse
@@ -49,28 +51,31 @@ MAX_HELD = 500  # held re-renders of one template; beyond, rendered without wait
 
 class RenderGate:
     def __init__(self, crawler: Crawler, policy: BrowserPolicy,
-                 in_scope: Callable[[str], bool], enabled: bool = True) -> None:
+                 in_scope: Callable[[str], bool], enabled: bool = True,
+                 dropped: Callable[[TextResponse], Iterable[Request]] | None = None) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
         self.enabled = enabled  # off: every page that asks is rendered (renders still judged)
+        self.dropped = dropped  # what to send of a held page's plain copy when it is dropped
         self.pending: dict[str, int] = defaultdict(int)  # renders issued, not judged yet
-        self.held: dict[str, list[Request]] = defaultdict(list)
+        self.held: dict[str, list[tuple[Request, TextResponse]]] = defaultdict(list)
         self.hold = not job_dir(crawler.settings)  # a held request is in no queue
         crawler.signals.connect(self.release_all, signal=signals.spider_idle)
 
-    def offer(self, response: TextResponse, request: Request) -> Request | None:
-        """``request`` (the re-render of ``response``) to send now, or None: held until its
-        template is judged, or not rendered (an idle template)."""
+    def offer(self, response: TextResponse, request: Request) -> Request | str:
+        """``request`` (the re-render of ``response``) to send now; or ``"held"`` until its
+        template is judged (its forms then come from the render, or from ``response`` through
+        ``dropped``), or ``"skip"``: not rendered (an idle template)."""
         url = response.url
         if self.enabled and not self.policy.worth_rendering(url):
             self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")
-            return None
+            return "skip"
         request.meta[OFFER_META] = page_offer(response.selector, url)
         key = template_key(url)
         if self.enabled and self.hold and self.policy.verdict(url) is None \
                 and self.pending[key] >= self.policy.min_seen and len(self.held[key]) < MAX_HELD:
-            self.held[key].append(request)
+            self.held[key].append((request, response))
             self.crawler.stats.inc_value("hiddenweb/browser/held")
-            return None
+            return "held"
         self.pending[key] += 1
         return request
 
@@ -107,8 +112,11 @@ class RenderGate:
             self.crawler.stats.inc_value("hiddenweb/browser/not_rendered", len(held))
             logger.info("Not rendering %d pages of %s: its renders added nothing", len(held),
                         key)
+            for _, plain in held:  # their forms, from the plain copy
+                for request in self.dropped(plain) if self.dropped else ():
+                    self.crawler.engine.crawl(request)
             return
-        for request in held:
+        for request, _ in held:
             self.pending[key] += 1
             self.crawler.engine.crawl(request)
 
@@ -117,8 +125,8 @@ class RenderGate:
         if not any(self.held.values()):
             return
         held, self.held = self.held, defaultdict(list)
-        for key, requests in held.items():
-            for request in requests:
+        for key, pages in held.items():
+            for request, _ in pages:
                 self.pending[key] += 1
                 self.crawler.engine.crawl(request)
         raise DontCloseSpider

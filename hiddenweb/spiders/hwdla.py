@@ -135,7 +135,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
-                                    lab(s, "browser_render_gate"))
+                                    lab(s, "browser_render_gate"), spider.dropped_render)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
@@ -239,17 +239,24 @@ class HwdlaSpider(scrapy.Spider):
             self.policy.record(response.url, deferred)
             if deferred:  # unless its template's renders add nothing (browser/renders.py)
                 self.crawler.stats.inc_value("hiddenweb/browser/needed")
-                rerender = self.renders.offer(
+                action = self.renders.offer(
                     response, rerender_request(response, self.browser.reuse_body))
-                if rerender is not None:
-                    yield rerender
+                if isinstance(action, scrapy.Request):
+                    yield action
+                deferred = action != "skip"  # not rendered: its forms are read from this copy
         if self.follow_links:
             links = list(self.link_requests(response))
             yield from links
             yield from self.source_requests(response, found, {r.url for r in links})
             yield from self.xhr_requests(response)
-        if not deferred:  # else: the forms of the rendered copy
+        if not deferred:  # else: those of the rendered copy (held: renders.RenderGate)
             yield from self.forms.page(response, text)
+
+    def dropped_render(self, response: TextResponse) -> Iterator[scrapy.Request]:
+        """The forms of a page whose render was held, then dropped (its template's renders
+        added nothing): read from its plain copy (``response``), as they would have been."""
+        yield from self.forms.page(response, self.visible(response))
+        yield from self.forms.release_read()
 
     @staticmethod
     def visible(response: Response) -> str | None:

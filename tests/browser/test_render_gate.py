@@ -67,7 +67,11 @@ class WidgetSite(SiteHandler):
             apps = "".join(f'<a href="/app/{i}">app {i}</a> ' for i in range(8))
             body = f"<h1>Home</h1><p>{items}</p><p>{apps}</p>"
         elif m := re.fullmatch(r"/item/(\d+)", self.path):
-            body = f"{widget}<h1>Item {NAMES[int(m[1])]}</h1><a href='/'>home</a>"
+            body = (f"{widget}<h1>Item {NAMES[int(m[1])]}</h1><a href='/'>home</a>"
+                    f"<form action='/item/{m[1]}/find'><select name='part'><option>all</option>"
+                    "<option>notes</option></select><input type=submit value=Show></form>")
+        elif m := re.fullmatch(r"/item/(\d+)/find\?part=(\w+)", self.path):
+            body = f"<h1>Parts of {NAMES[int(m[1])]}: {m[2]}</h1>"
         elif m := re.fullmatch(r"/app/(\d+)", self.path):
             body = (f"<h1>App {m[1]}</h1><div id=out></div><script>"
                     "const a = document.createElement('a');"
@@ -100,6 +104,8 @@ def test_pages_whose_renders_add_nothing_stop_going_to_chromium(tmp_path: Path):
     assert stats["hiddenweb/browser/not_rendered"] >= 25
     assert stats["hiddenweb/browser/rerendered"] <= 8 + 15
     assert stats["hiddenweb/browser/renders_useful"] >= 8
-    # every page is still an item, rendered or not
+    # every page is still an item, rendered or not, and its form was submitted: those held
+    # for a verdict and dropped, and those never rendered, from their plain copy
     paths = {item["url"].split(url, 1)[1] for item in run.items}
     assert {f"/item/{i}" for i in range(40)} <= paths
+    assert {f"/item/{i}/find?part=all" for i in range(40)} <= set(log)
