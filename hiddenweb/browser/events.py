@@ -62,7 +62,7 @@ logger = logging.getLogger(__name__)
 EVENT_TYPES = ("mouseover", "mouseenter", "mousedown", "mouseup", "click", "dblclick", "focus",
                "input", "change", "keydown", "keypress", "keyup", "submit", "blur", "mouseout",
                "mouseleave")
-QUIET = 0.1  # after an event, the page is read once none of its requests flew for this long
+QUIET = 0.06  # after an event, the page is read once none of its requests flew for this long
 MAX_OPTIONS = 8  # a select's change handler: fired for its first options
 MAX_SCAN = 5000  # elements looked at for handlers, in document order
 MAX_FORMS = 20  # forms that appeared after events, kept per page
@@ -147,17 +147,17 @@ FIRE_JS = """(key) => {
   } catch (e) {}
   return true;
 }"""
-# forms that appeared since the last call, their markup kept as it was then
-FORMS_JS = f"""() => {{
+# after an event, in one call: the page's link URLs, how many forms appeared (their markup kept
+# as it was then), its History-API routes and window.open URLs (both read and cleared)
+AFTER_JS = f"""() => {{
   const st = window.__hiddenwebFiring;
-  if (!st) return 0;
   let n = 0;
-  for (const f of Array.from(document.forms)) {{
+  for (const f of st ? Array.from(document.forms) : []) {{
     if (st.forms.has(f)) continue;
     st.forms.add(f);
     if (st.fresh.length < {MAX_FORMS}) {{ st.fresh.push([f, f.outerHTML.slice(0, 20000)]); n++; }}
   }}
-  return n;
+  return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), opened: ({OPENED_JS})()}};
 }}"""
 # the end: markup of the forms that appeared and are gone again
 END_JS = """() => {
@@ -224,11 +224,12 @@ class PageEvents:
                     continue
                 fired += 1
                 await self._quiet(page, render, max(0.0, min(self.wait, deadline - loop.time())))
-                new_forms = await page.evaluate(FORMS_JS)
-                self._routes(await page.evaluate(ROUTES_JS), render)
-                for url in await page.evaluate(OPENED_JS):
+                after = await page.evaluate(AFTER_JS)
+                new_forms = after["forms"]
+                self._routes(after["routes"], render)
+                for url in after["opened"]:
                     render.find(url)
-                now = set(await page.evaluate(LINKS_JS))
+                now = set(after["links"])
                 fresh = [u for u in now - start if u not in links]
                 links += fresh
                 forms += new_forms
@@ -298,7 +299,7 @@ class PageEvents:
         ``seconds``)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        await asyncio.sleep(min(0.05, seconds))
+        await asyncio.sleep(min(0.03, seconds))
         quiet_since = loop.time()
         while not page.is_closed():
             now = loop.time()
