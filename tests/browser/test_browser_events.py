@@ -140,3 +140,25 @@ def test_events_off_fire_nothing(site, tmp_path):
     assert "/p/click" in asked
     assert not {"/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener"} & asked
     assert not (run.stats or {}).get("hiddenweb/browser/events/fired")
+
+
+def test_the_safety_policy_judges_each_control_before_it_is_fired():
+    from hiddenweb.browser.events import PageEvents
+    from hiddenweb.safety import SafetyPolicy
+
+    events = PageEvents.__new__(PageEvents)
+    events.safety = SafetyPolicy()
+    page = "http://127.0.0.1:8000/p/1"
+
+    def target(text="", code="", href="", words="", **marks):
+        return {"type": "click", "tag": "button", "text": text, "code": code, "href": href,
+                "words": words, **marks}
+
+    assert events.unsafe(target("Show more", "showMore()"), page) is None
+    assert events.unsafe(target("Over me", "window.open('/t/hover')"), page) is None
+    assert events.unsafe(target("Delete everything"), page) == "destructive"
+    assert events.unsafe(target("x", "logoutNow()"), page) is not None  # the handler's words
+    assert events.unsafe(target("Go", "location='/account/logout'"), page) is not None
+    assert events.unsafe(target("Buy now"), page) == "payment"
+    assert events.unsafe(target("Remove", method=""), page) == "destructive"
+    assert events.unsafe(target("Archive", confirm=True), page) == "destructive"
