@@ -40,6 +40,8 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_BROWSER": (str, ("auto", "always", "never"), None),
     "HIDDENWEB_BROWSER_MAX_PAGES": (int, 1, None),
     "HIDDENWEB_BROWSER_TIMEOUT": (float, 0.0, None),  # seconds, > 0
+    "HIDDENWEB_BROWSER_EVENTS": (bool, None, None),
+    "HIDDENWEB_BROWSER_EVENT_BUDGET": (int, 0, None),
 }
 
 

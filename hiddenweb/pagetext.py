@@ -38,13 +38,16 @@ def fingerprint(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
 
 
-ACTION_TARGETS = "//a/@href | //form/@action | //*[@formaction]/@formaction"
+#: where a page's links, forms, frames and event handlers lead
+ACTION_TARGETS = ("//a/@href | //form/@action | //*[@formaction]/@formaction"
+                  " | //iframe/@src | //frame/@src | //@*[starts-with(name(), 'on')]")
 
 
 def page_fingerprint(text: str, page: Selector | None) -> str:
-    """Fingerprint of a page: its visible text *and* where its links and forms lead. Two pages
-    with the same words but other actions (a wizard's step page in two collections, "choose a
-    city in CA") are different pages: the second must be expanded too."""
+    """Fingerprint of a page: its visible text *and* where its links, forms, frames and event
+    handlers lead. Two pages with the same words but other actions (a wizard's step page in
+    two collections, "choose a city in CA", a "click me" button whose handler differs) are
+    different pages: the second must be expanded too."""
     if page is None:
         return fingerprint(text)
     targets = sorted(set(page.xpath(ACTION_TARGETS).getall()))

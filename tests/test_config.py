@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
     ({"HIDDENWEB_DLA_WAIT": 2}, "HIDDENWEB_DLA_WAIT must be between 0.0 and 1.0"),
     ({"HIDDENWEB_BROWSER_TIMEOUT": "soon"}, "HIDDENWEB_BROWSER_TIMEOUT must be a float"),
     ({"HIDDENWEB_BROWSER_TIMEOUT": 0}, "HIDDENWEB_BROWSER_TIMEOUT must be > 0.0, not 0.0"),
+    ({"HIDDENWEB_BROWSER_EVENT_BUDGET": -1}, "HIDDENWEB_BROWSER_EVENT_BUDGET must be >= 0"),
+    ({"HIDDENWEB_BROWSER_EVENTS": "maybe"}, "HIDDENWEB_BROWSER_EVENTS must be a bool"),
     ({"HIDDENWEB_LAB": {"form_waves": 3}}, "HIDDENWEB_LAB: unknown knob 'form_waves'"),
     ({"HIDDENWEB_LAB": "{not json"}, "HIDDENWEB_LAB must be a JSON object"),
 ])

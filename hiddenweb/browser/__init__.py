@@ -14,6 +14,8 @@ One module per concern:
   (:mod:`~hiddenweb.browser.pool`);
 * :mod:`~hiddenweb.browser.guard` — every request Chromium makes is routed through the crawl's
   scope and robots.txt; a page's own navigations become URLs found;
+* :mod:`~hiddenweb.browser.events` — a rendered page's event handlers fired, bounded, each
+  control judged by the safety policy first;
 * :mod:`~hiddenweb.browser.detect` — which pages need the browser (:func:`needs_browser`,
   :func:`submitted_by_script`, :class:`BrowserPolicy`);
 * :mod:`~hiddenweb.browser.fetched` and :mod:`~hiddenweb.browser.scripts` — a rerender's body

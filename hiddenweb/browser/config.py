@@ -2,8 +2,10 @@
 
 Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.md``):
 ``HIDDENWEB_BROWSER`` (``"auto"`` | ``"always"`` | ``"never"``), ``HIDDENWEB_BROWSER_PATH``,
-``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``; lab knobs (``HIDDENWEB_LAB``,
-docs/design-notes.md) ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``.
+``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``, ``HIDDENWEB_BROWSER_EVENTS``,
+``HIDDENWEB_BROWSER_EVENT_BUDGET``; lab knobs (``HIDDENWEB_LAB``, docs/design-notes.md)
+``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``,
+``browser_event_seconds``, ``browser_event_wait``.
 A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
 """
@@ -46,6 +48,10 @@ class BrowserConfig:
     page_reuse: int
     reuse_body: bool = True
     same_document: bool = False
+    events: bool = True  # fire the page's event handlers (hiddenweb.browser.events)
+    event_budget: int = 40  # events fired on one page at most
+    event_seconds: float = 8.0  # ... and for at most this long
+    event_wait: float = 1.0  # after each event, the page's requests awaited this long at most
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
@@ -59,6 +65,10 @@ class BrowserConfig:
         timeout = settings.getfloat("HIDDENWEB_BROWSER_TIMEOUT", defaults.HIDDENWEB_BROWSER_TIMEOUT)
         if timeout <= 0:
             raise ValueError(f"HIDDENWEB_BROWSER_TIMEOUT={timeout}: must be > 0 seconds")
+        budget = settings.getint("HIDDENWEB_BROWSER_EVENT_BUDGET",
+                                 defaults.HIDDENWEB_BROWSER_EVENT_BUDGET)
+        if budget < 0:
+            raise ValueError(f"HIDDENWEB_BROWSER_EVENT_BUDGET={budget}: must be at least 0")
         return cls(
             mode=mode,
             path=settings.get("HIDDENWEB_BROWSER_PATH", defaults.HIDDENWEB_BROWSER_PATH),
@@ -67,4 +77,9 @@ class BrowserConfig:
             page_reuse=max(1, lab(settings, "browser_page_reuse")),
             reuse_body=lab(settings, "browser_reuse_body"),
             same_document=lab(settings, "browser_same_document"),
+            events=settings.getbool("HIDDENWEB_BROWSER_EVENTS", defaults.HIDDENWEB_BROWSER_EVENTS)
+            and budget > 0,
+            event_budget=budget,
+            event_seconds=max(0.0, lab(settings, "browser_event_seconds")),
+            event_wait=max(0.0, lab(settings, "browser_event_wait")),
         )

@@ -22,16 +22,26 @@ _BUILDS = re.compile(r"createElement|appendChild|insertAdjacentHTML|innerHTML|do
 _SUBMITS = re.compile(r"fetch\s*\(|XMLHttpRequest|preventDefault")
 
 
+#: elements whose only dynamic part is an event handler or a script URL: any ``on*``
+#: attribute (``<div onmouseover>``, ``<input type=button onclick>``, ``<body onload>``), a
+#: ``javascript:`` link or form action (the browser fires them: :mod:`.events`)
+_HANDLERS = ("//@*[starts-with(name(), 'on')]"
+             " | //a/@href[starts-with(normalize-space(.), 'javascript:')]"
+             " | //area/@href[starts-with(normalize-space(.), 'javascript:')]"
+             " | //form/@action[starts-with(normalize-space(.), 'javascript:')]")
+
+
 def needs_browser(page: Selector) -> bool:
     """True when scripts on the page build links or forms, or submit forms (any inline script
-    doing DOM work or requests, any external script, any ``on*`` handler on a form or link)."""
+    doing DOM work or requests, any external script), or when an element has an event handler
+    attribute or a ``javascript:`` URL (its handler is fired in the browser)."""
     for script in page.xpath("//script"):
         kind = (script.attrib.get("type") or "text/javascript").lower()
         if "json" in kind or "template" in kind:
             continue
         if script.attrib.get("src") or _BUILDS.search(script.xpath("string(.)").get() or ""):
             return True
-    return bool(page.xpath("//form[@onsubmit] | //a[@onclick] | //*[@onclick][ancestor::form]"))
+    return bool(page.xpath(_HANDLERS))
 
 
 #: an ``onsubmit`` that only calls a function with no argument and returns its answer

@@ -21,6 +21,11 @@ answers every request of the page itself:
   ``EventSource``: :data:`CAPTURED`), GET or not, is recorded in :attr:`Render.captured`
   (the handler puts it in ``meta["hiddenweb_xhr"]``: the spider follows the GETs as requests
   of their own, source ``xhr``, and records the rest on the item, never sent).
+* **fired events**: while :mod:`~hiddenweb.browser.events` fires the page's handlers
+  (:attr:`Render.firing`), a request of the page that is not its main frame's navigation and
+  whose URL the safety policy would not follow as a link (``/logout``, ``?action=delete``) is
+  aborted (``hiddenweb/browser/events/unsafe_aborted``); main-frame navigations are aborted
+  anyway (below) and their URLs judged by the spider as links.
 * **robots.txt**: a request that the crawl's ``RobotsTxtMiddleware`` would refuse is aborted
   (``hiddenweb/browser/robots_aborted``).
 * **headers**: navigations carry the Scrapy request's headers (scrapy-playwright's
@@ -63,12 +68,13 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy_playwright.headers import use_scrapy_headers
 
 from hiddenweb.browser.config import CLOSE_TIMEOUT
-from hiddenweb.browser.scripts import RECORD_OPEN_JS
+from hiddenweb.browser.scripts import RECORD_EVENTS_JS, RECORD_OPEN_JS
+from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
 
 SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
-MAX_FOUND = 50  # URLs found by one render's self-navigations and window.open
+MAX_FOUND = 100  # URLs found by one render's self-navigations, window.open and routes
 MAX_CAPTURED = 100  # script requests (fetch, XHR) recorded by one render
 #: the resource types of a script's own requests, recorded (:meth:`Render.capture`)
 CAPTURED = frozenset({"fetch", "xhr", "eventsource"})
@@ -95,6 +101,9 @@ class Render:
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     # (method, URL) of the same-host requests the page's scripts made (:data:`CAPTURED`)
     captured: list[tuple[str, str]] = field(default_factory=list)
+    # while the crawler fires the page's events (hiddenweb.browser.events): a request the
+    # safety policy would not follow as a link is aborted
+    firing: bool = False
 
     @property
     def host(self) -> str | None:
@@ -123,6 +132,7 @@ class Guard:
         self._robots: RobotsTxtMiddleware | None | bool = None
         self._user_agent = crawler.settings.get("USER_AGENT") or "Scrapy"
         self._warned_offsite = False
+        self.safety = SafetyPolicy.from_settings(crawler.settings)
 
     # -- set-up ------------------------------------------------------------------------------
     async def install(self, page: Any, render: Render) -> None:
@@ -139,6 +149,7 @@ class Guard:
             page.on("dialog", self._dialog)
             page.on("popup", self._popup)
             await page.add_init_script(RECORD_OPEN_JS)
+            await page.add_init_script(RECORD_EVENTS_JS)
         context = page.context
         if context not in self._contexts:
             self._contexts.add(context)
@@ -193,6 +204,11 @@ class Guard:
             render.navigations -= 1
         if skip_resource(request):
             await route.abort("blockedbyclient")
+            return
+        if render.firing and not main and not self.safety.link(url).allowed:
+            # SAFETY: a fired event's request (fetch, XHR, a frame) judged as a link
+            self.stats.inc_value("hiddenweb/browser/events/unsafe_aborted")
+            await route.abort("aborted" if navigation else "blockedbyclient")
             return
         if not navigation and request.resource_type in CAPTURED:
             render.capture(request.method, url)

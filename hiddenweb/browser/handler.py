@@ -22,8 +22,9 @@ A browser request (``meta["playwright"]``):
    (``playwright_page_methods``) run here, not in scrapy-playwright (a submitting action, a
    ``click`` or a script ``submit``, allows one more navigation; a ``wait_for_load_state`` gives
    up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s, and its ``networkidle`` is
-   the page's own requests all answered, :meth:`BrowserHandler._network_idle`), and the DOM is
-   read;
+   the page's own requests all answered, :meth:`BrowserHandler._network_idle`), the page's
+   events are fired (:mod:`~hiddenweb.browser.events`, ``HIDDENWEB_BROWSER_EVENTS``: what they
+   bring is added to the DOM), and the DOM is read;
 3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
    returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
    link (they are also in ``meta["hiddenweb_found"]``); the requests its scripts made (fetch,
@@ -78,6 +79,7 @@ from hiddenweb.browser.config import (
     SETTLE_LOAD,
     BrowserConfig,
 )
+from hiddenweb.browser.events import PageEvents, append_html
 from hiddenweb.browser.fetched import SERVE_FETCHED_BODY, writable
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.pool import PagePool, browser_of
@@ -119,6 +121,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             raise NotConfigured("HIDDENWEB_BROWSER is never")
         self.download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") or 180.0
         self.guard = Guard(crawler, self.hw.timeout)
+        self.events = PageEvents(crawler, self.guard, self.hw, self.download_timeout) \
+            if self.hw.events else None
         self.watchdog = Watchdog(crawler.stats,
                                  stuck_after=self.download_timeout + 2 * CLOSE_TIMEOUT + 1)
         self._permits: asyncio.Semaphore | None = None
@@ -257,10 +261,13 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             job.stage = "page actions"
             await self._actions(page, methods, render)
             await self._settle(page, render)
+        # where a redirect chain ended (guard); before the events, whose routes change page.url
+        url = render.landed.get(page.url, page.url)
+        # a form submitted by page actions: its answer is read as it came, no event fired
+        extra = "" if methods else await self._events(page, render, job)
         job.stage, job.page_url = "reading the DOM", page.url
         found = await self._found(page, render)
-        content = await page.content()
-        url = render.landed.get(page.url, page.url)  # where a redirect chain ended (guard)
+        content = append_html(await page.content(), extra)
         return self._response(request, url, response.status, response.headers, content,
                               found, response.flags, getattr(response, "ip_address", None))
 
@@ -288,9 +295,10 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         await page.evaluate(WRITE_DOCUMENT_JS, [request.url, body])
         job.stage = "settling"
         await self._settle(page, render)
+        extra = await self._events(page, render, job)
         job.stage = "reading the DOM"
         found = await self._found(page, render)
-        content = await page.content()
+        content = append_html(await page.content(), extra)
         self.stats.inc_value("hiddenweb/browser/same_document")
         self.stats.inc_value("hiddenweb/browser/pages_reused")
         return self._response(request, request.url, 200,
@@ -371,6 +379,13 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 except PlaywrightError:  # navigated meanwhile: a new window, nothing held
                     pass
 
+    async def _events(self, page: Any, render: Render, job: Job) -> str:
+        """The page's events fired (:mod:`~hiddenweb.browser.events`); HTML to append."""
+        if self.events is None or page.is_closed():
+            return ""
+        job.stage = "firing events"
+        return await self.events.fire(page, render)
+
     async def _found(self, page: Any, render: Render) -> list[str]:
         try:
             for url in await page.evaluate(OPENED_JS):
@@ -413,14 +428,6 @@ def _submits(pm: PageMethod) -> bool:
     return pm.method == "evaluate" and bool(pm.args) and "submit" in str(pm.args[0]).lower()
 
 
-_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
-
-
 def _with_links(content: str, urls: list[str]) -> str:
-    links = "".join(f'<a href="{html.escape(u, quote=True)}" data-hiddenweb-found></a>'
-                    for u in urls)
-    ends = list(_BODY_END.finditer(content))
-    if not ends:
-        return content + links
-    at = ends[-1].start()
-    return content[:at] + links + content[at:]
+    return append_html(content, "".join(
+        f'<a href="{html.escape(u, quote=True)}" data-hiddenweb-found></a>' for u in urls))

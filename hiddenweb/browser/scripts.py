@@ -1,6 +1,7 @@
 """Scripts run in the page: :data:`WRITE_DOCUMENT_JS` (render a body in place),
 :data:`DEPENDENT_PROBE_JS` (read a script-filled select's options), :data:`RECORD_OPEN_JS`
-(``window.open`` records its URL instead of opening a window)."""
+(``window.open`` records its URL instead of opening a window), :data:`RECORD_EVENTS_JS`
+(``addEventListener`` and History-API routes recorded, for :mod:`hiddenweb.browser.events`)."""
 
 # A page already showing the request's origin renders the next body in place: the URL becomes
 # the request's (history.replaceState: relative links, fetches and pushState resolve as after a
@@ -58,6 +59,42 @@ RECORD_OPEN_JS = """(() => {
   };
 })();"""
 OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # read and clear
+
+
+# Installed in every page with RECORD_OPEN_JS: the event types each element got a listener for
+# through addEventListener (a WeakMap: nothing kept alive; hiddenweb.browser.events fires them),
+# and the URLs the page gave the History API (pushState, replaceState) or the hash it moved to:
+# the document stays, the URL is a route of the site (read and cleared by ROUTES_JS).
+RECORD_EVENTS_JS = """(() => {
+  if (window.__hiddenwebListeners) return;
+  const listeners = new WeakMap(), routes = [];
+  Object.defineProperty(window, "__hiddenwebListeners", {value: listeners});
+  Object.defineProperty(window, "__hiddenwebRoutes", {value: routes});
+  const add = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, listener, options) {
+    try {
+      if (this instanceof Element) {
+        let types = listeners.get(this);
+        if (!types) { types = new Set(); listeners.set(this, types); }
+        types.add(String(type).toLowerCase());
+      }
+    } catch (e) {}
+    return add.call(this, type, listener, options);
+  };
+  const note = (url) => {
+    try { if (routes.length < 100) routes.push(String(new URL(url, document.baseURI))); }
+    catch (e) {}
+  };
+  for (const name of ["pushState", "replaceState"]) {
+    const original = History.prototype[name];
+    History.prototype[name] = function (state, title, url) {
+      if (url !== undefined && url !== null) note(url);
+      return original.apply(this, arguments);
+    };
+  }
+  add.call(window, "hashchange", () => note(location.href));
+})();"""
+ROUTES_JS = "() => (window.__hiddenwebRoutes || []).splice(0)"  # read and clear
 
 
 # While the crawler fills a form (page actions before its own submit), the page's scripts cannot

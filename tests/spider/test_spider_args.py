@@ -42,6 +42,20 @@ def test_shape_ignores_numbers_order_navigation_and_echoed_query():
     assert a == b != c
 
 
+def test_pages_differing_only_in_a_handler_or_a_frame_are_different_pages():
+    from parsel import Selector
+
+    from hiddenweb.pagetext import page_fingerprint
+
+    def fp(body: str) -> str:
+        return page_fingerprint("", Selector(text=f"<html><body>{body}</body></html>"))
+
+    button = '<input type="button" value="click me" onclick="{}">'
+    assert fp(button.format("showLink()")) != fp(button.format("doxhr()"))
+    assert fp('<iframe src="/a"></iframe>') != fp('<iframe src="/b"></iframe>')
+    assert fp(button.format("go()")) == fp(button.format("go()"))
+
+
 def test_shape_tells_result_pages_apart_but_not_calendar_months():
     """Links that leave the template carry the records of a result list (the trap guard must
     not take its pages for a trap); links within it are navigation (a calendar's months)."""

@@ -1,0 +1,338 @@
+"""Event firing on a rendered page (issue 24): the handlers a person would trigger, fired by
+the crawler, bounded, and what each one brings collected.
+
+:meth:`PageEvents.fire` is called by the handler once a page has settled, before the DOM is
+read (not on a form's answer submitted by page actions: that answer is read as it came). It
+fires, in document order, each (element, event type) once:
+
+* handlers set as ``on*`` attributes or properties (``onclick``, ``onmouseover``, ``onchange``,
+  … :data:`EVENT_TYPES`), listeners added with ``addEventListener`` (recorded by the init script
+  :data:`~hiddenweb.browser.scripts.RECORD_EVENTS_JS`: cheaper than asking the DevTools
+  protocol's ``DOMDebugger.getEventListeners`` element by element, and it sees elements added
+  later), ``javascript:`` links (clicked) and forms with a ``javascript:`` action (submitted);
+  a ``<select>`` with a change handler gets one change per option (at most
+  :data:`MAX_OPTIONS`);
+* each one judged first by the safety policy as a button outside a form
+  (:meth:`~hiddenweb.safety.SafetyPolicy.link`: its text, value, title, ``aria-label``, name,
+  id, the identifiers and quoted paths of its handler's code, its ``href``): a destructive,
+  auth or commerce control is never fired (``…/skipped_unsafe``); while events fire, the guard
+  aborts a request of the page the policy would not follow as a link, and every script write,
+  off-host request and navigation as always (:mod:`~hiddenweb.browser.guard`);
+* after each one, the page's own requests are awaited (until none was in flight for
+  :data:`QUIET` s, at most lab knob ``browser_event_wait`` s), then collected: new ``<a>``,
+  ``<area>`` and frame URLs in the DOM, new forms (their markup as they appeared), History-API
+  routes (``pushState``, ``replaceState``, hash changes) and ``window.open`` URLs; navigations
+  the event started were aborted by the guard and kept as URLs found.
+
+Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
+``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
+firing brought no URL the page's URL template had not already given (its signature: tag, event,
+code or text) is not fired again on that template's pages (``…/skipped_repeat``).
+
+What it returns is HTML for the handler to append to the page: the links and forms that
+appeared after an event and were gone again by the end (those still there are in the DOM);
+routes and ``window.open`` URLs go to :meth:`Render.find` (URLs found, ``meta["hiddenweb_found"]``).
+
+Stats (``hiddenweb/browser/events/``): ``pages``, ``fired``, ``skipped_unsafe``,
+``skipped_repeat``, ``found_links``, ``found_forms``, ``found_urls`` (routes, ``window.open``,
+navigations), ``budget_spent``, ``time_capped``, ``unsafe_aborted`` (the guard's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import re
+from collections import OrderedDict
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+
+from hiddenweb.browser.config import BrowserConfig
+from hiddenweb.browser.guard import Guard, Render
+from hiddenweb.browser.scripts import OPENED_JS, ROUTES_JS
+from hiddenweb.pagetext import template_key
+from hiddenweb.safety import SafetyPolicy
+
+logger = logging.getLogger(__name__)
+
+#: the event types fired, in the order a person's gestures fire them on one element
+EVENT_TYPES = ("mouseover", "mouseenter", "mousedown", "mouseup", "click", "dblclick", "focus",
+               "input", "change", "keydown", "keypress", "keyup", "submit", "blur", "mouseout",
+               "mouseleave")
+QUIET = 0.06  # after an event, the page is read once none of its requests flew for this long
+MAX_OPTIONS = 8  # a select's change handler: fired for its first options
+MAX_SCAN = 5000  # elements looked at for handlers, in document order
+MAX_FORMS = 20  # forms that appeared after events, kept per page
+MAX_TEMPLATES = 1000  # URL templates whose fruitless handlers are remembered ...
+MAX_MEMORY = 2000  # ... and signatures / URLs per template
+_DIED = re.compile(r"crash|closed|disconnected|context was destroyed", re.IGNORECASE)
+_QUOTED = re.compile(r"""["']([^"'\s]*[/?.=][^"'\s]*)["']""")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]{2,}")
+
+START_JS = """() => {
+  window.__hiddenwebFiring = {done: new WeakMap(), current: null,
+                              forms: new WeakSet(Array.from(document.forms)), fresh: []};
+  return null;
+}"""
+LINKS_JS = """() => {
+  const out = new Set();
+  for (const el of document.querySelectorAll("a[href], area[href], iframe[src], frame[src]")) {
+    const url = el.tagName === "A" || el.tagName === "AREA" ? el.href : el.src;
+    if (typeof url === "string" && /^https?:/i.test(url)) out.add(url.split("#")[0]);
+    if (out.size >= 2000) break;
+  }
+  return Array.from(out);
+}"""
+# the next (element, event) not fired yet, in document order: its description, or null
+NEXT_JS = """([types, limit, options]) => {
+  const st = window.__hiddenwebFiring, recorded = window.__hiddenwebListeners;
+  if (!st) return null;
+  const all = document.querySelectorAll("*"), n = Math.min(all.length, limit);
+  const js = (v) => /^\\s*javascript:/i.test(v || "");
+  for (let i = 0; i < n; i++) {
+    const el = all[i], tag = el.tagName.toLowerCase(), own = recorded && recorded.get(el);
+    const attr = (name) => el.getAttribute(name) || "";
+    const have = types.filter((t) => typeof el["on" + t] === "function" || (own && own.has(t)));
+    const href = tag === "a" || tag === "area" ? attr("href") : "";
+    if (js(href) && !have.includes("click")) have.push("click");
+    if (tag === "form" && js(attr("action")) && !have.includes("submit")) have.push("submit");
+    if (!have.length) continue;
+    const done = st.done.get(el) || new Set();
+    st.done.set(el, done);
+    for (const t of have) {
+      const keys = (t === "change" || t === "input") && tag === "select"
+        ? Array.from(el.options).slice(0, options).map((o, k) => t + "#" + k) : [t];
+      for (const key of keys) {
+        if (done.has(key)) continue;
+        done.add(key);
+        st.current = el;
+        return {type: key, tag: tag,
+                href: js(href) || typeof el.href !== "string" ? "" : el.href,
+                code: (js(href) ? href : attr("on" + t) || (tag === "form" ? attr("action") : ""))
+                  .slice(0, 400),
+                text: (el.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 200),
+                words: ["value", "title", "aria-label", "alt", "name", "id"].map(attr).join(" ")
+                  .slice(0, 300),
+                method: attr("data-method") || attr("data-turbo-method"),
+                confirm: el.hasAttribute("data-confirm") || el.hasAttribute("data-turbo-confirm")};
+      }
+    }
+  }
+  return null;
+}"""
+FIRE_JS = """(key) => {
+  const st = window.__hiddenwebFiring, el = st && st.current;
+  if (!el || !el.isConnected) return false;
+  const [type, option] = key.split("#");
+  const mouse = (t) => el.dispatchEvent(new MouseEvent(t, {
+    bubbles: !/enter|leave/.test(t), cancelable: true, view: window}));
+  try {
+    if (type === "click") { if (typeof el.click === "function") el.click(); else mouse(type); }
+    else if (type.startsWith("mouse") || type === "dblclick") mouse(type);
+    else if (type === "submit") {
+      if (/^\\s*javascript:/i.test(el.getAttribute("action") || ""))
+        HTMLFormElement.prototype.submit.call(el);
+      else el.dispatchEvent(new Event("submit", {bubbles: true, cancelable: true}));
+    }
+    else if (type === "focus" || type === "blur") el.dispatchEvent(new FocusEvent(type));
+    else if (type.startsWith("key")) el.dispatchEvent(new KeyboardEvent(type, {
+      bubbles: true, cancelable: true, key: "a"}));
+    else {
+      if (option !== undefined && el.tagName === "SELECT") el.selectedIndex = Number(option);
+      el.dispatchEvent(new Event(type, {bubbles: true, cancelable: true}));
+    }
+  } catch (e) {}
+  return true;
+}"""
+# after an event, in one call: the page's link URLs, how many forms appeared (their markup kept
+# as it was then), its History-API routes and window.open URLs (both read and cleared)
+AFTER_JS = f"""() => {{
+  const st = window.__hiddenwebFiring;
+  let n = 0;
+  for (const f of st ? Array.from(document.forms) : []) {{
+    if (st.forms.has(f)) continue;
+    st.forms.add(f);
+    if (st.fresh.length < {MAX_FORMS}) {{ st.fresh.push([f, f.outerHTML.slice(0, 20000)]); n++; }}
+  }}
+  return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), opened: ({OPENED_JS})()}};
+}}"""
+# the end: markup of the forms that appeared and are gone again
+END_JS = """() => {
+  const st = window.__hiddenwebFiring;
+  delete window.__hiddenwebFiring;
+  return st ? st.fresh.filter(([f]) => !f.isConnected).map(([, markup]) => markup) : [];
+}"""
+
+
+class PageEvents:
+    """Fires a rendered page's events within its bounds (see the module docstring)."""
+
+    def __init__(self, crawler: Any, guard: Guard, config: BrowserConfig,
+                 download_timeout: float) -> None:
+        self.stats = crawler.stats
+        self.guard = guard
+        self.safety = SafetyPolicy.from_settings(crawler.settings)
+        self.budget = config.event_budget
+        self.seconds = min(config.event_seconds, 0.4 * download_timeout)
+        self.wait = config.event_wait
+        # URL template -> (signatures of handlers that brought nothing new, URLs brought)
+        self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
+
+    async def fire(self, page: Any, render: Render) -> str:
+        """Fire ``page``'s events for ``render``; return the HTML to append to its DOM (links
+        and forms that appeared and were gone again). A dead page's error is raised."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.seconds
+        found_before = len(render.found)
+        render.navigations = 0  # a fired event's navigation is aborted, its URL found
+        try:
+            start = set(await page.evaluate(LINKS_JS))
+            await page.evaluate(START_JS)
+            self._routes(await page.evaluate(ROUTES_JS), render)  # routes taken while loading
+        except PlaywrightError as exc:
+            return self._failed(exc, page)
+        fruitless, brought = self._memory(template_key(render.request.url))
+        links: list[str] = []  # appeared after an event, in order
+        fired = offered = forms = 0
+        render.firing = True
+        try:
+            while fired < self.budget and offered < 4 * self.budget:
+                if loop.time() >= deadline:
+                    self.stats.inc_value("hiddenweb/browser/events/time_capped")
+                    break
+                target = await page.evaluate(NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS])
+                if target is None:
+                    break
+                offered += 1
+                reason = self.unsafe(target, render.request.url)
+                if reason:
+                    self.stats.inc_value("hiddenweb/browser/events/skipped_unsafe")
+                    self.stats.inc_value(f"hiddenweb/safety/refused/{reason}")
+                    logger.debug("Not firing %s on <%s> %r of %s (%s)", target["type"],
+                                 target["tag"], target["text"][:60], page.url, reason)
+                    continue
+                signature = _signature(target)
+                if signature in fruitless:
+                    self.stats.inc_value("hiddenweb/browser/events/skipped_repeat")
+                    continue
+                urls_before = {*render.found, *(u for _, u in render.captured)}
+                render.stopped.clear()  # an aborted navigation of the last event: not ours
+                if not await page.evaluate(FIRE_JS, target["type"]):
+                    continue
+                fired += 1
+                await self._quiet(page, render, max(0.0, min(self.wait, deadline - loop.time())))
+                after = await page.evaluate(AFTER_JS)
+                new_forms = after["forms"]
+                self._routes(after["routes"], render)
+                for url in after["opened"]:
+                    render.find(url)
+                now = set(after["links"])
+                fresh = [u for u in now - start if u not in links]
+                links += fresh
+                forms += new_forms
+                got = ({*render.found, *(u for _, u in render.captured)} - urls_before) | set(fresh)
+                if not (got - brought) and not new_forms and len(fruitless) < MAX_MEMORY:
+                    fruitless.add(signature)
+                if len(brought) < MAX_MEMORY:
+                    brought.update(got)
+            else:
+                if fired >= self.budget:
+                    self.stats.inc_value("hiddenweb/browser/events/budget_spent")
+            gone_forms = await page.evaluate(END_JS)
+            current = set(await page.evaluate(LINKS_JS)) if links else set()
+        except PlaywrightError as exc:
+            return self._failed(exc, page)
+        finally:
+            render.firing = False
+        if fired:
+            self.stats.inc_value("hiddenweb/browser/events/pages")
+            self.stats.inc_value("hiddenweb/browser/events/fired", fired)
+        if links:
+            self.stats.inc_value("hiddenweb/browser/events/found_links", len(links))
+        if len(render.found) > found_before:
+            self.stats.inc_value("hiddenweb/browser/events/found_urls",
+                                 len(render.found) - found_before)
+        if forms:
+            self.stats.inc_value("hiddenweb/browser/events/found_forms", forms)
+        gone = [u for u in links if u not in current]
+        return "".join(f'<a href="{html.escape(u, quote=True)}" data-hiddenweb-event></a>'
+                       for u in gone) + "".join(gone_forms)
+
+    def unsafe(self, target: dict[str, Any], page_url: str) -> str | None:
+        """The safety policy's refusal of firing ``target`` (a button outside a form: its words,
+        its handler's identifiers, its URLs and quoted paths), or None."""
+        code = target.get("code") or ""
+        label = " ".join([target.get("text") or "", target.get("words") or "",
+                          " ".join(_IDENT.findall(code))])
+        urls = [target["href"]] if target.get("href") else []
+        urls += [urljoin(page_url, q) for q in _QUOTED.findall(code)[:10]]
+        markup = {k: v for k, v in (("data-method", target.get("method") or ""),
+                                    ("data-confirm", "1" if target.get("confirm") else ""))
+                  if v}
+        for url in urls or [""]:
+            verdict = self.safety.link(url, label, markup or None)  # SAFETY: a button
+            if not verdict.allowed:
+                return verdict.reason
+        return None
+
+    def _routes(self, urls: list[str], render: Render) -> None:
+        """History-API routes and hash changes: URLs found, but the page's own."""
+        own = render.request.url.split("#")[0]
+        for url in urls:
+            if url.split("#")[0] != own and urlsplit(url).scheme in ("http", "https"):
+                render.find(url.split("#")[0])
+
+    def _memory(self, template: str) -> tuple[set[str], set[str]]:
+        if template in self.memory:
+            self.memory.move_to_end(template)
+        else:
+            self.memory[template] = (set(), set())
+            if len(self.memory) > MAX_TEMPLATES:
+                self.memory.popitem(last=False)
+        return self.memory[template]
+
+    async def _quiet(self, page: Any, render: Render, seconds: float) -> None:
+        """Until none of the page's requests was in flight for :data:`QUIET` s (at most
+        ``seconds``)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        await asyncio.sleep(min(0.03, seconds))
+        quiet_since = loop.time()
+        while not page.is_closed():
+            now = loop.time()
+            if self.guard.in_flight(page):
+                quiet_since = now
+            elif now - quiet_since >= QUIET:
+                return
+            if now >= deadline:
+                return
+            await asyncio.sleep(0.03)
+
+    def _failed(self, exc: PlaywrightError, page: Any) -> str:
+        if _DIED.search(str(exc)):
+            raise exc
+        logger.debug("Events of %s not fired to the end: %s", page.url,
+                     str(exc).splitlines()[0][:200])
+        return ""
+
+
+def _signature(target: dict[str, Any]) -> str:
+    what = target.get("code") or f"{target.get('text', '')[:80]}|{target.get('words', '')[:80]}"
+    return f"{target['tag']}|{target['type']}|{what}|{target.get('href', '')}"
+
+
+_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
+
+
+def append_html(content: str, markup: str) -> str:
+    """``markup`` inserted before the document's last ``</body>`` (or at its end)."""
+    if not markup:
+        return content
+    ends = list(_BODY_END.finditer(content))
+    if not ends:
+        return content + markup
+    at = ends[-1].start()
+    return content[:at] + markup + content[at:]
