@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from parsel import Selector
 from scrapy import Request
@@ -73,10 +73,27 @@ def shape_fingerprint(page: Selector, url: str = "") -> str:
     return fingerprint(" ".join(sorted(words)))
 
 
+#: a path segment that is an opaque key, not a word: a hex hash (16+), a UUID, 12+ characters of
+#: base64 mixing digits with upper- and lower-case letters (no 6-letter lower-case word), or 8+
+#: ending in base64's ``=`` padding
+_OPAQUE = re.compile(
+    r"^(?:[0-9a-fA-F]{16,}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+    r"|(?=[\w+-]*\d)(?=[\w+-]*[A-Z])(?=[\w+-]*[a-z])(?![\w+-]*[a-z]{6})[\w+-]{12,}={0,2}"
+    r"|[\w+-]{8,}={1,2})$")
+
+
+def fold_path(path: str) -> str:
+    """A URL path with its opaque keys folded to ``{id}`` (a record keyed by a base64 or hex
+    string: ``/t/row/WyJ3eC0wMDAxIl0=/``) and its digit runs to ``{n}``: the pages of one
+    template share it, as ``/c/3/r/17`` and ``/c/4/r/18`` do."""
+    segments = [("{id}" if _OPAQUE.match(unquote(seg)) else seg) for seg in path.split("/")]
+    return _DIGITS.sub("{n}", "/".join(segments))
+
+
 def template_key(url: str) -> str:
-    """``host/path`` with digit runs folded: ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``."""
+    """``host/path``, folded (:func:`fold_path`): ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``."""
     parts = urlsplit(url)
-    return f"{parts.hostname}{_DIGITS.sub('{n}', parts.path)}"
+    return f"{parts.hostname}{fold_path(parts.path)}"
 
 
 NEW_CONTENT_META = "hiddenweb_new_content"

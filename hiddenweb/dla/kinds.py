@@ -72,6 +72,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from scrapy import Request
 
+from hiddenweb.pagetext import fold_path
+
 ACTION_META = "hiddenweb_action"
 
 _DIGITS = re.compile(r"\d+")
@@ -83,7 +85,7 @@ MAX_VALUE_CHARS = 64
 def url_template(url: str) -> str:
     """``https://ex.org/a/12/b?x=1&q=2`` -> ``ex.org/a/{n}/b?q&x``."""
     parts = urlsplit(url)
-    path = _DIGITS.sub("{n}", parts.path or "/")
+    path = fold_path(parts.path or "/")
     keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return f"{parts.netloc.lower()}{path}" + ("?" + "&".join(keys) if keys else "")
 

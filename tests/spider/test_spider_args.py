@@ -1,5 +1,6 @@
 import pytest
 
+from hiddenweb.dla.kinds import url_template
 from hiddenweb.pagetext import template_key
 from hiddenweb.spiders.hwdla import parse_seed
 
@@ -22,6 +23,19 @@ def test_good_seed_kept():
 def test_template_key_folds_numbers_and_query_order():
     assert template_key("http://h:1/calendar?month=2026-11") == "h/calendar"
     assert template_key("http://h/c/3/r/17?b=1&a=2") == template_key("http://h/c/9/r/2?a=5")
+
+
+def test_template_key_folds_opaque_keys_not_words():
+    """A record keyed by a base64 or hex string is one template with its siblings (sqlite-web's
+    rows: each was a template of its own, so no template ever had a second page)."""
+    rows = ["http://h/t/row/WyJ3eC0wMDAxIl0=/", "http://h/t/row/WyJpcmlzLTAwMDEiXQ%3D%3D/",
+            "http://h/t/row/3f2a9c1e8b7d6a5f4e3d2c1b/",
+            "http://h/t/row/123e4567-e89b-12d3-a456-426614174000/"]
+    assert {template_key(u) for u in rows} == {"h/t/row/{id}/"}
+    assert url_template(rows[0]) == url_template(rows[1]) == "h/t/row/{id}/"
+    for word in ("WikiStart", "WikiStartPage", "introduction", "doku.php"):
+        assert template_key(f"http://h/wiki/{word}") == f"h/wiki/{word}"
+    assert template_key("http://h/blog/my-first-post-2024") == "h/blog/my-first-post-{n}"
 
 
 def test_shape_ignores_numbers_order_navigation_and_echoed_query():
