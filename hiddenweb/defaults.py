@@ -90,8 +90,8 @@ LAB: dict = {
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
     "stop_blind_rounds": 2,  # blind budgets an endpoint with no result spends before retiring
     "stop_window": 30,  # HIDDENWEB_STOP_MASS reads a form's missing mass over its last N answers
-    "estimate_trace": "",
+    "estimate_trace": "",  # a JSON-lines file: the hidden-left estimate as it changes
     # a new page is a success (rewarded; a form's value paid) only when the set of texts it
     # shows is new: not another order or an echo of the query (hiddenweb.pagetext.ShownText)
-    "novelty": True,  # a JSON-lines file: the hidden-left estimate as it changes
+    "novelty": True,
 }

@@ -30,8 +30,15 @@ NON_ANCHOR = (
 )
 
 
-def visible_text(page: Selector) -> str:
-    return _WS.sub(" ", " ".join(page.xpath(VISIBLE).getall())).strip()
+def visible_nodes(page: Selector) -> list[str]:
+    """The text nodes a reader sees (no script/style), those of only whitespace left out."""
+    return [t for t in page.xpath(VISIBLE).getall() if not t.isspace()]
+
+
+def visible_text(page: Selector, nodes: list[str] | None = None) -> str:
+    """The page's visible text, whitespace-normalised (from its ``nodes`` when already read)."""
+    nodes = visible_nodes(page) if nodes is None else nodes
+    return _WS.sub(" ", " ".join(nodes)).strip()
 
 
 def fingerprint(text: str) -> str:
@@ -208,7 +215,7 @@ def text_blocks(response: Response) -> list[str]:
     if not isinstance(response, TextResponse):
         return []
     if is_markup(response):
-        return [t for t in response.selector.xpath(VISIBLE).getall() if not t.isspace()]
+        return visible_nodes(response.selector)
     return response.text.splitlines()
 
 

@@ -54,7 +54,6 @@ from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.scripts import OPENED_JS, ROUTES_JS
 from hiddenweb.pagetext import template_key
-from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +173,7 @@ class PageEvents:
                  download_timeout: float) -> None:
         self.stats = crawler.stats
         self.guard = guard
-        self.safety = SafetyPolicy.from_settings(crawler.settings)
+        self.safety = guard.safety  # the crawl's one policy, with its opt-ins
         self.budget = config.event_budget
         self.seconds = min(config.event_seconds, 0.4 * download_timeout)
         self.wait = config.event_wait
@@ -299,17 +298,8 @@ class PageEvents:
         ``seconds``)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        await asyncio.sleep(min(0.03, seconds))
-        quiet_since = loop.time()
-        while not page.is_closed():
-            now = loop.time()
-            if self.guard.in_flight(page):
-                quiet_since = now
-            elif now - quiet_since >= QUIET:
-                return
-            if now >= deadline:
-                return
-            await asyncio.sleep(0.03)
+        await asyncio.sleep(min(0.03, seconds))  # the event's own requests are asked first
+        await self.guard.quiet(page, deadline - loop.time(), QUIET, 0.03)
 
     def _failed(self, exc: PlaywrightError, page: Any) -> str:
         if _DIED.search(str(exc)):

@@ -168,6 +168,23 @@ class Guard:
         """The page's requests asked and neither answered nor failed yet."""
         return len(self._flying.get(page, ()))
 
+    async def quiet(self, page: Any, seconds: float, quiet: float, poll: float,
+                    stopped: asyncio.Event | None = None) -> None:
+        """Until none of ``page``'s requests was in flight for ``quiet`` s (looked at every
+        ``poll`` s), at most ``seconds``; sooner once ``stopped`` is set or the page closed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        quiet_since = loop.time()
+        while not (stopped is not None and stopped.is_set()) and not page.is_closed():
+            now = loop.time()
+            if self.in_flight(page):
+                quiet_since = now
+            elif now - quiet_since >= quiet:
+                return
+            if now >= deadline:
+                return
+            await asyncio.sleep(poll)
+
     # -- routing -----------------------------------------------------------------------------
     async def _route(self, page: Any, route: Any, request: Any) -> None:
         try:

@@ -336,18 +336,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         so once a page sat idle for half a second before the crawler's click, waiting for it
         returns at once, while the request the click started (a script's ``fetch`` of the
         results, shown in the page) is still in flight: the DOM read then has no results."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        quiet_since = loop.time()
-        while not render.stopped.is_set():
-            now = loop.time()
-            if self.guard.in_flight(page):
-                quiet_since = now
-            elif now - quiet_since >= IDLE_QUIET:
-                return
-            if now >= deadline or page.is_closed():
-                return
-            await asyncio.sleep(0.05)
+        await self.guard.quiet(page, seconds, IDLE_QUIET, 0.05, render.stopped)
 
     async def _actions(self, page: Any, methods: list[Any], render: Render) -> None:
         """The request's page actions, the page's own submits held until the crawler's."""

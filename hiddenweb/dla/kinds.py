@@ -76,7 +76,6 @@ from hiddenweb.pagetext import fold_path
 
 ACTION_META = "hiddenweb_action"
 
-_DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W_]{2,}")
 MAX_LABEL_WORDS = 8
 MAX_VALUE_CHARS = 64

@@ -349,7 +349,7 @@ class FormCrawler:
         pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
         inert = explorer.ended_inert
         released = explorer.feedback(data, success, words, empty=empty,
-                                     shown=meta.get(SHOWN_META) if response is not None else None)
+                                     shown=meta.get(SHOWN_META))
         if explorer.ended_inert and not inert:
             stats.inc_value("hiddenweb/forms/inert")  # its values change nothing: ended
         if explorer.holds > holds:

@@ -53,6 +53,7 @@ from hiddenweb.pagetext import (
     SeenContent,
     ShownText,
     echoed_words,
+    is_markup,
     text_blocks,
     visible_text,
 )
@@ -193,13 +194,13 @@ class HwdlaSpider(scrapy.Spider):
         rendered = "playwright" in (response.flags or [])
         if rendered:
             stats.inc_value("hiddenweb/browser/pages")
-        text = self.visible(response)
+        blocks = text_blocks(response)  # (none in a binary reply: its fingerprint decides)
+        text = self.visible(response, blocks if is_markup(response) else None)
         found = self.named_urls(response)  # its URL sources: part of what makes a page new
         item = self.page_item(response, text, [f.url for f in found])
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
         # does it show anything new (not only another order of what was shown)? A repeat
         # does not, but its set's hash tells a form's explorer what its answer showed
-        blocks = text_blocks(response)  # (none in a binary reply: its fingerprint decides)
         novel = not blocks or self.shown.judge(meta, blocks, echoed_words(response.request))
         meta[NOVEL_META] = new and novel
         if item["form_only"] and response.status == 200:
@@ -259,15 +260,15 @@ class HwdlaSpider(scrapy.Spider):
         yield from self.forms.release_read()
 
     @staticmethod
-    def visible(response: Response) -> str | None:
-        """The page's visible text (HTML), its whole text (JSON, XML, plain text, CSS,
-        scripts), or None (PDF, binary)."""
+    def visible(response: Response, nodes: list[str] | None = None) -> str | None:
+        """The page's visible text (HTML; from its text ``nodes`` when already read), its whole
+        text (JSON, XML, plain text, CSS, scripts), or None (PDF, binary)."""
         if not isinstance(response, TextResponse):
             return None
         if reply_type(response) != "html":
             return response.text
         try:
-            return visible_text(response.selector)
+            return visible_text(response.selector, nodes)
         except (ValueError, AttributeError):  # not markup
             return response.text
 
