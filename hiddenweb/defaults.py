@@ -74,6 +74,7 @@ LAB: dict = {
     "form_blind_budget": 150,
     # reorder waiting LVS values by their company on the site's pages (hiddenweb.forms.values)
     "form_affinity": True,
+    "form_page_words": True,
     "form_answers_first": True,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close

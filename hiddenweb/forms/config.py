@@ -31,6 +31,7 @@ class FormsConfig:
     stop_mass: float = 0.0  # HIDDENWEB_STOP_MASS: retire a form under this missing mass
     stop_window: int = 30  # lab knob stop_window: the answers its missing mass is read over
     stop_blind_rounds: int = 2  # lab knob: blind budgets an endpoint spends before it retires
+    page_words: bool = True  # lab knob form_page_words: a search box takes its page's words
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -52,4 +53,5 @@ class FormsConfig:
             stop_mass=get("HIDDENWEB_STOP_MASS", s.getfloat),
             stop_window=lab(s, "stop_window"),
             stop_blind_rounds=lab(s, "stop_blind_rounds"),
+            page_words=lab(s, "form_page_words"),
         )

@@ -45,7 +45,7 @@ from hiddenweb.forms.values import (
     field_domains,
     order_lvs_values,
 )
-from hiddenweb.forms.vocabulary import SiteVocabulary
+from hiddenweb.forms.vocabulary import SITE, SiteVocabulary
 
 Assignment = dict[str, "str | None"]
 _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger ones sampled
@@ -74,7 +74,8 @@ class FormExplorer:
                  cooccur: WordPages | None = None, *, form_class: str = "search",
                  button: ButtonInfo | None = None, page: str = "", by_browser: bool = False,
                  form_only: bool = False, dependent: tuple[str, str] | None = None,
-                 vocabulary: SiteVocabulary | None = None, defaults_first: bool = False) -> None:
+                 vocabulary: SiteVocabulary | None = None, defaults_first: bool = False,
+                 page_words: bool = False) -> None:
         self.form = form
         self.form_class, self.button, self.page = form_class, button, page
         self.by_browser, self.form_only, self.dependent = by_browser, form_only, dependent
@@ -118,6 +119,11 @@ class FormExplorer:
         self.holds = 0
         self.flying: set[tuple] = set()  # this form's share of BlindBudget.flying
         self.pinned: list[set[str | None]] = [set() for _ in self.values]  # the state's values
+        #: values shown on the form's page(s), swept before the others (``form_page_words``)
+        self.page_first = page_words
+        self.on_page: list[set[str | None]] = [set() for _ in self.values]
+        if page_words and prior is not None:
+            self._add_page_words(getattr(prior, "words", ()))
         order_lvs_values(self, lvs, prior)
         # first, one field at a time: each value with the other fields at their first value
         # (the form's default); an answer then speaks of that one value
@@ -288,6 +294,22 @@ class FormExplorer:
             counts = self.stats[i].get(data.get(name))
             if counts is not None and (varied is None or varied in (i, -1)):
                 counts[1] += int(new)
+
+    def _add_page_words(self, words: list[str] | tuple[str, ...]) -> None:
+        """The form page's own words (:class:`hiddenweb.forms.values.PagePrior`) as values of
+        its open LVS fields (a search box): ordered with the LVS's by the prior, where a word
+        of the page outweighs most others (``form_page_words``)."""
+        for i, name in enumerate(self.names):
+            label = self.lvs_labels.get(name)
+            table = self.lvs.get(label) if label is not None else None
+            if table is None or not table.open or label.startswith(SITE):
+                continue  # a field of the site's own label has the page's values already
+            known = {v.lower() for v in self.values[i] if v}
+            for w in words:
+                if w not in known:
+                    known.add(w)
+                    self.values[i].append(w)
+                    self.stats[i][w] = [0, 0]
 
     def _learn(self, words: list[str]) -> None:
         """New values for the form's *open* LVS fields (a search box), not for typed ones."""

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from hiddenweb.forms.extract import TEXT_TYPES, FormInfo
 from hiddenweb.forms.lvs import LVS, words_of
 from hiddenweb.forms.records import form_state
-from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, site_label
+from hiddenweb.forms.vocabulary import SITE, STOP_WORDS, SiteVocabulary, site_label
 
 if TYPE_CHECKING:
     from hiddenweb.forms.explorer import FormExplorer
@@ -146,33 +146,70 @@ def field_domains(form: FormInfo, lvs: LVS, vocabulary: SiteVocabulary | None = 
     return domains, lvs_labels, unfillable
 
 
+#: a word of the form's own page counts as this many in :meth:`SiteWords.prior`, against the
+#: log of the number of the site's pages that show it
+PAGE_WEIGHT = 3.0
+
+
 class SiteWords:
     """The site's own vocabulary: how many distinct pages show each word, and (with
     ``form_affinity``) which pages show each LVS value (:class:`WordPages`)."""
 
     def __init__(self, word_pages: WordPages | None = None) -> None:
         self.pages: Counter[str] = Counter()
+        self.total = 0  # pages read
         self.word_pages = word_pages
 
     def add_page(self, text: str) -> None:
         """A page with new content: count its words."""
         words = set(words_of(text))
+        self.total += 1
         self.pages.update(words)
         if self.word_pages is not None:
             self.word_pages.add_page(words)
 
-    def prior(self, page_text: str) -> Callable[[str], float]:
+    def prior(self, page_text: str) -> PagePrior:
         """How much the site already speaks of an LVS value: its words on the form's own page
-        (weight 3) and on the pages seen so far (log of how many), for
+        (weight :data:`PAGE_WEIGHT`) and on the pages seen so far (log of how many), for
         :class:`~hiddenweb.forms.explorer.FormExplorer` (Barbosa & Freire 2004: queries from
         the words of the pages seen)."""
-        page = set(words_of(page_text))
-        site = self.pages
+        return PagePrior(page_text, self.pages, self.total)
 
-        def prior(value: str) -> float:
-            return sum(3.0 * (w in page) + math.log1p(site[w]) for w in words_of(value))
 
-        return prior
+#: content words of a form's own page offered to its open fields (:attr:`PagePrior.words`)
+PAGE_WORDS = 60
+
+
+class PagePrior:
+    """:meth:`SiteWords.prior` of one form page: called with a value, its prior; ``words``:
+    the page's own content words (first seen first; no stop words, no numbers, none shorter
+    than 3 letters), which an *open* field (a search box) takes as values beside its LVS
+    label's: the text around a search box speaks of what the box indexes (Barbosa & Freire
+    2004), and a box that indexes one subject's words, on a page about that subject, answers
+    few of a general LVS's words. The values :meth:`shows` are swept before the others
+    (:attr:`FormExplorer.on_page`), whatever the answers to their company: that company is the
+    form's page itself (``form_page_words``, docs/design-notes.md)."""
+
+    def __init__(self, page_text: str, site: Counter[str], site_pages: int = 0) -> None:
+        self.site = site
+        self.page = set(words_of(page_text))
+        # a word on nearly every page is navigation: the same answer for any of them
+        ceiling = site_pages * 0.9 if site_pages >= 10 else site_pages + 1
+        words: list[str] = []
+        for w in dict.fromkeys(words_of(page_text)):
+            if len(words) >= PAGE_WORDS:
+                break
+            if len(w) >= 3 and w.isalpha() and w not in STOP_WORDS and site[w] < ceiling:
+                words.append(w)
+        self.words = words
+
+    def shows(self, values: Iterable[str | None]) -> set[str]:
+        """The ``values`` whose every word is on the page."""
+        return {v for v in values if v and (ws := words_of(v)) and all(w in self.page for w in ws)}
+
+    def __call__(self, value: str) -> float:
+        return sum(PAGE_WEIGHT * (w in self.page) + math.log1p(self.site[w])
+                   for w in words_of(value))
 
 
 def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], float] | None
@@ -194,7 +231,10 @@ def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], fl
             explorer.rng.shuffle(explorer.values[i])
             if prior is not None:
                 explorer.prior_score[i] = {v: prior(v) for v in explorer.values[i] if v}
-                explorer.values[i].sort(key=lambda v: -explorer.prior_score[i].get(v, 0.0))
+                if explorer.page_first and isinstance(prior, PagePrior):
+                    explorer.on_page[i] = prior.shows(explorer.values[i])
+                explorer.values[i].sort(key=lambda v: (v not in explorer.on_page[i],
+                                                       -explorer.prior_score[i].get(v, 0.0)))
             label = lvs.get(explorer.lvs_labels[name]) if state else None
             inside, elsewhere = label.placed(state) if label is not None else ([], set())
             first = set(inside)
@@ -225,6 +265,8 @@ def add_prior(explorer: FormExplorer, prior: Callable[[str], float]) -> None:
         for v in explorer.values[i]:
             if v:
                 scores[v] = scores.get(v, 0.0) + prior(v)
+        if explorer.page_first and isinstance(prior, PagePrior):
+            explorer.on_page[i] |= prior.shows(explorer.values[i])
     reorder(explorer, fields)
 
 
@@ -240,6 +282,7 @@ def reorder(explorer: FormExplorer, fields: list[int]) -> None:
         prior, affinity = explorer.prior_score[i], explorer.affinity_score[i]
         entries = sorted((pending[k] for k in slots),
                          key=lambda e: (e[0][i] not in explorer.pinned[i],
+                                        e[0][i] not in explorer.on_page[i],
                                         -prior.get(e[0][i], 0.0)
                                         * math.exp(affinity.get(e[0][i], 0.0)),
                                         explorer.rng.random()))
