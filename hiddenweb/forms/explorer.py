@@ -44,6 +44,7 @@ from hiddenweb.forms.values import (
     answered_affinity,
     field_domains,
     order_lvs_values,
+    reorder,
 )
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary
 
@@ -54,6 +55,11 @@ _ENUMERATE_MAX = 1000  # spaces up to this size are scored exhaustively; larger 
 #: ``varied`` of a submission that sets several fields a record showed together: no field's
 #: statistics learn from it (it is known to hold, and says nothing of one value alone)
 _TOGETHER = -2
+
+
+#: a field's values shown on the form's page that answer "no results", none finding anything,
+#: after which they lose their place before the others (:meth:`FormExplorer._page_answer`)
+PAGE_TRIES = 24
 
 
 #: answers to values that showed what the defaults' answer showed, after which a form whose
@@ -122,6 +128,7 @@ class FormExplorer:
         #: values shown on the form's page(s), swept before the others (``form_page_words``)
         self.page_first = page_words
         self.on_page: list[set[str | None]] = [set() for _ in self.values]
+        self.page_hits = [0] * len(self.values)  # misses of page words; -1: one of them paid
         if page_words and prior is not None:
             self._add_page_words(getattr(prior, "words", ()))
         order_lvs_values(self, lvs, prior)
@@ -289,11 +296,26 @@ class FormExplorer:
                 if empty:  # it found nothing: that value is dead
                     self.dead[i].add(combo[i])
                 if (new or empty) and self.names[i] in self.lvs_labels:  # what it says of its kin
+                    self._page_answer(i, combo[i], new)
                     answered_affinity(self, i, combo[i], new)
         for i, name in enumerate(self.names):
             counts = self.stats[i].get(data.get(name))
             if counts is not None and (varied is None or varied in (i, -1)):
                 counts[1] += int(new)
+
+    def _page_answer(self, i: int, value: str | None, new: bool) -> None:
+        """A value of field ``i`` shown on the form's page answered: once :data:`PAGE_TRIES`
+        of them answered "no results" and none found anything, the page's words go back among
+        the others (ordered by prior and company): the box does not index its page's words."""
+        if value not in self.on_page[i] or self.page_hits[i] < 0:
+            return
+        if new:
+            self.page_hits[i] = -1  # the page's words pay: they stay first
+        else:
+            self.page_hits[i] += 1
+            if self.page_hits[i] >= PAGE_TRIES:
+                self.on_page[i] = set()
+                reorder(self, [i])
 
     def _add_page_words(self, words: list[str] | tuple[str, ...]) -> None:
         """The form page's own words (:class:`hiddenweb.forms.values.PagePrior`) as values of

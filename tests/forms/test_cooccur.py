@@ -170,3 +170,23 @@ def test_a_search_box_sweeps_its_own_page_words_first():
     off = FormExplorer(_search_form(), lvs, limit=100, wave=1, patience=1000, learn=0,
                        prior=prior, cooccur=pages)
     assert "pulsar" not in off.values[0]  # the lab knob off: the LVS's values only
+
+
+def test_page_words_that_never_answer_lose_their_place(monkeypatch):
+    """A box that indexes none of its page's words: after PAGE_TRIES of them answered "no
+    results", the others (here the finance words, on more of the site's pages) go first."""
+    from collections import Counter
+
+    import hiddenweb.forms.explorer as explorer_module
+    from hiddenweb.forms.values import PagePrior
+
+    monkeypatch.setattr(explorer_module, "PAGE_TRIES", 3)
+    page = "galaxy nebula quasar orbit pulsar comet meteor"
+    prior = PagePrior(page, Counter(dict.fromkeys(FINANCE, 40)), site_pages=50)
+    lvs = LVS([LVSLabel("keyword", ["keyword"], FINANCE, open=True)])
+    pages = WordPages.for_lvs(lvs)
+    explorer = FormExplorer(_search_form(), lvs, limit=100, wave=1, patience=1000, learn=0,
+                            prior=prior, cooccur=pages, page_words=True)
+    asked = _ask(explorer, lambda q: q in FINANCE, 7)
+    assert all(q in prior.words for q in asked[:3])
+    assert all(q in FINANCE for q in asked[3:7])
