@@ -54,6 +54,7 @@ from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.scripts import OPENED_JS, ROUTES_JS
 from hiddenweb.pagetext import template_key
+from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -261,21 +262,8 @@ class PageEvents:
                        for u in gone) + "".join(gone_forms)
 
     def unsafe(self, target: dict[str, Any], page_url: str) -> str | None:
-        """The safety policy's refusal of firing ``target`` (a button outside a form: its words,
-        its handler's identifiers, its URLs and quoted paths), or None."""
-        code = target.get("code") or ""
-        label = " ".join([target.get("text") or "", target.get("words") or "",
-                          " ".join(_IDENT.findall(code))])
-        urls = [target["href"]] if target.get("href") else []
-        urls += [urljoin(page_url, q) for q in _QUOTED.findall(code)[:10]]
-        markup = {k: v for k, v in (("data-method", target.get("method") or ""),
-                                    ("data-confirm", "1" if target.get("confirm") else ""))
-                  if v}
-        for url in urls or [""]:
-            verdict = self.safety.link(url, label, markup or None)  # SAFETY: a button
-            if not verdict.allowed:
-                return verdict.reason
-        return None
+        """The safety policy's refusal of firing ``target`` (:func:`refusal`), or None."""
+        return refusal(self.safety, target, page_url)
 
     def _routes(self, urls: list[str], render: Render) -> None:
         """History-API routes and hash changes: URLs found, but the page's own."""
@@ -307,6 +295,26 @@ class PageEvents:
         logger.debug("Events of %s not fired to the end: %s", page.url,
                      str(exc).splitlines()[0][:200])
         return ""
+
+
+def refusal(safety: SafetyPolicy, target: dict[str, Any], page_url: str) -> str | None:
+    """The safety policy's refusal of clicking or firing ``target`` (a control described by
+    the page: ``tag``, ``text``, ``words``, ``code``, ``href``, ``method``, ``confirm``), judged
+    as a button outside a form: its words, its handler's identifiers, its URLs and quoted
+    paths; None when allowed."""
+    code = target.get("code") or ""
+    label = " ".join([target.get("text") or "", target.get("words") or "",
+                      " ".join(_IDENT.findall(code))])
+    urls = [target["href"]] if target.get("href") else []
+    urls += [urljoin(page_url, q) for q in _QUOTED.findall(code)[:10]]
+    markup = {k: v for k, v in (("data-method", target.get("method") or ""),
+                                ("data-confirm", "1" if target.get("confirm") else ""))
+              if v}
+    for url in urls or [""]:
+        verdict = safety.link(url, label, markup or None)  # SAFETY: a button
+        if not verdict.allowed:
+            return verdict.reason
+    return None
 
 
 def _signature(target: dict[str, Any]) -> str:

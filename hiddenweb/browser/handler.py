@@ -24,7 +24,8 @@ A browser request (``meta["playwright"]``):
    up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s, and its ``networkidle`` is
    the page's own requests all answered, :meth:`BrowserHandler._network_idle`), the page's
    events are fired (:mod:`~hiddenweb.browser.events`, ``HIDDENWEB_BROWSER_EVENTS``: what they
-   bring is added to the DOM), and the DOM is read;
+   bring is added to the DOM), the page is scrolled and its load-more controls clicked
+   (:mod:`~hiddenweb.browser.scroll`, ``HIDDENWEB_BROWSER_SCROLL_STEPS``), and the DOM is read;
 3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
    returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
    link (they are also in ``meta["hiddenweb_found"]``); the requests its scripts made (fetch,
@@ -89,6 +90,7 @@ from hiddenweb.browser.scripts import (
     RELEASE_SUBMIT_JS,
     WRITE_DOCUMENT_JS,
 )
+from hiddenweb.browser.scroll import PageScroll
 from hiddenweb.browser.watchdog import BrowserStuck, Job, Watchdog
 
 logger = logging.getLogger(__name__)
@@ -123,6 +125,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         self.guard = Guard(crawler, self.hw.timeout)
         self.events = PageEvents(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.events else None
+        self.scroll = PageScroll(crawler, self.guard, self.hw, self.download_timeout) \
+            if self.hw.scroll_steps else None
         self.watchdog = Watchdog(crawler.stats,
                                  stuck_after=self.download_timeout + 2 * CLOSE_TIMEOUT + 1)
         self._permits: asyncio.Semaphore | None = None
@@ -369,11 +373,17 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                     pass
 
     async def _events(self, page: Any, render: Render, job: Job) -> str:
-        """The page's events fired (:mod:`~hiddenweb.browser.events`); HTML to append."""
-        if self.events is None or page.is_closed():
-            return ""
-        job.stage = "firing events"
-        return await self.events.fire(page, render)
+        """The page's events fired (:mod:`~hiddenweb.browser.events`), then the page scrolled
+        and its load-more controls clicked (:mod:`~hiddenweb.browser.scroll`); HTML to
+        append."""
+        extra = ""
+        if self.events is not None and not page.is_closed():
+            job.stage = "firing events"
+            extra = await self.events.fire(page, render)
+        if self.scroll is not None and not page.is_closed():
+            job.stage = "scrolling"
+            extra += await self.scroll.run(page, render)
+        return extra
 
     async def _found(self, page: Any, render: Render) -> list[str]:
         try:
