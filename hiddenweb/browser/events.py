@@ -320,17 +320,3 @@ def refusal(safety: SafetyPolicy, target: dict[str, Any], page_url: str) -> str 
 def _signature(target: dict[str, Any]) -> str:
     what = target.get("code") or f"{target.get('text', '')[:80]}|{target.get('words', '')[:80]}"
     return f"{target['tag']}|{target['type']}|{what}|{target.get('href', '')}"
-
-
-_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
-
-
-def append_html(content: str, markup: str) -> str:
-    """``markup`` inserted before the document's last ``</body>`` (or at its end)."""
-    if not markup:
-        return content
-    ends = list(_BODY_END.finditer(content))
-    if not ends:
-        return content + markup
-    at = ends[-1].start()
-    return content[:at] + markup + content[at:]

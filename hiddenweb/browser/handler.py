@@ -25,7 +25,8 @@ A browser request (``meta["playwright"]``):
    the page's own requests all answered, :meth:`BrowserHandler._network_idle`), the page's
    events are fired (:mod:`~hiddenweb.browser.events`, ``HIDDENWEB_BROWSER_EVENTS``: what they
    bring is added to the DOM), the page is scrolled and its load-more controls clicked
-   (:mod:`~hiddenweb.browser.scroll`, ``HIDDENWEB_BROWSER_SCROLL_STEPS``), and the DOM is read;
+   (:mod:`~hiddenweb.browser.scroll`, ``HIDDENWEB_BROWSER_SCROLL_STEPS``), and the DOM is read
+   with the page's open shadow roots and frame documents (:mod:`~hiddenweb.browser.embedded`);
 3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
    returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
    link (they are also in ``meta["hiddenweb_found"]``); the requests its scripts made (fetch,
@@ -80,7 +81,8 @@ from hiddenweb.browser.config import (
     SETTLE_LOAD,
     BrowserConfig,
 )
-from hiddenweb.browser.events import PageEvents, append_html
+from hiddenweb.browser.embedded import embedded_html
+from hiddenweb.browser.events import PageEvents
 from hiddenweb.browser.fetched import SERVE_FETCHED_BODY, writable
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.pool import PagePool, browser_of
@@ -92,6 +94,7 @@ from hiddenweb.browser.scripts import (
 )
 from hiddenweb.browser.scroll import PageScroll
 from hiddenweb.browser.watchdog import BrowserStuck, Job, Watchdog
+from hiddenweb.framedocs import append_html
 
 logger = logging.getLogger(__name__)
 
@@ -269,6 +272,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         url = render.landed.get(page.url, page.url)
         # a form submitted by page actions: its answer is read as it came, no event fired
         extra = "" if methods else await self._events(page, render, job)
+        extra += await self._embedded(page, render, job)
         job.stage, job.page_url = "reading the DOM", page.url
         found = await self._found(page, render)
         content = append_html(await page.content(), extra)
@@ -300,6 +304,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         job.stage = "settling"
         await self._settle(page, render)
         extra = await self._events(page, render, job)
+        extra += await self._embedded(page, render, job)
         job.stage = "reading the DOM"
         found = await self._found(page, render)
         content = append_html(await page.content(), extra)
@@ -384,6 +389,14 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             job.stage = "scrolling"
             extra += await self.scroll.run(page, render)
         return extra
+
+    async def _embedded(self, page: Any, render: Render, job: Job) -> str:
+        """The page's open shadow roots and frame documents (:mod:`~hiddenweb.browser.
+        embedded`), a form's answer's too; HTML to append."""
+        if page.is_closed():
+            return ""
+        job.stage = "reading shadow roots and frames"
+        return await embedded_html(page, render.host, self.stats)
 
     async def _found(self, page: Any, render: Render) -> list[str]:
         try:
