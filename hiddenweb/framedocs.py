@@ -18,10 +18,21 @@ from __future__ import annotations
 
 import re
 
+from parsel import Selector
 from scrapy.http import TextResponse
 
 MAX_DOCUMENTS = 20  # srcdoc documents read per page
 MAX_CHARS = 500_000  # characters appended per page
+#: markup appended to the DOM read, not where a page shows it: srcdoc documents (here), shadow
+#: roots and frame documents (:mod:`hiddenweb.browser.embedded`)
+_APPENDED = "ancestor::*[@data-hiddenweb-srcdoc or @data-hiddenweb-shadow or @data-hiddenweb-frame]"
+
+
+def appended(element: Selector) -> bool:
+    """Whether ``element`` was read from markup appended to the page (a ``srcdoc`` or frame
+    document, a shadow root): Chromium's page actions would not find it where it was read, so
+    a form there is submitted over plain HTTP."""
+    return bool(element.xpath(_APPENDED))
 
 
 def with_srcdoc(response: TextResponse) -> TextResponse:

@@ -129,3 +129,18 @@ def test_scripted_shadow_roots_and_frames_in_the_browser(site, tmp_path):
     stats = run.stats or {}
     assert stats.get("hiddenweb/browser/shadow_roots", 0) >= 2
     assert stats.get("hiddenweb/browser/frame_documents", 0) >= 1
+
+
+def test_srcdoc_documents_are_appended_and_their_forms_marked():
+    from scrapy.http import HtmlResponse
+
+    from hiddenweb.framedocs import appended, with_srcdoc
+
+    plain = HtmlResponse("http://h/p", body=b"<html><body><p>no frames</p></body></html>")
+    assert with_srcdoc(plain) is plain
+    page = with_srcdoc(HtmlResponse("http://h/p", body=(
+        b"<html><body><form id=own></form><iframe srcdoc=\"<form id=framed action='/x'>"
+        b"</form><a href='rel'>r</a>\"></iframe></body></html>")))
+    assert page.xpath("//a/@href").get() == "rel" and page.urljoin("rel") == "http://h/rel"
+    assert not appended(page.xpath("//form[@id='own']")[0])
+    assert appended(page.xpath("//form[@id='framed']")[0])
