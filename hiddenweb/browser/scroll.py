@@ -28,13 +28,14 @@ virtual list) are returned as HTML for the handler to append.
 
 Bounds: ``HIDDENWEB_BROWSER_SCROLL_STEPS`` steps that grew the page (``0``: no scrolling),
 :data:`MAX_TRIES` clicks that grew nothing, lab knob ``browser_scroll_seconds`` (and at most
-25 % of ``DOWNLOAD_TIMEOUT``) per page.
+25 % of ``DOWNLOAD_TIMEOUT``) per page. A URL template none of whose first :data:`IDLE_AFTER`
+pages grew is no longer scrolled, but one page in :data:`SAMPLE` (``scroll_skipped_idle``).
 
 Stats (``hiddenweb/browser/``): ``scroll_steps`` (steps that grew a page), ``scroll_pages``
 (pages that grew), ``scroll_clicks`` (load-more clicks that grew a page), ``scroll_links`` and
 ``scroll_forms`` (links and forms that appeared: the items reached), ``scroll_capped`` (a bound
 hit before the page stopped growing), ``scroll_skipped_unsafe`` (load-more controls the safety
-policy refused).
+policy refused), ``scroll_skipped_idle`` (pages of an idle template not scrolled).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import html
 import logging
 import re
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -62,6 +64,8 @@ FRAMES = 1.0  # a scroll's two animation frames are awaited this long at most
 MAX_TRIES = 3  # load-more clicks that grew nothing, per page
 MAX_SCAN = 5000  # elements looked at for scrollers and controls
 MAX_WORDS = 6  # a control's text longer than this is not a load-more control
+IDLE_AFTER = 3  # a URL template none of whose first pages grew is scrolled no more ...
+SAMPLE = 10  # ... but one page in this many
 MAX_TEMPLATES = 1000  # URL templates whose fruitless controls are remembered ...
 MAX_MEMORY = 200  # ... and controls per template
 _DIED = re.compile(r"crash|closed|disconnected|context was destroyed", re.IGNORECASE)
@@ -161,8 +165,8 @@ class PageScroll:
         self.steps = config.scroll_steps
         self.seconds = min(config.scroll_seconds, 0.25 * download_timeout)
         self.wait = config.event_wait
-        # URL template -> controls whose click grew nothing (not clicked again on its pages)
-        self.memory: OrderedDict[str, set[str]] = OrderedDict()
+        # URL template -> its pages scrolled, those that grew, its fruitless controls
+        self.memory: OrderedDict[str, _Template] = OrderedDict()
 
     async def run(self, page: Any, render: Render) -> str:
         """Scroll ``page`` for ``render``; return the HTML to append to its DOM (links that
@@ -170,8 +174,14 @@ class PageScroll:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.seconds
         grown = clicks = misses = 0
-        # controls whose click grew nothing, on this page's URL template
-        tried = self._memory(template_key(render.request.url))
+        template = self._memory(template_key(render.request.url))
+        if template.scrolled >= IDLE_AFTER and not template.grown:
+            template.skipped += 1
+            if template.skipped % SAMPLE:
+                self.stats.inc_value("hiddenweb/browser/scroll_skipped_idle")
+                return ""
+        template.scrolled += 1
+        tried = template.tried  # controls whose click grew nothing on the template's pages
         render.navigations = 0  # a click's navigation is aborted, its URL found
         render.firing = True
         try:
@@ -219,6 +229,7 @@ class PageScroll:
             render.firing = False
         if not grown:
             return ""
+        template.grown += 1
         stats = self.stats
         stats.inc_value("hiddenweb/browser/scroll_pages")
         stats.inc_value("hiddenweb/browser/scroll_steps", grown)
@@ -234,11 +245,11 @@ class PageScroll:
         return "".join(f'<a href="{html.escape(u, quote=True)}" data-hiddenweb-scroll></a>'
                        for u in sorted(seen - current))
 
-    def _memory(self, template: str) -> set[str]:
+    def _memory(self, template: str) -> _Template:
         if template in self.memory:
             self.memory.move_to_end(template)
         else:
-            self.memory[template] = set()
+            self.memory[template] = _Template()
             if len(self.memory) > MAX_TEMPLATES:
                 self.memory.popitem(last=False)
         return self.memory[template]
@@ -285,6 +296,16 @@ class PageScroll:
                 continue
             return index, key
         return None
+
+
+@dataclass
+class _Template:
+    """What scrolling the pages of one URL template gave."""
+
+    scrolled: int = 0  # pages scrolled
+    grown: int = 0  # ... that grew
+    skipped: int = 0  # pages not scrolled (the template idle)
+    tried: set[str] = field(default_factory=set)  # controls whose click grew nothing
 
 
 def _loads_more(target: dict[str, Any]) -> bool:

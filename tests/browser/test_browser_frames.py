@@ -43,14 +43,17 @@ STATIC = _page("Static", (
     "<iframe src='http://localhost:{port}/offsite'></iframe>"))
 FRAMESET = (b"<!doctype html><html><head><title>Frames</title></head><frameset cols='50%,50%'>"
             b"<frame src='/t/frameset-a'><frame src='/t/frameset-b'></frameset></html>")
-# built by scripts: a custom element's shadow root with a link and a nested one with a form; an
-# about:blank frame a script writes a link into
+# built by scripts: a custom element's shadow root with a link, a button whose listener adds a
+# link, and a nested shadow root with a form; an about:blank frame a script writes a link into
 SCRIPTED = _page("Scripted", (
     "<x-card id='card'></x-card><div id='slot'></div><script>"
     "const outer = document.getElementById('card').attachShadow({mode: 'open'});"
-    "outer.innerHTML = \"<a href='/t/shadow-js'>card</a><span id='in'></span>\";"
+    "outer.innerHTML = \"<a href='/t/shadow-js'>card</a><button id='b'>Details</button>"
+    "<span id='in'></span>\";"
     "const inner = outer.getElementById('in').attachShadow({mode: 'open'});"
     "inner.innerHTML = \"" + _form("/t/shadow-form") + "\";"
+    "outer.getElementById('b').addEventListener('click', () => {"
+    " const a = document.createElement('a'); a.href = '/t/shadow-click'; outer.appendChild(a); });"
     "const f = document.createElement('iframe'); document.getElementById('slot').appendChild(f);"
     "f.contentDocument.open();"
     "f.contentDocument.write(\"<a href='/t/blank-frame'>written</a>\");"
@@ -124,7 +127,8 @@ def test_scripted_shadow_roots_and_frames_in_the_browser(site, tmp_path):
     run = _crawl(tmp_path, site)
     _check_static(run)
     paths, full = _asked()
-    assert {"/t/shadow-js", "/t/blank-frame"} <= paths, sorted(Site.log)
+    # a link, a listener fired by the events, a script-written frame's link
+    assert {"/t/shadow-js", "/t/shadow-click", "/t/blank-frame"} <= paths, sorted(Site.log)
     assert any(p.startswith("/t/shadow-form?k=") for p in full), sorted(Site.log)
     stats = run.stats or {}
     assert stats.get("hiddenweb/browser/shadow_roots", 0) >= 2
