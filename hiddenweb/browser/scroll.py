@@ -8,9 +8,9 @@ the page stops growing or a bound is hit:
 1. the page is scrolled to its bottom (the document, and every element that scrolls its own
    content), two animation frames are let pass (an ``IntersectionObserver``'s callbacks and
    ``scroll`` listeners run then; an element that got no ``scroll`` event by then is sent
-   one), the page's requests are awaited (until none flew for
-   :data:`QUIET` s, at most lab knob ``browser_event_wait`` s) and, if nothing grew yet, a
-   little more (:data:`GRACE` s: a loader's timer);
+   one), and the page is watched until it grew, or until none of its requests flew for
+   :data:`GRACE` s (a loader's timer; its requests are waited for lab knob
+   ``browser_event_wait`` s at most);
 2. if that grew nothing, a *load-more control* is clicked: a visible, enabled button
    (``<button>`` that is not a form's submit, ``<input type=button>``, ``role=button``, a link
    without a URL to follow, an element with a click handler) whose words (text, ``value``,
@@ -58,9 +58,9 @@ from hiddenweb.safety_lexicon import MORE, normalize
 
 logger = logging.getLogger(__name__)
 
-QUIET = 0.1  # after a step, the page is read once none of its requests flew for this long ...
-GRACE = 0.3  # ... and, when nothing grew yet, looked at again for this long (a loader's timer)
-FRAMES = 1.0  # a scroll's two animation frames are awaited this long at most
+QUIET = 0.1  # after a step that grew the page, its requests are awaited until none flew this long
+GRACE = 0.3  # a step grew nothing once none of the page's requests flew for this long (a timer)
+FRAMES = 3.0  # a scroll's two animation frames are awaited this long at most (a loaded machine)
 MAX_TRIES = 3  # load-more clicks that grew nothing, per page
 MAX_SCAN = 5000  # elements looked at for scrollers and controls
 MAX_WORDS = 6  # a control's text longer than this is not a load-more control
@@ -99,8 +99,8 @@ SCROLL_JS = f"""() => {{
   return moved.length > 0;
 }}"""
 # two animation frames (observers' callbacks and scroll events run in them), or FRAMES s (on a
-# loaded machine a frame took up to 1.5 s); then a scroll event for each element SCROLL_JS
-# moved that got none (a page not drawn in time)
+# loaded 2-core machine a frame took up to 1.5 s); then a scroll event for each element
+# SCROLL_JS moved that got none (a page not drawn in time)
 FRAMES_JS = f"""() => new Promise((done) => {{
   setTimeout(done, {FRAMES * 1000:.0f});
   requestAnimationFrame(() => requestAnimationFrame(done));
@@ -261,12 +261,12 @@ class PageScroll:
 
     async def _settle(self, page: Any, render: Render, size: list[int], deadline: float
                       ) -> tuple[bool, list[int]]:
-        """After a scroll or a click: whether the page grew, and its size now."""
+        """After a scroll or a click: whether the page grew, and its size now. Nothing grew
+        once none of the page's requests flew for :data:`GRACE` s (requests are waited for
+        ``browser_event_wait`` s at most)."""
         loop = asyncio.get_running_loop()
         await page.evaluate(FRAMES_JS)
-        await self.guard.quiet(page, max(0.0, min(self.wait, deadline - loop.time())), QUIET,
-                               0.03, render.stopped)
-        end = min(deadline, loop.time() + GRACE)
+        begun = quiet_since = loop.time()
         while True:
             now = await page.evaluate(SIZE_JS)
             if now[0] > size[0] or now[1] > size[1]:
@@ -274,7 +274,10 @@ class PageScroll:
                 await self.guard.quiet(page, max(0.0, min(self.wait, deadline - loop.time())),
                                        QUIET, 0.03, render.stopped)
                 return True, await page.evaluate(SIZE_JS)
-            if loop.time() >= end or render.stopped.is_set():
+            moment = loop.time()
+            if self.guard.in_flight(page) and moment - begun < self.wait:
+                quiet_since = moment
+            if moment - quiet_since >= GRACE or moment >= deadline or render.stopped.is_set():
                 return False, now
             await asyncio.sleep(0.05)
 

@@ -95,11 +95,11 @@ def site():
 
 
 def _crawl(tmp_path: Path, site: str, **settings: str):
-    # generous time bounds (a loaded 2-core machine drew a frame in up to 1.5 s): the steps
-    # are the bound these tests look at
+    # generous time bounds (a loaded 2-core machine drew a frame in up to 1.5 s, and a batch's
+    # answer may take more than the default 1 s wait): the steps are the bound looked at here
     return run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300, settings={
         "HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "80",
-        "HIDDENWEB_LAB": {"browser_scroll_seconds": 20.0},
+        "HIDDENWEB_LAB": {"browser_scroll_seconds": 20.0, "browser_event_wait": 3.0},
         "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO",
         "HIDDENWEB_BROWSER_SCROLL_STEPS": str(STEPS), **settings})
 
