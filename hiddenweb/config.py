@@ -42,6 +42,7 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_BROWSER_TIMEOUT": (float, 0.0, None),  # seconds, > 0
     "HIDDENWEB_BROWSER_EVENTS": (bool, None, None),
     "HIDDENWEB_BROWSER_EVENT_BUDGET": (int, 0, None),
+    "HIDDENWEB_BROWSER_SCROLL_STEPS": (int, 0, None),
 }
 
 

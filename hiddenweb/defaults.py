@@ -47,6 +47,9 @@ HIDDENWEB_BROWSER_MAX_PAGES = 8  # pages open at once in the one browser context
 HIDDENWEB_BROWSER_TIMEOUT = 20.0  # seconds for a navigation; then the request falls back
 HIDDENWEB_BROWSER_EVENTS = True  # fire a rendered page's event handlers (issue 24)
 HIDDENWEB_BROWSER_EVENT_BUDGET = 40  # events fired on one page at most
+# a rendered page scrolled / its "load more" clicked until it stops growing, this many steps at
+# most (0: never scrolled; hiddenweb.browser.scroll)
+HIDDENWEB_BROWSER_SCROLL_STEPS = 20
 
 # --- form exploration (issue 5) ----------------------------------------------------------------
 HIDDENWEB_EMIT_REPEATS = False  # emit items for pages whose content was already seen
@@ -88,6 +91,7 @@ LAB: dict = {
     "browser_same_document": False,
     "browser_event_seconds": 8.0,  # firing one page's events stops after this (and its budget)
     "browser_event_wait": 1.0,  # after each event, wait at most this for the page's requests
+    "browser_scroll_seconds": 6.0,  # scrolling a page (its load-more clicks too) stops after this
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
     "stop_blind_rounds": 2,  # blind budgets an endpoint with no result spends before retiring
     "stop_window": 30,  # HIDDENWEB_STOP_MASS reads a form's missing mass over its last N answers

@@ -15,7 +15,7 @@ Contract
   :data:`CONTACT_FIELDS`, :data:`PAYMENT_FIELDS`, :data:`SEARCH_FIELDS`, :data:`SORT_NAMES`,
   :data:`ORDER`, :data:`STATE_NAMES` (a hidden field that carries an action),
   :data:`LINK_NOUNS` (a link's topic, not an action), :data:`URL_ACTIONS` (a path segment that
-  is an action).
+  is an action), :data:`MORE` (a control that shows more of a list: not a safety class).
 * :func:`token_like` and :func:`secret_fields`: values that are tokens or secrets, not words.
 
 Pure: no Scrapy, no I/O. A lookup costs a few dictionary probes per word, whatever the
@@ -330,6 +330,29 @@ LINK_NOUNS = frozenset(normalize(w) for w in (
     "newsletter", "newsletters", "username", "user name", "order", "orders", "donation",
     "donations"))
 URL_ACTIONS = {"del", "rm", "kill", "unsub", "signoff"}  # a whole path segment: an action
+#: words of a control that shows more of a list in place ("Load more", "Show more", "Next"):
+#: not a safety class; :mod:`hiddenweb.browser.scroll` clicks such controls (the policy first)
+MORE = _Lexicon([
+    "load more", "show more", "see more", "view more", "more results", "more items",
+    "more posts", "more stories", "more articles", "more comments", "more replies",
+    "load older", "older posts", "older entries", "load next", "show next", "next",
+    "next page", "more", "loadmore", "showmore", "load all", "show all", "view all",
+    "mehr laden", "mehr anzeigen", "weitere laden", "weitere anzeigen", "mehr ergebnisse",
+    "mehr", "weiter", "nachste", "nachste seite", "alle anzeigen",
+    "charger plus", "voir plus", "afficher plus", "en voir plus", "plus de resultats",
+    "suivant", "suivante", "page suivante", "tout afficher", "voir tout",
+    "cargar mas", "ver mas", "mostrar mas", "mas resultados", "siguiente", "pagina siguiente",
+    "ver todo", "carica altri", "carica altro", "mostra altri", "mostra di piu",
+    "vedi altro", "vedi altri", "altri risultati", "successivo", "successiva",
+    "pagina successiva", "avanti", "carregar mais", "ver mais", "mostrar mais",
+    "mais resultados", "proximo", "proxima", "proxima pagina", "meer laden", "toon meer",
+    "meer weergeven", "bekijk meer", "meer resultaten", "volgende", "volgende pagina",
+    "załaduj wiecej", "pokaz wiecej", "wiecej", "nastepna", "nastepna strona", "dalej",
+    "ladda fler", "visa fler", "visa mer", "fler resultat", "nasta", "nasta sida",
+    "загрузить еще", "показать еще", "показать больше", "еще", "далее", "следующая",
+    "следующая страница", "加载更多", "显示更多", "查看更多", "更多", "下一页", "もっと見る",
+    "さらに表示", "次へ", "次のページ",
+])
 _HEX = re.compile(r"^[0-9a-fA-F]{8,}$")
 
 

@@ -3,9 +3,10 @@
 Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.md``):
 ``HIDDENWEB_BROWSER`` (``"auto"`` | ``"always"`` | ``"never"``), ``HIDDENWEB_BROWSER_PATH``,
 ``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``, ``HIDDENWEB_BROWSER_EVENTS``,
-``HIDDENWEB_BROWSER_EVENT_BUDGET``; lab knobs (``HIDDENWEB_LAB``, docs/design-notes.md)
+``HIDDENWEB_BROWSER_EVENT_BUDGET``, ``HIDDENWEB_BROWSER_SCROLL_STEPS``; lab knobs
+(``HIDDENWEB_LAB``, docs/design-notes.md)
 ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``,
-``browser_event_seconds``, ``browser_event_wait``.
+``browser_event_seconds``, ``browser_event_wait``, ``browser_scroll_seconds``.
 A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
 """
@@ -52,6 +53,8 @@ class BrowserConfig:
     event_budget: int = 40  # events fired on one page at most
     event_seconds: float = 8.0  # ... and for at most this long
     event_wait: float = 1.0  # after each event, the page's requests awaited this long at most
+    scroll_steps: int = 20  # scroll / load-more steps that grew a page, at most (0: none)
+    scroll_seconds: float = 6.0  # ... and for at most this long (hiddenweb.browser.scroll)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
@@ -69,6 +72,10 @@ class BrowserConfig:
                                  defaults.HIDDENWEB_BROWSER_EVENT_BUDGET)
         if budget < 0:
             raise ValueError(f"HIDDENWEB_BROWSER_EVENT_BUDGET={budget}: must be at least 0")
+        steps = settings.getint("HIDDENWEB_BROWSER_SCROLL_STEPS",
+                                defaults.HIDDENWEB_BROWSER_SCROLL_STEPS)
+        if steps < 0:
+            raise ValueError(f"HIDDENWEB_BROWSER_SCROLL_STEPS={steps}: must be at least 0")
         return cls(
             mode=mode,
             path=settings.get("HIDDENWEB_BROWSER_PATH", defaults.HIDDENWEB_BROWSER_PATH),
@@ -82,4 +89,6 @@ class BrowserConfig:
             event_budget=budget,
             event_seconds=max(0.0, lab(settings, "browser_event_seconds")),
             event_wait=max(0.0, lab(settings, "browser_event_wait")),
+            scroll_steps=steps,
+            scroll_seconds=max(0.0, lab(settings, "browser_scroll_seconds")),
         )

@@ -3,7 +3,8 @@ the crawler, bounded, and what each one brings collected.
 
 :meth:`PageEvents.fire` is called by the handler once a page has settled, before the DOM is
 read (not on a form's answer submitted by page actions: that answer is read as it came). It
-fires, in document order, each (element, event type) once:
+fires, in document order (then the elements of open shadow roots), each (element, event type)
+once:
 
 * handlers set as ``on*`` attributes or properties (``onclick``, ``onmouseover``, ``onchange``,
   … :data:`EVENT_TYPES`), listeners added with ``addEventListener`` (recorded by the init script
@@ -20,9 +21,10 @@ fires, in document order, each (element, event type) once:
   off-host request and navigation as always (:mod:`~hiddenweb.browser.guard`);
 * after each one, the page's own requests are awaited (until none was in flight for
   :data:`QUIET` s, at most lab knob ``browser_event_wait`` s), then collected: new ``<a>``,
-  ``<area>`` and frame URLs in the DOM, new forms (their markup as they appeared), History-API
-  routes (``pushState``, ``replaceState``, hash changes) and ``window.open`` URLs; navigations
-  the event started were aborted by the guard and kept as URLs found.
+  ``<area>`` and frame URLs in the DOM and its open shadow roots, new forms (their markup as
+  they appeared), History-API routes (``pushState``, ``replaceState``, hash changes) and
+  ``window.open`` URLs; navigations the event started were aborted by the guard and kept as
+  URLs found.
 
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
 ``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
@@ -54,6 +56,7 @@ from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.scripts import OPENED_JS, ROUTES_JS
 from hiddenweb.pagetext import template_key
+from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -71,17 +74,31 @@ _DIED = re.compile(r"crash|closed|disconnected|context was destroyed", re.IGNORE
 _QUOTED = re.compile(r"""["']([^"'\s]*[/?.=][^"'\s]*)["']""")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]{2,}")
 
+# the page's elements in document order, then those of its open shadow roots (nested ones too),
+# at most ``limit``
+ELEMENTS_JS = """(limit) => {
+  const all = Array.from(document.querySelectorAll("*"));
+  for (let i = 0; i < all.length && all.length < limit; i++) {
+    if (all[i].shadowRoot) all.push(...all[i].shadowRoot.querySelectorAll("*"));
+  }
+  return all.slice(0, limit);
+}"""
 START_JS = """() => {
   window.__hiddenwebFiring = {done: new WeakMap(), current: null,
                               forms: new WeakSet(Array.from(document.forms)), fresh: []};
   return null;
 }"""
 LINKS_JS = """() => {
-  const out = new Set();
-  for (const el of document.querySelectorAll("a[href], area[href], iframe[src], frame[src]")) {
-    const url = el.tagName === "A" || el.tagName === "AREA" ? el.href : el.src;
-    if (typeof url === "string" && /^https?:/i.test(url)) out.add(url.split("#")[0]);
-    if (out.size >= 2000) break;
+  const out = new Set(), roots = [document];
+  for (let r = 0; r < roots.length && roots.length < 200; r++) {  // open shadow roots too
+    for (const el of roots[r].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
+  }
+  for (const root of roots) {
+    for (const el of root.querySelectorAll("a[href], area[href], iframe[src], frame[src]")) {
+      const url = el.tagName === "A" || el.tagName === "AREA" ? el.href : el.src;
+      if (typeof url === "string" && /^https?:/i.test(url)) out.add(url.split("#")[0]);
+      if (out.size >= 2000) return Array.from(out);
+    }
   }
   return Array.from(out);
 }"""
@@ -89,7 +106,7 @@ LINKS_JS = """() => {
 NEXT_JS = """([types, limit, options]) => {
   const st = window.__hiddenwebFiring, recorded = window.__hiddenwebListeners;
   if (!st) return null;
-  const all = document.querySelectorAll("*"), n = Math.min(all.length, limit);
+  const all = (""" + ELEMENTS_JS + """)(limit), n = all.length;
   const js = (v) => /^\\s*javascript:/i.test(v || "");
   for (let i = 0; i < n; i++) {
     const el = all[i], tag = el.tagName.toLowerCase(), own = recorded && recorded.get(el);
@@ -261,21 +278,8 @@ class PageEvents:
                        for u in gone) + "".join(gone_forms)
 
     def unsafe(self, target: dict[str, Any], page_url: str) -> str | None:
-        """The safety policy's refusal of firing ``target`` (a button outside a form: its words,
-        its handler's identifiers, its URLs and quoted paths), or None."""
-        code = target.get("code") or ""
-        label = " ".join([target.get("text") or "", target.get("words") or "",
-                          " ".join(_IDENT.findall(code))])
-        urls = [target["href"]] if target.get("href") else []
-        urls += [urljoin(page_url, q) for q in _QUOTED.findall(code)[:10]]
-        markup = {k: v for k, v in (("data-method", target.get("method") or ""),
-                                    ("data-confirm", "1" if target.get("confirm") else ""))
-                  if v}
-        for url in urls or [""]:
-            verdict = self.safety.link(url, label, markup or None)  # SAFETY: a button
-            if not verdict.allowed:
-                return verdict.reason
-        return None
+        """The safety policy's refusal of firing ``target`` (:func:`refusal`), or None."""
+        return refusal(self.safety, target, page_url)
 
     def _routes(self, urls: list[str], render: Render) -> None:
         """History-API routes and hash changes: URLs found, but the page's own."""
@@ -309,20 +313,26 @@ class PageEvents:
         return ""
 
 
+def refusal(safety: SafetyPolicy, target: dict[str, Any], page_url: str) -> str | None:
+    """The safety policy's refusal of clicking or firing ``target`` (a control described by
+    the page: ``tag``, ``text``, ``words``, ``code``, ``href``, ``method``, ``confirm``), judged
+    as a button outside a form: its words, its handler's identifiers, its URLs and quoted
+    paths; None when allowed."""
+    code = target.get("code") or ""
+    label = " ".join([target.get("text") or "", target.get("words") or "",
+                      " ".join(_IDENT.findall(code))])
+    urls = [target["href"]] if target.get("href") else []
+    urls += [urljoin(page_url, q) for q in _QUOTED.findall(code)[:10]]
+    markup = {k: v for k, v in (("data-method", target.get("method") or ""),
+                                ("data-confirm", "1" if target.get("confirm") else ""))
+              if v}
+    for url in urls or [""]:
+        verdict = safety.link(url, label, markup or None)  # SAFETY: a button
+        if not verdict.allowed:
+            return verdict.reason
+    return None
+
+
 def _signature(target: dict[str, Any]) -> str:
     what = target.get("code") or f"{target.get('text', '')[:80]}|{target.get('words', '')[:80]}"
     return f"{target['tag']}|{target['type']}|{what}|{target.get('href', '')}"
-
-
-_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
-
-
-def append_html(content: str, markup: str) -> str:
-    """``markup`` inserted before the document's last ``</body>`` (or at its end)."""
-    if not markup:
-        return content
-    ends = list(_BODY_END.finditer(content))
-    if not ends:
-        return content + markup
-    at = ends[-1].start()
-    return content[:at] + markup + content[at:]

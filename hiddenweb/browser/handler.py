@@ -24,7 +24,9 @@ A browser request (``meta["playwright"]``):
    up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s, and its ``networkidle`` is
    the page's own requests all answered, :meth:`BrowserHandler._network_idle`), the page's
    events are fired (:mod:`~hiddenweb.browser.events`, ``HIDDENWEB_BROWSER_EVENTS``: what they
-   bring is added to the DOM), and the DOM is read;
+   bring is added to the DOM), the page is scrolled and its load-more controls clicked
+   (:mod:`~hiddenweb.browser.scroll`, ``HIDDENWEB_BROWSER_SCROLL_STEPS``), and the DOM is read
+   with the page's open shadow roots and frame documents (:mod:`~hiddenweb.browser.embedded`);
 3. URLs the page tried to reach by itself (navigations, ``window.open``) are added to the
    returned DOM as ``<a href=… data-hiddenweb-found>`` links, so the spider queues them as any
    link (they are also in ``meta["hiddenweb_found"]``); the requests its scripts made (fetch,
@@ -79,7 +81,8 @@ from hiddenweb.browser.config import (
     SETTLE_LOAD,
     BrowserConfig,
 )
-from hiddenweb.browser.events import PageEvents, append_html
+from hiddenweb.browser.embedded import embedded_html
+from hiddenweb.browser.events import PageEvents
 from hiddenweb.browser.fetched import SERVE_FETCHED_BODY, writable
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.pool import PagePool, browser_of
@@ -89,7 +92,9 @@ from hiddenweb.browser.scripts import (
     RELEASE_SUBMIT_JS,
     WRITE_DOCUMENT_JS,
 )
+from hiddenweb.browser.scroll import PageScroll
 from hiddenweb.browser.watchdog import BrowserStuck, Job, Watchdog
+from hiddenweb.framedocs import append_html
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +128,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         self.guard = Guard(crawler, self.hw.timeout)
         self.events = PageEvents(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.events else None
+        self.scroll = PageScroll(crawler, self.guard, self.hw, self.download_timeout) \
+            if self.hw.scroll_steps else None
         self.watchdog = Watchdog(crawler.stats,
                                  stuck_after=self.download_timeout + 2 * CLOSE_TIMEOUT + 1)
         self._permits: asyncio.Semaphore | None = None
@@ -265,6 +272,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         url = render.landed.get(page.url, page.url)
         # a form submitted by page actions: its answer is read as it came, no event fired
         extra = "" if methods else await self._events(page, render, job)
+        extra += await self._embedded(page, render, job)
         job.stage, job.page_url = "reading the DOM", page.url
         found = await self._found(page, render)
         content = append_html(await page.content(), extra)
@@ -296,6 +304,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         job.stage = "settling"
         await self._settle(page, render)
         extra = await self._events(page, render, job)
+        extra += await self._embedded(page, render, job)
         job.stage = "reading the DOM"
         found = await self._found(page, render)
         content = append_html(await page.content(), extra)
@@ -369,11 +378,25 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                     pass
 
     async def _events(self, page: Any, render: Render, job: Job) -> str:
-        """The page's events fired (:mod:`~hiddenweb.browser.events`); HTML to append."""
-        if self.events is None or page.is_closed():
+        """The page's events fired (:mod:`~hiddenweb.browser.events`), then the page scrolled
+        and its load-more controls clicked (:mod:`~hiddenweb.browser.scroll`); HTML to
+        append."""
+        extra = ""
+        if self.events is not None and not page.is_closed():
+            job.stage = "firing events"
+            extra = await self.events.fire(page, render)
+        if self.scroll is not None and not page.is_closed():
+            job.stage = "scrolling"
+            extra += await self.scroll.run(page, render)
+        return extra
+
+    async def _embedded(self, page: Any, render: Render, job: Job) -> str:
+        """The page's open shadow roots and frame documents (:mod:`~hiddenweb.browser.
+        embedded`), a form's answer's too; HTML to append."""
+        if page.is_closed():
             return ""
-        job.stage = "firing events"
-        return await self.events.fire(page, render)
+        job.stage = "reading shadow roots and frames"
+        return await embedded_html(page, render.host, self.stats)
 
     async def _found(self, page: Any, render: Render) -> list[str]:
         try:

@@ -62,6 +62,7 @@ from hiddenweb.forms.submit import browser_request, describe, plain_request
 from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
+from hiddenweb.framedocs import appended
 from hiddenweb.pagetext import SHOWN_META
 from hiddenweb.signals import download_budget_exhausted
 
@@ -144,7 +145,9 @@ class FormCrawler:
                 if seen is not None and response.meta.get("hiddenweb_explore") == seen.signature:
                     yield from self.versions.post_back(seen, form, response)
                 continue
-            by_script = submitted_by_script(response.selector, form.selector)
+            # a form of a frame document or a shadow root: over plain HTTP (framedocs)
+            by_script = submitted_by_script(response.selector, form.selector) \
+                and not (form.selector is not None and appended(form.selector))
             if by_script and not rendered:
                 # this copy needs a browser (its rendered copy, if any, comes back here); a
                 # copy of the form on another page may not: the form is not marked seen

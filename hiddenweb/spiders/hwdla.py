@@ -45,6 +45,7 @@ from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_r
 from hiddenweb.config import lab
 from hiddenweb.estimate import HiddenMass
 from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
+from hiddenweb.framedocs import with_srcdoc
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.pagetext import (
@@ -231,27 +232,28 @@ class HwdlaSpider(scrapy.Spider):
             return
         if not new and not meta.get("hiddenweb_rerender"):
             return  # same content as a page already expanded: same links, same forms
+        page = with_srcdoc(response)  # its links and forms: its srcdoc frames' too
         deferred = False
         if not rendered and self.browser.mode != "never":
             try:
-                deferred = needs_browser(response.selector)
+                deferred = needs_browser(page.selector)
             except (ValueError, AttributeError):
                 deferred = False
             self.policy.record(response.url, deferred)
             if deferred:  # unless its template's renders add nothing (browser/renders.py)
                 self.crawler.stats.inc_value("hiddenweb/browser/needed")
                 action = self.renders.offer(
-                    response, rerender_request(response, self.browser.reuse_body))
+                    page, rerender_request(response, self.browser.reuse_body))
                 if isinstance(action, scrapy.Request):
                     yield action
                 deferred = action != "skip"  # not rendered: its forms are read from this copy
         if self.follow_links:
-            links = list(self.link_requests(response))
+            links = list(self.link_requests(page))
             yield from links
             yield from self.source_requests(response, found, {r.url for r in links})
             yield from self.xhr_requests(response)
         if not deferred:  # else: those of the rendered copy (held: renders.RenderGate)
-            yield from self.forms.page(response, text)
+            yield from self.forms.page(page, text)
 
     def dropped_render(self, response: TextResponse) -> Iterator[scrapy.Request]:
         """The forms of a page whose render was held, then dropped (its template's renders

@@ -102,7 +102,9 @@ def _crawl(tmp_path: Path, site: str, **settings: str):
     return run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300, settings={
         "HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "20",
         "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO",
-        "HIDDENWEB_BROWSER_EVENT_BUDGET": str(BUDGET), **settings})
+        "HIDDENWEB_BROWSER_EVENT_BUDGET": str(BUDGET),
+        "HIDDENWEB_BROWSER_SCROLL_STEPS": "0",  # events alone ("Show more": test_browser_scroll)
+        **settings})
 
 
 def test_pages_whose_only_dynamic_part_is_a_handler_need_the_browser():
