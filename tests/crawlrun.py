@@ -12,6 +12,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hiddenweb.config import setting_args
 from hiddenweb.estimate import ENDED_BY_ITSELF
@@ -90,3 +91,12 @@ def resolve(site, item):
     form = (item.get("reached_by") or {}).get("form")
     data = list(form["fields"].items()) if form and item["method"] == "POST" else None
     return site.resolve(item["method"], item["url"], data)
+
+
+def browser_crawl(tmp_path: Path, site: str, download_timeout: int = 20,
+                  **settings: Any) -> CrawlRun:
+    """A crawl of a test's small site (``site``: its root URL) with the browser: a short
+    render timeout, generous download and closing bounds for a loaded machine."""
+    return run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300, settings={
+        "HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": str(download_timeout),
+        "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO", **settings})

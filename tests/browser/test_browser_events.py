@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from crawlrun import run_crawl
+from crawlrun import browser_crawl
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 from parsel import Selector
 
@@ -99,12 +99,9 @@ def site():
 
 
 def _crawl(tmp_path: Path, site: str, **settings: str):
-    return run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300, settings={
-        "HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "20",
-        "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO",
-        "HIDDENWEB_BROWSER_EVENT_BUDGET": str(BUDGET),
-        "HIDDENWEB_BROWSER_SCROLL_STEPS": "0",  # events alone ("Show more": test_browser_scroll)
-        **settings})
+    return browser_crawl(tmp_path, site, 20, HIDDENWEB_BROWSER_EVENT_BUDGET=str(BUDGET),
+                         # events alone ("Show more": test_browser_scroll)
+                         HIDDENWEB_BROWSER_SCROLL_STEPS="0", **settings)
 
 
 def test_pages_whose_only_dynamic_part_is_a_handler_need_the_browser():

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from crawlrun import run_crawl
+from crawlrun import browser_crawl
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 from parsel import Selector
 
@@ -92,9 +92,7 @@ def site():
 
 
 def _crawl(tmp_path: Path, site: str, **settings: str):
-    return run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300, settings={
-        "HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "30",
-        "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO", **settings})
+    return browser_crawl(tmp_path, site, 30, **settings)
 
 
 def _asked() -> tuple[set[str], set[str]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from crawlrun import run_crawl
+from crawlrun import browser_crawl
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -97,10 +97,8 @@ def site():
 def _crawl(tmp_path: Path, site: str, **settings: str):
     # generous time bounds (a loaded 2-core machine drew a frame in up to 1.5 s, and a batch's
     # answer may take more than the default 1 s wait): the steps are the bound looked at here
-    return run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300, settings={
-        "HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "80",
+    return browser_crawl(tmp_path, site, 80, **{
         "HIDDENWEB_LAB": {"browser_scroll_seconds": 20.0, "browser_event_wait": 3.0},
-        "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO",
         "HIDDENWEB_BROWSER_SCROLL_STEPS": str(STEPS), **settings})
 
 
