@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm import tqdm
 
+from hiddenweb import defaults
 from hiddenweb.bench.lostsheep.baselines import BASELINES, Ctx
 from hiddenweb.bench.lostsheep.graphs import (
     GraphParams,
@@ -47,7 +48,7 @@ class EmrisResult:
     mean_downloads: float
     seed: int
     wall_seconds: float
-    start: str = "B"  # the automata's start state: "B" or "middle" (S // 2)
+    start: str = "B"  # the automata's start state: "B", "middle" (S//2 from Q); "-": no automaton
 
 
 def _task(
@@ -69,11 +70,11 @@ def run_once(
     seed: int = 0,
     maxdepth: int = DEFAULT_MAXDEPTH,
     params: GraphParams | None = None,
-    middle_start: bool = False,
+    start: str = defaults.HIDDENWEB_LOSTSHEEP_START,
 ) -> tuple[bool, int]:
     """One iteration: ``(found the target, downloads)``."""
     return solve(algorithm, _task(nodes, index, seed, params), nodes, index, states=states,
-                 threshold=threshold, seed=seed, maxdepth=maxdepth, middle_start=middle_start)
+                 threshold=threshold, seed=seed, maxdepth=maxdepth, start=start)
 
 
 def solve(
@@ -86,13 +87,12 @@ def solve(
     threshold: float = 0.75,
     seed: int = 0,
     maxdepth: int = DEFAULT_MAXDEPTH,
-    middle_start: bool = False,
+    start: str = defaults.HIDDENWEB_LOSTSHEEP_START,
 ) -> tuple[bool, int]:
     """Run ``algorithm`` on one drawn ``(graph, target, query)``: ``(found, downloads)``.
 
-    ``middle_start`` releases every automaton in state ``S // 2`` instead of ``B`` (the other
-    reading of the start state, see :mod:`~.tsetlin`); it is not the default."""
-    start = states // 2 if middle_start else None
+    ``start`` is where every automaton starts, ``"B"`` or ``"middle"`` (the two readings,
+    :func:`~hiddenweb.lostsheep.tsetlin.start_state`)."""
     graph, target, query = task
     algo_rng = np.random.default_rng([seed, nodes, index, 1])
     if algorithm in ("ls", "ls2f"):
@@ -125,7 +125,7 @@ def run_emris(
     maxdepth: int = DEFAULT_MAXDEPTH,
     params: GraphParams | None = None,
     progress: bool = True,
-    middle_start: bool = False,
+    start: str = defaults.HIDDENWEB_LOSTSHEEP_START,
 ) -> EmrisResult:
     """Run the protocol for one algorithm and one graph size."""
     if algorithm not in ALGORITHMS:
@@ -145,7 +145,7 @@ def run_emris(
             seed=seed,
             maxdepth=maxdepth,
             params=params,
-            middle_start=middle_start,
+            start=start,
         )
         hits += found
         downloads += d
@@ -159,7 +159,7 @@ def run_emris(
         mean_downloads=downloads / runs,
         seed=seed,
         wall_seconds=round(time.perf_counter() - t0, 3),
-        start="middle" if middle_start else "B",
+        start=start if algorithm in USES_STATES else "-",
     )
 
 
@@ -177,13 +177,15 @@ def run_grid(
     maxdepth: int = DEFAULT_MAXDEPTH,
     params: GraphParams | None = None,
     progress: bool = True,
-    middle_start: bool = False,
+    starts: tuple[str, ...] = (defaults.HIDDENWEB_LOSTSHEEP_START,),
 ) -> list[EmrisResult]:
-    """:func:`run_emris` for many ``(algorithm, states)`` rows and thresholds at once.
+    """:func:`run_emris` for many ``(algorithm, states)`` rows, thresholds and start readings.
 
     Each iteration's site is generated once and shared by every row (the same sites and tasks
-    as :func:`run_emris` draws, so the figures are identical); wall time is per row."""
-    cells = [(a, s, t) for a, s in rows for t in thresholds]
+    as :func:`run_emris` draws, so the figures are identical); wall time is per row. A row
+    without automata runs once, whatever ``starts``."""
+    cells = [(a, s, t, st) for a, s in rows for t in thresholds
+             for st in (starts if a in USES_STATES else ("-",))]
     hits = dict.fromkeys(cells, 0)
     downloads = dict.fromkeys(cells, 0)
     clock = dict.fromkeys(cells, 0.0)
@@ -192,11 +194,11 @@ def run_grid(
         task = _task(nodes, i, seed, params)
         gen = time.perf_counter() - t0
         for cell in cells:
-            algorithm, states, threshold = cell
+            algorithm, states, threshold, start = cell
             t0 = time.perf_counter()
             found, d = solve(algorithm, task, nodes, i, states=states or 100,
                              threshold=threshold, seed=seed, maxdepth=maxdepth,
-                             middle_start=middle_start)
+                             start=start if start != "-" else "B")
             clock[cell] += gen + time.perf_counter() - t0
             hits[cell] += found
             downloads[cell] += d
@@ -207,11 +209,11 @@ def run_grid(
             threshold=t,
             nodes=nodes,
             runs=runs,
-            accuracy=hits[(a, s, t)] / runs,
-            mean_downloads=downloads[(a, s, t)] / runs,
+            accuracy=hits[(a, s, t, st)] / runs,
+            mean_downloads=downloads[(a, s, t, st)] / runs,
             seed=seed,
-            wall_seconds=round(clock[(a, s, t)], 3),
-            start="middle" if middle_start else "B",
+            wall_seconds=round(clock[(a, s, t, st)], 3),
+            start=st,
         )
-        for a, s, t in cells
+        for a, s, t, st in cells
     ]
