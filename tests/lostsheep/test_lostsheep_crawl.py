@@ -122,7 +122,8 @@ def test_start_setting_is_read_and_checked():
 
     cfg = SheepConfig.from_settings(Settings({"HIDDENWEB_LOSTSHEEP_START": "middle"}))
     assert cfg.start == "middle" and cfg.sheep().state == 49
-    assert SheepConfig.from_settings(Settings({"HIDDENWEB_LOSTSHEEP_START": "B"})).sheep().state == 0
+    cfg = SheepConfig.from_settings(Settings({"HIDDENWEB_LOSTSHEEP_START": "B"}))
+    assert cfg.sheep().state == 0
     with pytest.raises(ValueError, match="HIDDENWEB_LOSTSHEEP_START"):
         SheepConfig.from_settings(Settings({"HIDDENWEB_LOSTSHEEP_START": "Q"}))
 

@@ -2,9 +2,11 @@
 
 Contract: :func:`add_emris_parser` adds ``emris`` to an argparse sub-parsers object and sets
 ``func``; ``python -m hiddenweb.bench.lostsheep.cli emris ...`` runs it stand-alone. Prints accuracy
-and mean downloads D per (algorithm, N); ``--json`` prints one JSON object per result line
-(keys ``algorithm, states, threshold, nodes, runs, accuracy, mean_downloads, seed,
-wall_seconds``). ``--algorithm all`` prints the rows of the paper's tables 2/3 (Goodwin,
+and D per (algorithm, N), D counted as the paper does (``d``: no start page, the random walk's
+steps) and the old way (``mean_downloads``: distinct pages with the start page), next to the
+paper's figures; ``--json`` prints one JSON object per result line (keys ``algorithm, states,
+threshold, nodes, runs, accuracy, mean_downloads, d, start, seed, wall_seconds``).
+``--algorithm all`` prints the rows of the paper's tables 2/3 (Goodwin,
 "A solution to the exact match on rare item searches", appendix).
 """
 
@@ -123,8 +125,10 @@ ISSUE4_ROWS: list[tuple[str, int]] = [
 ]
 
 
-def _cell(r: EmrisResult | None) -> str:
-    return f"{r.accuracy:.2f} / {r.mean_downloads:.1f}" if r else "-"
+def _cells(r: EmrisResult | None) -> str:
+    if r is None:
+        return f"{'-':>6}{'-':>9}{'-':>9}"
+    return f"{r.accuracy:>6.2f}{r.d:>9.1f}{r.mean_downloads:>9.1f}"
 
 
 def _paper_cell(algorithm: str, states: int, threshold: float, nodes: int) -> str:
@@ -134,26 +138,30 @@ def _paper_cell(algorithm: str, states: int, threshold: float, nodes: int) -> st
 
 def paper_distance(results: list[EmrisResult], start: str) -> tuple[float, float, int]:
     """How far the automaton rows read with ``start`` are from the paper's: the mean of
-    ``|accuracy - paper's|`` and of ``|ln(D / paper's D)|`` over the cells the paper has."""
+    ``|accuracy - paper's|`` and of ``|ln(D / paper's D)|`` over the cells the paper has (D as
+    the paper counts it)."""
     acc, dl = [], []
     for r in results:
         if r.start != start:
             continue
         fig = paper_figure(r.algorithm, r.states, r.threshold, r.nodes)
-        if fig is None or fig[1] <= 0 or r.mean_downloads <= 0:
+        if fig is None or fig[1] <= 0 or r.d <= 0:
             continue
         acc.append(abs(r.accuracy - fig[0]))
-        dl.append(abs(math.log(r.mean_downloads / fig[1])))
+        dl.append(abs(math.log(r.d / fig[1])))
     if not acc:
         return math.nan, math.nan, 0
     return sum(acc) / len(acc), sum(dl) / len(dl), len(acc)
 
 
 def print_table(results: list[EmrisResult], nodes: list[int], header: str) -> None:
-    """One table: a line per (algorithm, S, threshold, start), ours and the paper's per N."""
+    """One table: a line per (algorithm, S, threshold, start); per N our accuracy, D as the paper
+    counts it (no start page; random walk: steps), D with the start page (the old count), and
+    the paper's ``accuracy / D``."""
     print(header)
+    print(f"{'':<26}" + "".join(f"{f'N={n}':^39}" for n in nodes))
     print(f"{'algorithm':<14}{'T':>5}{'start':>7}"
-          + "".join(f"{f'N={n}':>16}{'paper':>16}" for n in nodes))
+          + f"{'acc':>6}{'D':>9}{'D+start':>9}{'paper':>15}" * len(nodes))
     keys = list(dict.fromkeys((r.algorithm, r.states or 0, r.threshold, r.start)
                               for r in results))
     for algorithm, states, threshold, start in keys:
@@ -163,7 +171,7 @@ def print_table(results: list[EmrisResult], nodes: list[int], header: str) -> No
             r = next((x for x in results if (x.algorithm, x.states or 0, x.threshold, x.start,
                                              x.nodes) == (algorithm, states, threshold, start, n)),
                      None)
-            line += f"{_cell(r):>16}{_paper_cell(algorithm, states, threshold, n):>16}"
+            line += f"{_cells(r)}{_paper_cell(algorithm, states, threshold, n):>15}"
         print(line)
     starts = sorted({r.start for r in results if r.start != "-"})
     for start in starts:
@@ -189,7 +197,8 @@ def emris_command(args: argparse.Namespace) -> int:
     if not args.json:
         print_table(results, args.nodes,
                     f"runs={args.runs} seed={args.seed} maxdepth={args.maxdepth} "
-                    "(cells: accuracy / D)")
+                    "(D: the paper's count, no start page, random walk = steps; "
+                    "D+start: the old count)")
     return 0
 
 

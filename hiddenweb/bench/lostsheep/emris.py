@@ -7,7 +7,10 @@ Contract: :func:`run_emris` runs ``runs`` iterations; iteration ``i`` generates 
 ``nodes`` pages and a (target, query) draw from ``numpy.random.default_rng([seed, nodes, i])``
 (the paper generates a graph per iteration), so every algorithm sees the same sites and tasks
 and a fixed seed gives identical results. Accuracy = fraction of runs whose returned page is the
-target; D = mean number of distinct pages downloaded (start page included).
+target. D is counted two ways (issue 28): ``d``, as the paper counts it -- pages downloaded, the
+start page excluded (OPTIMAL: the path's edges; HMM: N-1), the random walk as its steps
+(``ceil(0.2 N)``, the paper's 20 / 200 / 2000) -- and ``mean_downloads``, the old count:
+distinct pages downloaded, the start page included (the random walk's distinct pages).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from hiddenweb import defaults
-from hiddenweb.bench.lostsheep.baselines import BASELINES, Ctx
+from hiddenweb.bench.lostsheep.baselines import BASELINES, Ctx, random_walk_steps
 from hiddenweb.bench.lostsheep.graphs import (
     GraphParams,
     GraphSite,
@@ -45,9 +48,10 @@ class EmrisResult:
     nodes: int
     runs: int
     accuracy: float
-    mean_downloads: float
+    mean_downloads: float  # distinct pages downloaded, the start page included (the old D)
     seed: int
     wall_seconds: float
+    d: float = 0.0  # the paper's D: downloads without the start page; random walk: steps
     start: str = "B"  # the automata's start state: "B", "middle" (S//2 from Q); "-": no automaton
 
 
@@ -71,8 +75,8 @@ def run_once(
     maxdepth: int = DEFAULT_MAXDEPTH,
     params: GraphParams | None = None,
     start: str = defaults.HIDDENWEB_LOSTSHEEP_START,
-) -> tuple[bool, int]:
-    """One iteration: ``(found the target, downloads)``."""
+) -> tuple[bool, int, int]:
+    """One iteration: ``(found the target, downloads, the paper's D)``."""
     return solve(algorithm, _task(nodes, index, seed, params), nodes, index, states=states,
                  threshold=threshold, seed=seed, maxdepth=maxdepth, start=start)
 
@@ -88,8 +92,9 @@ def solve(
     seed: int = 0,
     maxdepth: int = DEFAULT_MAXDEPTH,
     start: str = defaults.HIDDENWEB_LOSTSHEEP_START,
-) -> tuple[bool, int]:
-    """Run ``algorithm`` on one drawn ``(graph, target, query)``: ``(found, downloads)``.
+) -> tuple[bool, int, int]:
+    """Run ``algorithm`` on one drawn ``(graph, target, query)``: ``(found, downloads, d)``,
+    ``downloads`` the distinct pages fetched with the start page, ``d`` the paper's count.
 
     ``start`` is where every automaton starts, ``"B"`` or ``"middle"`` (the two readings,
     :func:`~hiddenweb.lostsheep.tsetlin.start_state`)."""
@@ -106,12 +111,13 @@ def solve(
             start=start,
         )
         result = herder.run(site, 0)
-        return result.page == target, len(site.downloaded)
+        return result.page == target, len(site.downloaded), len(site.downloaded - {0})
     qmask = np.zeros(len(graph.vocab), dtype=bool)
     qmask[query] = True
     ctx = Ctx(target, threshold, maxdepth, algo_rng, states, algorithm == "hmm2f", start)
     page, downloads = BASELINES[algorithm](graph, qmask, ctx)
-    return page == target, downloads
+    d = random_walk_steps(graph.n) if algorithm == "random" else downloads - 1
+    return page == target, downloads, d
 
 
 def run_emris(
@@ -131,12 +137,12 @@ def run_emris(
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     t0 = time.perf_counter()
-    hits, downloads = 0, 0
+    hits, downloads, paper_d = 0, 0, 0
     label = f"{algorithm} S={states}" if algorithm in USES_STATES else algorithm
     for i in tqdm(
         range(runs), desc=f"{label} N={nodes}", file=sys.stderr, disable=not progress, leave=False
     ):
-        found, d = run_once(
+        found, dl, d = run_once(
             algorithm,
             nodes,
             i,
@@ -148,7 +154,8 @@ def run_emris(
             start=start,
         )
         hits += found
-        downloads += d
+        downloads += dl
+        paper_d += d
     return EmrisResult(
         algorithm=algorithm,
         states=states if algorithm in USES_STATES else None,
@@ -159,6 +166,7 @@ def run_emris(
         mean_downloads=downloads / runs,
         seed=seed,
         wall_seconds=round(time.perf_counter() - t0, 3),
+        d=paper_d / runs,
         start=start if algorithm in USES_STATES else "-",
     )
 
@@ -188,6 +196,7 @@ def run_grid(
              for st in (starts if a in USES_STATES else ("-",))]
     hits = dict.fromkeys(cells, 0)
     downloads = dict.fromkeys(cells, 0)
+    paper_d = dict.fromkeys(cells, 0)
     clock = dict.fromkeys(cells, 0.0)
     for i in tqdm(range(runs), desc=f"grid N={nodes}", file=sys.stderr, disable=not progress):
         t0 = time.perf_counter()
@@ -196,12 +205,13 @@ def run_grid(
         for cell in cells:
             algorithm, states, threshold, start = cell
             t0 = time.perf_counter()
-            found, d = solve(algorithm, task, nodes, i, states=states or 100,
+            found, dl, d = solve(algorithm, task, nodes, i, states=states or 100,
                              threshold=threshold, seed=seed, maxdepth=maxdepth,
                              start=start if start != "-" else "B")
             clock[cell] += gen + time.perf_counter() - t0
             hits[cell] += found
-            downloads[cell] += d
+            downloads[cell] += dl
+            paper_d[cell] += d
     return [
         EmrisResult(
             algorithm=a,
@@ -214,6 +224,7 @@ def run_grid(
             seed=seed,
             wall_seconds=round(clock[(a, s, t, st)], 3),
             start=st,
+            d=paper_d[(a, s, t, st)] / runs,
         )
         for a, s, t, st in cells
     ]
