@@ -97,3 +97,22 @@ def test_grid_prints_both_start_readings_in_one_table(capsys):
     rows = [line.split() for line in out.splitlines() if line.startswith("LS2F S=100")]
     assert [r[3] for r in rows] == ["B", "middle"]
     assert "start=B:" in out and "start=middle:" in out and "0.76 / 12.52" in out
+
+
+def test_maxdepth_sweep_rows_and_share_ended_at_maxdepth(capsys):
+    from hiddenweb.bench.lostsheep.emris import run_grid
+
+    res = run_grid([("ls2f", 100), ("sim", 0)], 100, [0.75], 12, seed=4, starts=("B",),
+                   progress=False, sweep=(1, 40))
+    by_depth = {r.maxdepth: r for r in res if r.algorithm == "ls2f"}
+    assert sorted(by_depth) == [1, 20, 40]
+    # one round: every run that did not reach the threshold ended at maxdepth (or stuck)
+    assert by_depth[1].at_maxdepth > 0 and by_depth[1].d <= by_depth[40].d
+    assert by_depth[40].at_maxdepth <= by_depth[1].at_maxdepth
+    assert [r.maxdepth for r in res if r.algorithm == "sim"] == [20]
+    assert main(["emris", "--nodes", "100", "--runs", "3", "--start", "B",
+                 "--maxdepth-sweep", "5", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "maxdepth sensitivity" in out
+    sweep = out[out.index("maxdepth sensitivity"):].splitlines()
+    assert [line.split()[4] for line in sweep if line.startswith("LS2F")] == ["5", "20", "40"]

@@ -81,6 +81,15 @@ def add_emris_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         help="where the automata start: B (S-1 states from Q), middle (S//2 from Q, the classic "
         "Tsetlin boundary); default both, side by side",
     )
+    p.add_argument(
+        "--maxdepth-sweep",
+        type=int,
+        nargs="*",
+        default=None,
+        metavar="MAXDEPTH",
+        help="LS2F rows again at these maxdepths (default with --algorithm all: 5 10 20 40; "
+        "no value: none)",
+    )
     p.set_defaults(func=emris_command)
     h = subparsers.add_parser(
         "emris-http", help="the lost sheep through the real spider vs in process, same tasks"
@@ -162,6 +171,8 @@ def print_table(results: list[EmrisResult], nodes: list[int], header: str) -> No
     print(f"{'':<26}" + "".join(f"{f'N={n}':^39}" for n in nodes))
     print(f"{'algorithm':<14}{'T':>5}{'start':>7}"
           + f"{'acc':>6}{'D':>9}{'D+start':>9}{'paper':>15}" * len(nodes))
+    maxdepth = results[0].maxdepth if results else 0
+    results = [r for r in results if r.maxdepth == maxdepth]
     keys = list(dict.fromkeys((r.algorithm, r.states or 0, r.threshold, r.start)
                               for r in results))
     for algorithm, states, threshold, start in keys:
@@ -181,16 +192,42 @@ def print_table(results: list[EmrisResult], nodes: list[int], header: str) -> No
                   f"over {cells} automaton cells")
 
 
+def print_sweep(results: list[EmrisResult], nodes: list[int]) -> None:
+    """The maxdepth sensitivity of LS2F: per maxdepth and N, accuracy, D (the paper's count)
+    and the share of runs that ended at maxdepth."""
+    sweep = sorted({r.maxdepth for r in results if r.algorithm == "ls2f"})
+    if len(sweep) < 2:
+        return
+    print("LS2F maxdepth sensitivity (cells: accuracy / D / share of runs ended at maxdepth)")
+    print(f"{'algorithm':<14}{'T':>5}{'start':>7}{'maxdepth':>9}"
+          + "".join(f"{f'N={n}':>22}" for n in nodes))
+    keys = list(dict.fromkeys((r.states, r.threshold, r.start)
+                              for r in results if r.algorithm == "ls2f"))
+    for states, threshold, start in keys:
+        for depth in sweep:
+            line = f"{f'LS2F S={states}':<14}{threshold:>5.2f}{start:>7}{depth:>9}"
+            for n in nodes:
+                r = next((x for x in results if x.algorithm == "ls2f" and (
+                    x.states, x.threshold, x.start, x.maxdepth, x.nodes) == (
+                    states, threshold, start, depth, n)), None)
+                cell = f"{r.accuracy:.2f} / {r.d:.1f} / {r.at_maxdepth:.2f}" if r else "-"
+                line += f"{cell:>22}"
+            print(line)
+
+
 def emris_command(args: argparse.Namespace) -> int:
     from hiddenweb.bench.lostsheep.emris import run_grid
 
     rows = ISSUE4_ROWS if args.grid else _rows(args)
     thresholds = args.grid or args.threshold
+    sweep = args.maxdepth_sweep
+    if sweep is None:
+        sweep = [5, 10, 20, 40] if args.algorithm == "all" else []
     results: list[EmrisResult] = []
     for nodes in args.nodes:
         for r in run_grid(rows, nodes, thresholds, args.runs, seed=args.seed,
                           maxdepth=args.maxdepth, starts=tuple(args.start),
-                          progress=not args.json):
+                          progress=not args.json, sweep=tuple(sweep)):
             results.append(r)
             if args.json:
                 print(json.dumps(as_dict(r)), flush=True)
@@ -199,6 +236,7 @@ def emris_command(args: argparse.Namespace) -> int:
                     f"runs={args.runs} seed={args.seed} maxdepth={args.maxdepth} "
                     "(D: the paper's count, no start page, random walk = steps; "
                     "D+start: the old count)")
+        print_sweep(results, args.nodes)
     return 0
 
 

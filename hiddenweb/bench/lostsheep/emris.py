@@ -19,6 +19,7 @@ import logging
 import sys
 import time
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 from tqdm import tqdm
@@ -51,8 +52,19 @@ class EmrisResult:
     mean_downloads: float  # distinct pages downloaded, the start page included (the old D)
     seed: int
     wall_seconds: float
-    d: float = 0.0  # the paper's D: downloads without the start page; random walk: steps
     start: str = "B"  # the automata's start state: "B", "middle" (S//2 from Q); "-": no automaton
+    d: float = 0.0  # the paper's D: downloads without the start page; random walk: steps
+    maxdepth: int = DEFAULT_MAXDEPTH
+    at_maxdepth: float = 0.0  # LS / LS2F: share of runs that ended at maxdepth
+
+
+class Outcome(NamedTuple):
+    """One run of one algorithm."""
+
+    found: bool
+    downloads: int  # distinct pages, the start page included (the old count)
+    d: int  # the paper's count
+    reason: str = ""  # the herder's: "threshold", "maxdepth" or "stuck"
 
 
 def _task(
@@ -75,8 +87,8 @@ def run_once(
     maxdepth: int = DEFAULT_MAXDEPTH,
     params: GraphParams | None = None,
     start: str = defaults.HIDDENWEB_LOSTSHEEP_START,
-) -> tuple[bool, int, int]:
-    """One iteration: ``(found the target, downloads, the paper's D)``."""
+) -> Outcome:
+    """One iteration."""
     return solve(algorithm, _task(nodes, index, seed, params), nodes, index, states=states,
                  threshold=threshold, seed=seed, maxdepth=maxdepth, start=start)
 
@@ -92,9 +104,8 @@ def solve(
     seed: int = 0,
     maxdepth: int = DEFAULT_MAXDEPTH,
     start: str = defaults.HIDDENWEB_LOSTSHEEP_START,
-) -> tuple[bool, int, int]:
-    """Run ``algorithm`` on one drawn ``(graph, target, query)``: ``(found, downloads, d)``,
-    ``downloads`` the distinct pages fetched with the start page, ``d`` the paper's count.
+) -> Outcome:
+    """Run ``algorithm`` on one drawn ``(graph, target, query)``.
 
     ``start`` is where every automaton starts, ``"B"`` or ``"middle"`` (the two readings,
     :func:`~hiddenweb.lostsheep.tsetlin.start_state`)."""
@@ -111,13 +122,14 @@ def solve(
             start=start,
         )
         result = herder.run(site, 0)
-        return result.page == target, len(site.downloaded), len(site.downloaded - {0})
+        return Outcome(result.page == target, len(site.downloaded),
+                       len(site.downloaded - {0}), result.reason)
     qmask = np.zeros(len(graph.vocab), dtype=bool)
     qmask[query] = True
     ctx = Ctx(target, threshold, maxdepth, algo_rng, states, algorithm == "hmm2f", start)
     page, downloads = BASELINES[algorithm](graph, qmask, ctx)
     d = random_walk_steps(graph.n) if algorithm == "random" else downloads - 1
-    return page == target, downloads, d
+    return Outcome(page == target, downloads, d)
 
 
 def run_emris(
@@ -137,12 +149,12 @@ def run_emris(
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     t0 = time.perf_counter()
-    hits, downloads, paper_d = 0, 0, 0
+    hits, downloads, paper_d, deep = 0, 0, 0, 0
     label = f"{algorithm} S={states}" if algorithm in USES_STATES else algorithm
     for i in tqdm(
         range(runs), desc=f"{label} N={nodes}", file=sys.stderr, disable=not progress, leave=False
     ):
-        found, dl, d = run_once(
+        out = run_once(
             algorithm,
             nodes,
             i,
@@ -153,9 +165,10 @@ def run_emris(
             params=params,
             start=start,
         )
-        hits += found
-        downloads += dl
-        paper_d += d
+        hits += out.found
+        downloads += out.downloads
+        paper_d += out.d
+        deep += out.reason == "maxdepth"
     return EmrisResult(
         algorithm=algorithm,
         states=states if algorithm in USES_STATES else None,
@@ -186,45 +199,53 @@ def run_grid(
     params: GraphParams | None = None,
     progress: bool = True,
     starts: tuple[str, ...] = (defaults.HIDDENWEB_LOSTSHEEP_START,),
+    sweep: tuple[int, ...] = (),
 ) -> list[EmrisResult]:
     """:func:`run_emris` for many ``(algorithm, states)`` rows, thresholds and start readings.
 
     Each iteration's site is generated once and shared by every row (the same sites and tasks
     as :func:`run_emris` draws, so the figures are identical); wall time is per row. A row
-    without automata runs once, whatever ``starts``."""
-    cells = [(a, s, t, st) for a, s in rows for t in thresholds
+    without automata runs once, whatever ``starts``. ``sweep``: the LS2F rows again at each of
+    these maxdepths (issue 28's sensitivity)."""
+    cells = [(a, s, t, st, maxdepth) for a, s in rows for t in thresholds
              for st in (starts if a in USES_STATES else ("-",))]
+    cells += [(a, s, t, st, md) for a, s in rows if a == "ls2f" for t in thresholds
+              for st in starts for md in sweep]
+    cells = list(dict.fromkeys(cells))
     hits = dict.fromkeys(cells, 0)
     downloads = dict.fromkeys(cells, 0)
     paper_d = dict.fromkeys(cells, 0)
+    deep = dict.fromkeys(cells, 0)
     clock = dict.fromkeys(cells, 0.0)
     for i in tqdm(range(runs), desc=f"grid N={nodes}", file=sys.stderr, disable=not progress):
         t0 = time.perf_counter()
         task = _task(nodes, i, seed, params)
         gen = time.perf_counter() - t0
         for cell in cells:
-            algorithm, states, threshold, start = cell
+            algorithm, states, threshold, start, depth = cell
             t0 = time.perf_counter()
-            found, dl, d = solve(algorithm, task, nodes, i, states=states or 100,
-                             threshold=threshold, seed=seed, maxdepth=maxdepth,
-                             start=start if start != "-" else "B")
+            out = solve(algorithm, task, nodes, i, states=states or 100, threshold=threshold,
+                        seed=seed, maxdepth=depth, start=start if start != "-" else "B")
             clock[cell] += gen + time.perf_counter() - t0
-            hits[cell] += found
-            downloads[cell] += dl
-            paper_d[cell] += d
+            hits[cell] += out.found
+            downloads[cell] += out.downloads
+            paper_d[cell] += out.d
+            deep[cell] += out.reason == "maxdepth"
     return [
         EmrisResult(
-            algorithm=a,
-            states=s if a in USES_STATES else None,
-            threshold=t,
+            algorithm=c[0],
+            states=c[1] if c[0] in USES_STATES else None,
+            threshold=c[2],
             nodes=nodes,
             runs=runs,
-            accuracy=hits[(a, s, t, st)] / runs,
-            mean_downloads=downloads[(a, s, t, st)] / runs,
+            accuracy=hits[c] / runs,
+            mean_downloads=downloads[c] / runs,
             seed=seed,
-            wall_seconds=round(clock[(a, s, t, st)], 3),
-            start=st,
-            d=paper_d[(a, s, t, st)] / runs,
+            wall_seconds=round(clock[c], 3),
+            start=c[3],
+            d=paper_d[c] / runs,
+            maxdepth=c[4],
+            at_maxdepth=deep[c] / runs,
         )
-        for a, s, t, st in cells
+        for c in cells
     ]
