@@ -19,6 +19,7 @@ import math
 import sys
 
 from hiddenweb.bench.lostsheep.emris import ALGORITHMS, USES_STATES, EmrisResult, as_dict
+from hiddenweb.bench.lostsheep.graphs import DEFAULT_VARIANT, VARIANTS
 from hiddenweb.bench.lostsheep.paper import paper_figure
 from hiddenweb.lostsheep.herder import DEFAULT_MAXDEPTH
 from hiddenweb.lostsheep.tsetlin import START_READINGS
@@ -89,6 +90,13 @@ def add_emris_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         metavar="MAXDEPTH",
         help="LS2F rows again at these maxdepths (default with --algorithm all: 5 10 20 40; "
         "no value: none)",
+    )
+    p.add_argument(
+        "--generator",
+        choices=sorted(VARIANTS),
+        default=DEFAULT_VARIANT,
+        help="the site generator: calibrated (fitted to the paper's baselines, "
+        "docs/lostsheep.md), issue4 (the generator before issue 28), evolving (acyclic)",
     )
     p.set_defaults(func=emris_command)
     h = subparsers.add_parser(
@@ -227,13 +235,15 @@ def emris_command(args: argparse.Namespace) -> int:
     for nodes in args.nodes:
         for r in run_grid(rows, nodes, thresholds, args.runs, seed=args.seed,
                           maxdepth=args.maxdepth, starts=tuple(args.start),
-                          progress=not args.json, sweep=tuple(sweep)):
+                          progress=not args.json, sweep=tuple(sweep),
+                          params=VARIANTS[args.generator]):
             results.append(r)
             if args.json:
-                print(json.dumps(as_dict(r)), flush=True)
+                print(json.dumps(as_dict(r) | {"generator": args.generator}), flush=True)
     if not args.json:
         print_table(results, args.nodes,
-                    f"runs={args.runs} seed={args.seed} maxdepth={args.maxdepth} "
+                    f"generator={args.generator} runs={args.runs} seed={args.seed} "
+                    f"maxdepth={args.maxdepth} "
                     "(D: the paper's count, no start page, random walk = steps; "
                     "D+start: the old count)")
         print_sweep(results, args.nodes)
