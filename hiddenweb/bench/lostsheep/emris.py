@@ -221,11 +221,18 @@ def run_grid(
         t0 = time.perf_counter()
         task = _task(nodes, i, seed, params)
         gen = time.perf_counter() - t0
+        memo: dict[tuple, Outcome] = {}  # HMM ignores the threshold: one run per site
         for cell in cells:
             algorithm, states, threshold, start, depth = cell
             t0 = time.perf_counter()
-            out = solve(algorithm, task, nodes, i, states=states or 100, threshold=threshold,
-                        seed=seed, maxdepth=depth, start=start if start != "-" else "B")
+            key = (algorithm, states, start) if algorithm in ("hmm", "hmm2f") else None
+            out = memo.get(key) if key else None
+            if out is None:
+                out = solve(algorithm, task, nodes, i, states=states or 100,
+                            threshold=threshold, seed=seed, maxdepth=depth,
+                            start=start if start != "-" else "B")
+                if key:
+                    memo[key] = out
             clock[cell] += gen + time.perf_counter() - t0
             hits[cell] += out.found
             downloads[cell] += out.downloads

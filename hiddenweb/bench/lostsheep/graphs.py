@@ -122,9 +122,9 @@ VARIANTS: dict[str, GraphParams] = {
     "issue4": GraphParams(),
     "evolving": GraphParams(evolving=True, shuffle_links=False),
     "calibrated": GraphParams(
-        start_a=1.5, start_b=0.235, parent_power=0.9, zipf_exponent=3.0, copy_random=0.7,
+        start_a=2.5, start_b=0.235, parent_power=0.9, zipf_exponent=3.0, copy_random=0.7,
         shortcut_a=0.0025, shortcut_b=1.3, hub_words=0, min_label=1, max_label=2,
-        min_words=100, max_words=200, page_keywords=40, keyword_zipf=1.5, query_words=4,
+        min_words=400, max_words=800, page_keywords=40, keyword_zipf=1.5, query_words=4,
         topic_inherit=0.9, topic_focus=0.95),
 }
 DEFAULT_VARIANT = "calibrated"
