@@ -40,6 +40,13 @@ Zipf exponent 1.2, 40 topics x 100 keywords = 4000, pages of 100-400 words over 
 with Zipf(1) frequencies, labels 1-5 words, 4 query words drawn by position, start at B):
 OPTIMAL D 2.9/3.3/3.7, HMM S=3 0.69/0.53/0.33 (100 runs), SIM 0.37/0.14/0.02.
 
+Issue 28: named generators (:data:`VARIANTS`). ``issue4`` is ``GraphParams()``, the generator
+described above; ``calibrated`` switches on a second link structure (:func:`_links_sectioned`:
+a start page of ``round(a N^b)`` section links, a shallower copy-model hierarchy, a text-less
+site map whose reach grows with N) and text fitted to the paper's *baseline* rows (OPTIMAL,
+SIM, HMM; never LS) by :mod:`~.calibrate`. Every parameter's source and the fit are in
+``docs/lostsheep.md``.
+
 Choices where the paper is vague (fixed a priori, not tuned to any algorithm):
 
 - Copy model (Kumar et al. 2000 [6]) run in the direction that makes a *site* (with
