@@ -31,6 +31,8 @@ HIDDENWEB_REPORT_FILE = ""
 HIDDENWEB_DLA_WAIT = 0.5  # the best pending request waits while one in flight scores 1/WAIT x more
 
 # --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------
+# where a sheep starts: "B" (S-1 states from Q) or "middle" (S//2 from Q), issue 28
+HIDDENWEB_LOSTSHEEP_START = "B"
 HIDDENWEB_LOSTSHEEP_THRESHOLD = 0.75  # find mode: stop when f_best / sum(f) reaches this
 HIDDENWEB_LOSTSHEEP_ON_QUIT = "drop"  # a link whose sheep quits on its label: "drop" | "demote"
 

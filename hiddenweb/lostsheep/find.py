@@ -13,7 +13,8 @@ with ``lostsheep = {"score", "ratio", "reason", "path", "rounds", "downloads"}``
 the spider (reason ``lostsheep_found``, or ``lostsheep_<reason>`` when the threshold was never
 reached and the best page seen is returned).
 
-Settings: ``lostsheep_states``, ``_TWOFOLD``, ``_THRESHOLD``, ``_MAXDEPTH``.
+Settings: ``lostsheep_states``, ``lostsheep_twofold``, ``lostsheep_maxdepth`` (lab knobs),
+``HIDDENWEB_LOSTSHEEP_THRESHOLD``, ``HIDDENWEB_LOSTSHEEP_START``.
 Stats: ``hiddenweb/lostsheep/find/downloads``, ``.../prefiltered``, ``.../rounds``,
 ``.../download_errors``, and ``hiddenweb/downloads`` (every page fetched).
 """
@@ -61,6 +62,7 @@ class SheepFinder:
             twofold=config.twofold,
             threshold=config.threshold,
             maxdepth=config.maxdepth,
+            start=config.start,
         )
         if not self.herder.stems:
             raise ValueError(f"hwdla find mode: query {query!r} has no content words")

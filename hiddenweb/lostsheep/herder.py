@@ -50,8 +50,9 @@ from typing import Protocol
 
 import numpy as np
 
+from hiddenweb import defaults
 from hiddenweb.lostsheep.text import analyze, query_stems
-from hiddenweb.lostsheep.tsetlin import TsetlinAutomaton, batch_durations
+from hiddenweb.lostsheep.tsetlin import START_READINGS, TsetlinAutomaton, batch_durations
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,9 @@ class Herder:
     """The lost-sheep herder for one query.
 
     ``query`` is a string or a list of words; ``states``/``twofold``/``start`` configure every
-    sheep; ``analyzer`` turns text into stems (defaults to :func:`~.text.analyze`).
+    sheep (``start``: ``"B"`` or ``"middle"``, :func:`~.tsetlin.start_state`; default the
+    setting ``HIDDENWEB_LOSTSHEEP_START``'s); ``analyzer`` turns text into stems (defaults to
+    :func:`~.text.analyze`).
     """
 
     query: str | Iterable[str]
@@ -105,7 +108,7 @@ class Herder:
     twofold: bool = True
     threshold: float = 0.75
     maxdepth: int = DEFAULT_MAXDEPTH
-    start: int | None = None
+    start: str | int | None = defaults.HIDDENWEB_LOSTSHEEP_START
     analyzer: Callable[[str], list[str]] = analyze
 
     def __post_init__(self) -> None:
@@ -120,6 +123,8 @@ class Herder:
             raise ValueError(f"threshold must be in [0, 1], got {self.threshold}")
         if self.maxdepth < 1:
             raise ValueError(f"maxdepth must be > 0, got {self.maxdepth}")
+        if isinstance(self.start, str) and self.start not in START_READINGS:
+            raise ValueError(f"start must be one of {START_READINGS}, got {self.start!r}")
 
     def query_flags(self, stems: list[str]) -> np.ndarray:
         """Which of ``stems`` are query stems (what the automaton reads, word by word)."""

@@ -20,7 +20,8 @@ image alt text and the words right around the link, set by the spider when it ha
 
 Form submissions, seed and recrawl requests and items pass untouched.
 
-Settings: ``lostsheep_states``, ``lostsheep_twofold``,
+Settings: ``lostsheep_states``, ``lostsheep_twofold``, ``HIDDENWEB_LOSTSHEEP_START`` (where a
+sheep starts: ``"B"`` or ``"middle"``, :mod:`~hiddenweb.lostsheep.tsetlin`),
 ``HIDDENWEB_LOSTSHEEP_ON_QUIT`` (``HIDDENWEB_LOSTSHEEP_THRESHOLD`` and
 ``lostsheep_maxdepth`` are read by find mode, :mod:`hiddenweb.lostsheep.find`).
 Stats: ``hiddenweb/lostsheep/links``, ``.../kept``, ``.../dropped``, ``.../demoted``.
@@ -43,7 +44,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from hiddenweb import defaults
 from hiddenweb.config import lab
 from hiddenweb.lostsheep.text import analyze, query_stems
-from hiddenweb.lostsheep.tsetlin import TsetlinAutomaton
+from hiddenweb.lostsheep.tsetlin import START_READINGS, TsetlinAutomaton
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class SheepConfig:
     threshold: float
     maxdepth: int
     on_quit: str
+    start: str = defaults.HIDDENWEB_LOSTSHEEP_START
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SheepConfig:
@@ -75,6 +77,7 @@ class SheepConfig:
             on_quit=str(
                 s.get("HIDDENWEB_LOSTSHEEP_ON_QUIT", defaults.HIDDENWEB_LOSTSHEEP_ON_QUIT)
             ).lower(),
+            start=str(s.get("HIDDENWEB_LOSTSHEEP_START", defaults.HIDDENWEB_LOSTSHEEP_START)),
         )
         if cfg.states < 2:
             raise ValueError(f"HIDDENWEB_LAB lostsheep_states must be >= 2, got {cfg.states}")
@@ -88,10 +91,14 @@ class SheepConfig:
             raise ValueError(
                 f"HIDDENWEB_LOSTSHEEP_ON_QUIT must be one of {ON_QUIT}, got {cfg.on_quit!r}"
             )
+        if cfg.start not in START_READINGS:
+            raise ValueError(
+                f"HIDDENWEB_LOSTSHEEP_START must be one of {START_READINGS}, got {cfg.start!r}"
+            )
         return cfg
 
     def sheep(self) -> TsetlinAutomaton:
-        return TsetlinAutomaton(self.states, self.twofold)
+        return TsetlinAutomaton(self.states, self.twofold, self.start)
 
 
 def label_words(request: Request) -> list[str]:

@@ -18,15 +18,22 @@ passing) ``Q`` it stops and records ``f = t``; if the words run out first, ``f =
   ``S/2`` on the first word, ``S/4`` on the second, ... (paper: "if t=0 it moves S/2 states, if
   t=1 it moves S/4 states and so on", after Granmo & Oommen's twofold automata [18]).
 
-Start state (issue 4, reading checked against the code): a sheep starts at ``B`` (``start=None``
-means 0). The paper calls ``B`` the "beginning state" and nothing else is a start. Consequence,
-stated rather than hidden: from ``B`` a 2F sheep needs 8 (S=100), 9 (S=200), 10 (S=400)
-misses in a row to quit, so it cannot pre-filter a label shorter than that; a plain S=3 sheep
-needs 2. The middle start ``S // 2`` of an
-earlier draft (a first 2F miss lands on ``Q``) would make the paper's 2F download counts
-plausible, but it contradicts "beginning state" and the paper's HMM2F accuracy (0.73-0.75 at
-N=100 reading page text alone: a middle-start 2F sheep dies on the page's first non-query
-word). ``start`` stays a parameter everywhere, so that reading can be measured too.
+Start state (issue 28: a setting, ``HIDDENWEB_LOSTSHEEP_START``). The paper names a begin state
+``B`` and a quit state ``Q`` but not how far apart they are (its figure 2 is missing from the text),
+so both readings are kept (:func:`start_state`):
+
+- ``"B"``: a sheep starts at ``B = 0``, ``S-1`` states from ``Q`` (the literal "beginning state").
+- ``"middle"``: the classic Tsetlin start on the boundary between the two actions, ``S//2``
+  states from ``Q`` (state ``S-1-S//2``).
+
+The twofold step floors, stated: the steps are ``max(1, S >> (k+1))`` (floored halves, at least
+1), so they sum to less than ``S`` and 2F ends as a plain automaton. From ``B`` a 2F sheep needs
+8 (S=100), 9 (S=200), 10 (S=400) misses in a row to quit: a label shorter than that is never
+pre-filtered. From ``middle`` the first word's step ``S//2`` reaches ``Q``: a 2F sheep whose first
+word (t = 0) is not a query word quits at once (f = 1); one whose first word is a query word
+falls back to ``B`` and then needs 57 (S=100), 108 (S=200), 209 (S=400) misses in a row, the
+steps ``S/4, S/8, ...`` having run down to 1. A plain sheep needs ``S-1`` net misses from ``B``
+and ``S//2`` from ``middle`` (S=3: 2 and 1). ``start`` may also be an int state (tests).
 ``t`` is counted per sheep (the listing initialises it once, but 2F needs each automaton's
 own ``t``). The halving steps are floored and kept at least 1, so 2F ends as a plain automaton.
 """
@@ -42,6 +49,21 @@ from hiddenweb.lostsheep.text import analyze
 
 logger = logging.getLogger(__name__)
 
+#: the two readings of where a sheep starts (see the module docstring)
+START_READINGS = ("B", "middle")
+
+
+def start_state(states: int, start: str | int | None) -> int:
+    """The state a sheep starts in: ``"B"``/None -> ``0``, ``"middle"`` -> ``S-1-S//2`` (``S//2``
+    from ``Q``, the classic Tsetlin boundary), an int -> itself."""
+    if start is None or start == "B":
+        return 0
+    if start == "middle":
+        return states - 1 - states // 2
+    if isinstance(start, str):
+        raise ValueError(f"start must be one of {START_READINGS} or a state, got {start!r}")
+    return int(start)
+
 
 def step_size(states: int, twofold: bool, k: int) -> int:
     """States moved by the ``k``-th word read (k = 0 for the first word)."""
@@ -55,12 +77,14 @@ class TsetlinAutomaton:
 
     __slots__ = ("states", "twofold", "state", "t", "quit")
 
-    def __init__(self, states: int, twofold: bool = False, start: int | None = None) -> None:
+    def __init__(
+        self, states: int, twofold: bool = False, start: str | int | None = None
+    ) -> None:
         if states < 2:
             raise ValueError(f"states must be >= 2 (B and Q), got {states}")
         self.states = states
         self.twofold = twofold
-        self.state = 0 if start is None else start
+        self.state = start_state(states, start)
         if not 0 <= self.state < states - 1:
             raise ValueError(f"start must be in [0, {states - 1}), got {self.state}")
         self.t = 0
@@ -95,7 +119,7 @@ class TsetlinAutomaton:
 
 
 def run_automaton(
-    flags: Sequence[bool], states: int, twofold: bool = False, start: int | None = None
+    flags: Sequence[bool], states: int, twofold: bool = False, start: str | int | None = None
 ) -> tuple[bool, int]:
     """Run a fresh automaton over ``flags`` (True = word in the query); return ``(quit, f)``."""
     sheep = TsetlinAutomaton(states, twofold, start)
@@ -111,7 +135,7 @@ def score_label(
     states: int,
     twofold: bool,
     *,
-    start: int | None = None,
+    start: str | int | None = None,
     language: str = "english",
 ) -> tuple[bool, int]:
     """Pre-filter one link on its label: ``(quit, f)`` of a fresh sheep that read the label.
@@ -128,7 +152,7 @@ def batch_durations(
     offsets: np.ndarray,
     states: int,
     twofold: bool = False,
-    start: int | None = None,
+    start: str | int | None = None,
     prefix: int = 64,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised :func:`run_automaton` over many texts at once (the HMM baselines).
@@ -138,6 +162,7 @@ def batch_durations(
     automata quit early, so every text's first ``prefix`` words are read first and only the
     texts still running are read again in full (exact: the walk only depends on its words).
     """
+    start = start_state(states, start)
     offsets = np.asarray(offsets, dtype=np.int64)
     lengths = np.diff(offsets)
     if prefix <= 0 or int(lengths.max(initial=0)) <= prefix:
@@ -162,7 +187,7 @@ def _batch(
     offsets: np.ndarray,
     states: int,
     twofold: bool = False,
-    start: int | None = None,
+    start: str | int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One vectorised pass. Uses the reflected-walk identity
     ``s_t = X_t + max(start, -min_{k<=t} X_k)`` for a walk reflected at ``B = 0`` (valid up to
@@ -170,7 +195,7 @@ def _batch(
     offsets = np.asarray(offsets, dtype=np.int64)
     n = len(offsets) - 1
     lengths = np.diff(offsets)
-    start = 0 if start is None else start
+    start = start_state(states, start)
     total = int(offsets[-1])
     quit_ = np.zeros(n, dtype=bool)
     f = lengths.copy()

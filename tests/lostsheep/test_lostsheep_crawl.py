@@ -113,3 +113,29 @@ def test_find_mode_finds_the_target_and_stops_early(tmp_path):
     assert info["reason"] == "threshold" and info["score"] >= result.f_best > 0
     assert info["path"][0] == server.url + "/" and info["path"][-1] != item["url"]
     assert info["downloads"] == server.hits < graph.n // 3
+
+
+def test_start_setting_is_read_and_checked():
+    from scrapy.settings import Settings
+
+    from hiddenweb.lostsheep.middleware import SheepConfig
+
+    cfg = SheepConfig.from_settings(Settings({"HIDDENWEB_LOSTSHEEP_START": "middle"}))
+    assert cfg.start == "middle" and cfg.sheep().state == 49
+    cfg = SheepConfig.from_settings(Settings({"HIDDENWEB_LOSTSHEEP_START": "B"}))
+    assert cfg.sheep().state == 0
+    with pytest.raises(ValueError, match="HIDDENWEB_LOSTSHEEP_START"):
+        SheepConfig.from_settings(Settings({"HIDDENWEB_LOSTSHEEP_START": "Q"}))
+
+
+def test_middle_start_prefilters_short_labels_in_a_crawl(site, tmp_path):
+    # 2F S=100 (the defaults): from B a label of at most 5 words never quits (8 misses needed);
+    # from middle a label whose first word is not a query word quits at once
+    graph, words, server = site
+    lab = {"lostsheep_states": 100, "lostsheep_twofold": True}
+    _, stats_b = crawl(tmp_path / "b", server.url, " ".join(words), HIDDENWEB_LAB=lab,
+                       HIDDENWEB_LOSTSHEEP_START="B", CLOSESPIDER_PAGECOUNT=40)
+    _, stats_m = crawl(tmp_path / "m", server.url, " ".join(words), HIDDENWEB_LAB=lab,
+                       HIDDENWEB_LOSTSHEEP_START="middle", CLOSESPIDER_PAGECOUNT=40)
+    assert stats_b["hiddenweb/lostsheep/kept"] > 0
+    assert stats_m["hiddenweb/lostsheep/dropped"] > stats_b.get("hiddenweb/lostsheep/dropped", 0)

@@ -46,6 +46,8 @@ def test_cli_json(capsys):
         "mean_downloads",
         "seed",
         "wall_seconds",
+        "d",
+        "start",
     } <= row.keys()
     assert row["nodes"] == 100 and row["runs"] == 5 and row["threshold"] == 0.75
 
@@ -75,3 +77,42 @@ def test_links_are_not_listed_by_page_age_and_the_first_calibration_is_kept():
     old = generate_site(500, np.random.default_rng(2), GraphParams(evolving=True,
                                                                    shuffle_links=False))
     assert (np.diff(old.children(0)) > 0).all()
+
+
+def test_d_is_counted_as_the_paper_counts_it():
+    # the paper's D: no start page (OPTIMAL: the path's edges), the random walk's steps (0.2 N)
+    opt = run_emris("optimal", 100, 20, seed=2, progress=False)
+    assert opt.d == opt.mean_downloads - 1
+    rw = run_emris("random", 1000, 5, seed=2, progress=False)
+    assert rw.d == 200 and rw.mean_downloads < 200  # distinct pages: the walk revisits
+    ls = run_emris("ls2f", 100, 20, seed=2, progress=False, start="B")
+    assert ls.d == ls.mean_downloads - 1
+    hmm = run_emris("hmm", 100, 3, states=100, seed=2, progress=False)
+    assert (hmm.d, hmm.mean_downloads) == (99, 100)
+
+
+def test_grid_prints_both_start_readings_in_one_table(capsys):
+    assert main(["emris", "--nodes", "100", "--runs", "4", "--algorithm", "ls2f"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith("LS2F S=100")]
+    assert [r[3] for r in rows] == ["B", "middle"]
+    assert "start=B:" in out and "start=middle:" in out and "0.76 / 12.52" in out
+
+
+def test_maxdepth_sweep_rows_and_share_ended_at_maxdepth(capsys):
+    from hiddenweb.bench.lostsheep.emris import run_grid
+
+    res = run_grid([("ls2f", 100), ("sim", 0)], 100, [0.75], 12, seed=4, starts=("B",),
+                   progress=False, sweep=(1, 40))
+    by_depth = {r.maxdepth: r for r in res if r.algorithm == "ls2f"}
+    assert sorted(by_depth) == [1, 20, 40]
+    # one round: every run that did not reach the threshold ended at maxdepth (or stuck)
+    assert by_depth[1].at_maxdepth > 0 and by_depth[1].d <= by_depth[40].d
+    assert by_depth[40].at_maxdepth <= by_depth[1].at_maxdepth
+    assert [r.maxdepth for r in res if r.algorithm == "sim"] == [20]
+    assert main(["emris", "--nodes", "100", "--runs", "3", "--start", "B",
+                 "--maxdepth-sweep", "5", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "maxdepth sensitivity" in out
+    sweep = out[out.index("maxdepth sensitivity"):].splitlines()
+    assert [line.split()[4] for line in sweep if line.startswith("LS2F")] == ["5", "20", "40"]

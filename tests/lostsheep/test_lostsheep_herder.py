@@ -25,7 +25,7 @@ def test_threshold_reached_returns_the_lost_sheep():
     # plain S=3 (B=0, Q=2). a: label hit -> 0, page hit,hit,hit... never quits: f = 1+4 = 5.
     # b: label hit 0, miss 1; page: phone hit 0, image miss 1 -> f = 4, survives.
     # c: label "news" miss -> 1, survives; page "x" miss -> 2 = Q: f = 2.
-    herder = Herder("contact phone address", states=3, twofold=False, threshold=0.4)
+    herder = Herder("contact phone address", states=3, twofold=False, threshold=0.4, start="B")
     result = herder.run(site, "home")
     assert result.reason == "threshold" and result.page == "a"
     assert result.f_best == 5 and abs(result.ratio - 5 / 11) < 1e-9
@@ -39,7 +39,7 @@ def test_prefilter_drops_a_sheep_on_its_label_and_never_downloads_it():
     )
     # plain S=3 from B: "image", "gallery" are two misses: 1, 2 = Q, f = 2 ("photos" unread), page
     # g is never fetched. a: "us" is a stop-word, contact stays B, five hits: f = 6; 6 / 8.
-    herder = Herder("contact phone", states=3, twofold=False, threshold=0.6)
+    herder = Herder("contact phone", states=3, twofold=False, threshold=0.6, start="B")
     result = herder.run(site, "home")
     assert "g" not in site.downloads
     assert result.page == "a" and result.reason == "threshold"
@@ -52,7 +52,8 @@ def test_maxdepth_stops_a_walk_below_the_threshold():
     links = {f"p{i}": [(f"p{i + 1}", "contact"), (f"q{i}", "contact")] for i in range(10)}
     texts = {f"p{i}": "contact" for i in range(11)} | {f"q{i}": "contact" for i in range(10)}
     site = DictSite(links, texts)
-    herder = Herder("contact", states=3, twofold=False, threshold=0.75, maxdepth=3)
+    herder = Herder("contact", states=3, twofold=False, threshold=0.75, maxdepth=3,
+                    start="B")
     result = herder.run(site, "p0")
     assert result.reason == "maxdepth" and result.rounds == 3
     assert result.path == ["p0", "p1", "p2", "p3"]

@@ -97,3 +97,37 @@ def test_batch_matches_one_by_one(states, twofold, start, prefix):
     quit_, f = batch_durations(np.concatenate(texts), offsets, states, twofold, start, prefix)
     expected = [run_automaton(t, states, twofold, start) for t in texts]
     assert list(zip(quit_.tolist(), f.tolist(), strict=True)) == expected
+
+
+def test_start_readings_b_and_middle():
+    from hiddenweb.lostsheep.tsetlin import start_state
+
+    assert start_state(100, "B") == start_state(100, None) == 0
+    assert start_state(100, "middle") == 49  # S//2 = 50 states from Q = 99
+    assert start_state(3, "middle") == 1 and start_state(200, "middle") == 99
+    with pytest.raises(ValueError):
+        start_state(100, "center")
+    # middle, 2F S=100: the first word's step S/2 reaches Q -> quits on a first miss, f = 1
+    assert run_automaton([0, 0], 100, True, "middle") == (True, 1)
+    # ... a first hit falls back to B, then steps 25, 12, 6, 3, 1, 1, ...: 57 misses to quit
+    assert run_automaton([1] + [0] * 100, 100, True, "middle") == (True, 58)
+    # from B the floors: 8 / 9 / 10 misses for S = 100 / 200 / 400
+    assert [run_automaton([0] * 20, s, True, "B")[1] for s in (100, 200, 400)] == [8, 9, 10]
+    # plain: S-1 net misses from B, S//2 from middle
+    assert run_automaton([0] * 200, 100, False, "B") == (True, 99)
+    assert run_automaton([0] * 200, 100, False, "middle") == (True, 50)
+    # the paper's worked example: "image gallery" is pre-filtered by 2F S=100 only from middle
+    q = frozenset({"contact", "phone"})
+    assert score_label(q, "image gallery", 100, True, start="middle") == (True, 1)
+    assert score_label(q, "contact gallery", 100, True, start="middle") == (False, 2)
+
+
+@pytest.mark.parametrize("start", ["B", "middle"])
+def test_batch_matches_one_by_one_for_both_readings(start):
+    rng = np.random.default_rng(11)
+    texts = [rng.random(int(rng.integers(0, 60))) < 0.7 for _ in range(300)]
+    offsets = np.concatenate(([0], np.cumsum([len(t) for t in texts])))
+    for states, twofold in ((3, False), (100, True), (400, True)):
+        quit_, f = batch_durations(np.concatenate(texts), offsets, states, twofold, start, 5)
+        expected = [run_automaton(t, states, twofold, start) for t in texts]
+        assert list(zip(quit_.tolist(), f.tolist(), strict=True)) == expected

@@ -6,7 +6,8 @@ and "Implementation details" (RW, OPTIMAL, A*, FOCUSED, HMM / HMM2F, SIM, DEG, S
 Contract: every function takes ``(graph, qmask, ctx)`` where ``qmask`` marks the query's
 vocabulary ids and ``ctx`` is a :class:`Ctx` (target, threshold, maxdepth, rng, automaton
 settings) and returns ``(page, downloads)``; ``downloads`` counts distinct pages fetched,
-the start page included (D of the paper). Similarity is the cosine between the query's binary
+the start page included (the runner derives the paper's D from it: minus the start page; the
+random walk's steps, :func:`random_walk_steps`). Similarity is the cosine between the query's binary
 vector and the page's term frequencies (query words present on the page weighted by count).
 
 Choices where the paper is vague:
@@ -86,9 +87,15 @@ def optimal(graph: SiteGraph, qmask: np.ndarray, ctx: Ctx) -> tuple[int, int]:
     return ctx.target, length
 
 
+def random_walk_steps(n: int) -> int:
+    """The random walk's length: 20 % of the population, ``ceil(0.2 N)`` (paper, "Random Walk";
+    its D, 20 / 200 / 2000, is this count of steps)."""
+    return math.ceil(0.2 * n)
+
+
 def random_walk(graph: SiteGraph, qmask: np.ndarray, ctx: Ctx) -> tuple[int, int]:
     page, seen = 0, {0}
-    for _ in range(math.ceil(0.2 * graph.n)):
+    for _ in range(random_walk_steps(graph.n)):
         kids = graph.children(page)
         page = int(kids[ctx.rng.integers(kids.size)]) if kids.size else 0
         seen.add(page)

@@ -40,6 +40,13 @@ Zipf exponent 1.2, 40 topics x 100 keywords = 4000, pages of 100-400 words over 
 with Zipf(1) frequencies, labels 1-5 words, 4 query words drawn by position, start at B):
 OPTIMAL D 2.9/3.3/3.7, HMM S=3 0.69/0.53/0.33 (100 runs), SIM 0.37/0.14/0.02.
 
+Issue 28: named generators (:data:`VARIANTS`). ``issue4`` is ``GraphParams()``, the generator
+described above; ``calibrated`` switches on a second link structure (:func:`_links_sectioned`:
+a start page of ``round(a N^b)`` section links, a shallower copy-model hierarchy, a text-less
+site map whose reach grows with N) and text fitted to the paper's *baseline* rows (OPTIMAL,
+SIM, HMM; never LS) by :mod:`~.calibrate`. Every parameter's source and the fit are in
+``docs/lostsheep.md``.
+
 Choices where the paper is vague (fixed a priori, not tuned to any algorithm):
 
 - Copy model (Kumar et al. 2000 [6]) run in the direction that makes a *site* (with
@@ -106,6 +113,28 @@ class GraphParams:
     query_by_position: bool = True
     evolving: bool = False  # True: the acyclic generator of the first calibration
     shuffle_links: bool = True  # False: links in target-id order, as in the first calibration
+    # issue 28, the calibrated structure (used when start_a > 0; docs/lostsheep.md):
+    start_a: float = 0.0  # the start page links to round(start_a * N ** start_b) pages
+    start_b: float = 0.0
+    shortcut_a: float = 0.0  # a page gets a link from the site-map hub with probability
+    shortcut_b: float = 0.0  # min(1, shortcut_a * (N / 100) ** shortcut_b)
+    hub_words: int = -1  # the site-map hub's text length (-1: drawn like any page's)
+    parent_power: float = 1.0  # a tree parent is drawn among the oldest ceil(v ** p) pages
+
+
+#: named generators: ``issue4`` is the generator of issues 4 and 28's first steps (the
+#: ``GraphParams()`` defaults), ``evolving`` its first, acyclic calibration, ``calibrated`` the
+#: structure and text fitted to the paper's baselines (issue 28, ``docs/lostsheep.md``)
+VARIANTS: dict[str, GraphParams] = {
+    "issue4": GraphParams(),
+    "evolving": GraphParams(evolving=True, shuffle_links=False),
+    "calibrated": GraphParams(
+        start_a=2.5, start_b=0.235, parent_power=0.9, zipf_exponent=3.0, copy_random=0.7,
+        shortcut_a=0.0025, shortcut_b=1.3, hub_words=0, min_label=1, max_label=2,
+        min_words=400, max_words=800, page_keywords=40, keyword_zipf=1.5, query_words=4,
+        topic_inherit=0.9, topic_focus=0.95),
+}
+DEFAULT_VARIANT = "calibrated"
 
 
 @lru_cache(maxsize=4)
@@ -245,16 +274,7 @@ def _links_static(
     ref = np.where(copy, protos, idx)  # a copying page takes its prototype's parent
     parent = np.where(copy, -1, uniform)
     parent[0] = -1
-    while True:
-        pending = copy & (parent < 0)
-        if not pending.any():
-            break
-        r = ref[pending]
-        done = parent[r] >= 0
-        hit = np.flatnonzero(pending)
-        parent[hit[done]] = parent[r[done]]
-        ref[hit[~done]] = ref[r[~done]]
-        # a chain that ends at a non-copying page resolves; every chain ends (protos < v)
+    _resolve_copies(parent, copy, ref)
     extra = np.maximum(degrees - 1, 0)
     extra[0] = 0
     dst_x = np.repeat(idx, extra)
@@ -264,21 +284,95 @@ def _links_static(
     src_x = np.where(rng.random(m) < params.copy_random, rand_src, parent[proto_x])
     src = np.concatenate((parent[1:], src_x))
     dst = np.concatenate((idx[1:], dst_x))
-    keep = src != dst
+    # the tree edge of every page survives the de-duplication, so page 0 reaches every page
+    src, dst = _unique_edges(src, dst, n)
+    return src, dst, _tree_topics(parent, rng, params)
+
+
+def _resolve_copies(parent: np.ndarray, copy: np.ndarray, ref: np.ndarray) -> None:
+    """Pointer jumping, in place: a copying page (``parent < 0``) takes the parent of the page
+    ``ref`` points at, once that one is known (every chain ends at a non-copying page)."""
+    while True:
+        pending = copy & (parent < 0)
+        if not pending.any():
+            break
+        r = ref[pending]
+        done = parent[r] >= 0
+        hit = np.flatnonzero(pending)
+        parent[hit[done]] = parent[r[done]]
+        ref[hit[~done]] = ref[r[~done]]
+
+
+def _unique_edges(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The edges without self-links, negative sources and repeats, sorted by (src, dst)."""
+    keep = (src != dst) & (src >= 0)
     key = np.sort(src[keep] * n + dst[keep])
     key = key[np.concatenate(([True], key[1:] != key[:-1]))]
-    # the tree edge of every page survives the de-duplication, so page 0 reaches every page
-    src, dst = key // n, key % n
+    return key // n, key % n
+
+
+def _tree_topics(parent: np.ndarray, rng: np.random.Generator, params: GraphParams) -> np.ndarray:
+    """Topics along the tree: a page takes its parent's with probability ``topic_inherit``."""
+    n = len(parent)
     topic = np.empty(n, dtype=np.int64)
     inherit = rng.random(n) < params.topic_inherit
     rand_topic = rng.integers(0, params.topics, n)
     topic[0] = rand_topic[0]
-    # topics follow the tree: resolve in page order by depth (parents are older)
-    order = _tree_order(parent)
-    for level in order:
-        inh = inherit[level]
-        topic[level] = np.where(inh, topic[parent[level]], rand_topic[level])
-    return src, dst, topic
+    # resolve in page order by depth (parents are older)
+    for level in _tree_order(parent):
+        topic[level] = np.where(inherit[level], topic[parent[level]], rand_topic[level])
+    return topic
+
+
+def start_degree(n: int, params: GraphParams) -> int:
+    """The start page's out-degree in the calibrated structure: ``round(a * N^b)``, 1 .. N-1."""
+    return int(min(max(1, round(params.start_a * n**params.start_b)), max(1, n - 1)))
+
+
+def shortcut_share(n: int, params: GraphParams) -> float:
+    """The share of pages the site-map hub links to: ``min(1, a * (N/100)^b)``."""
+    return float(min(1.0, params.shortcut_a * (n / 100) ** params.shortcut_b))
+
+
+def _links_sectioned(
+    n: int, rng: np.random.Generator, params: GraphParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The calibrated structure (issue 28): a start page of few links, a copy-model body, and a
+    site-map hub whose reach grows with N.
+
+    Pages ``1 .. d0`` (``d0`` = :func:`start_degree`) are the start page's only links (its
+    sections; page 1 is the site-map hub). Every page ``v > d0`` gets a *tree parent* among the
+    oldest ``ceil((v-1)^parent_power)`` pages as in :func:`_links_static` (uniform with
+    probability ``copy_random``, else the tree parent of a uniform prototype among them: copying,
+    so hubs form; ``parent_power < 1`` makes the hierarchy shallower), then ``d_v - 1`` more
+    in-links (``d_v`` Zipf, exponent ``zipf_exponent``, at most ``max_degree``) from pages of any
+    age but the start page, and with probability :func:`shortcut_share` a link from the hub.
+    """
+    d0 = start_degree(n, params)
+    degrees = _zipf_degrees(rng, n, params.zipf_exponent, params.max_degree)
+    idx = np.arange(n, dtype=np.int64)
+    older = np.maximum(np.ceil(np.maximum(idx - 1, 0) ** params.parent_power), 1).astype(np.int64)
+    older = np.minimum(older, np.maximum(idx - 1, 1))
+    protos = 1 + (rng.random(n) * older).astype(np.int64)
+    uniform = 1 + (rng.random(n) * older).astype(np.int64)
+    copy = (rng.random(n) >= params.copy_random) & (idx > d0) & (protos > d0)
+    ref = np.where(copy, protos, idx)
+    parent = np.where(copy, -1, uniform)
+    parent[: d0 + 1] = 0
+    parent[0] = -1
+    _resolve_copies(parent, copy, ref)
+    extra = np.maximum(degrees - 1, 0)
+    extra[: d0 + 1] = 0
+    dst_x = np.repeat(idx, extra)
+    m = dst_x.size
+    rand_src = rng.integers(1, n, m) if n > 1 else np.zeros(m, dtype=np.int64)
+    proto_x = rng.integers(d0 + 1, n, m) if n > d0 + 1 else np.ones(m, dtype=np.int64)
+    src_x = np.where(rng.random(m) < params.copy_random, rand_src, parent[proto_x])
+    hub = np.flatnonzero((rng.random(n) < shortcut_share(n, params)) & (idx > d0))
+    src = np.concatenate((parent[1:], src_x, np.ones(hub.size, dtype=np.int64)))
+    dst = np.concatenate((idx[1:], dst_x, hub))
+    src, dst = _unique_edges(src, dst, n)
+    return src, dst, _tree_topics(parent, rng, params)
 
 
 def _tree_order(parent: np.ndarray) -> list[np.ndarray]:
@@ -299,7 +393,9 @@ def generate_site(n: int, rng: np.random.Generator, params: GraphParams | None =
     params = params or GraphParams()
     vocab = vocabulary(params.topics * params.topic_words)
     v_size = len(vocab)
-    if params.evolving:
+    if params.start_a > 0:
+        src, dst, topic = _links_sectioned(n, rng, params)
+    elif params.evolving:
         src, dst, topic = _links_evolving(n, rng, params)
     else:
         src, dst, topic = _links_static(n, rng, params)
@@ -311,6 +407,8 @@ def generate_site(n: int, rng: np.random.Generator, params: GraphParams | None =
     out_off = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n)))).astype(np.int64)
 
     lengths = rng.integers(params.min_words, params.max_words + 1, n)
+    if params.start_a > 0 and params.hub_words >= 0 and n > 1:
+        lengths[1] = params.hub_words  # the site map: links, hardly any text
     word_off = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     total = int(word_off[-1])
     page_of = np.repeat(np.arange(n), lengths)
@@ -335,7 +433,7 @@ def generate_site(n: int, rng: np.random.Generator, params: GraphParams | None =
     label_off = np.concatenate(([0], np.cumsum(llen))).astype(np.int64)
     edge_of = np.repeat(np.arange(n_edges), llen)
     target = dst[edge_of]
-    from_page = rng.random(len(edge_of)) < params.alpha
+    from_page = (rng.random(len(edge_of)) < params.alpha) & (lengths[target] > 0)
     pos = word_off[target] + (rng.random(len(edge_of)) * lengths[target]).astype(np.int64)
     label_words = np.where(from_page, words[pos], -1)
     todo = np.flatnonzero(label_words < 0)
@@ -375,7 +473,8 @@ def draw_task(graph: SiteGraph, rng: np.random.Generator) -> tuple[int, np.ndarr
     for _ in range(params.query_words * 20):
         if len(query) == params.query_words:
             break
-        pool = on_page if rng.random() < params.alpha or off_page.size == 0 else off_page
+        pool = on_page if (rng.random() < params.alpha and on_page.size) or off_page.size == 0 \
+            else off_page
         if pool is on_page and params.query_by_position:
             pool = page_words  # a random position: frequent words are likelier, as in labels
         w = int(pool[rng.integers(pool.size)])

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hiddenweb import defaults
 from hiddenweb.bench.lostsheep.graphs import (
     GraphParams,
     GraphSite,
@@ -101,7 +102,8 @@ def crawl_find(url: str, query: str, workdir: Path, settings: dict | None = None
 
 def run_check(nodes: int, runs: int, *, states: int = 100, twofold: bool = True,
               threshold: float = 0.75, seed: int = 0, maxdepth: int = 20,
-              params: GraphParams | None = None) -> dict:
+              params: GraphParams | None = None,
+              start: str = defaults.HIDDENWEB_LOSTSHEEP_START) -> dict:
     """Accuracy and D of the herder in process and through the spider, on the same tasks."""
     rows = []
     for i in range(runs):
@@ -111,7 +113,7 @@ def run_check(nodes: int, runs: int, *, states: int = 100, twofold: bool = True,
         words = [graph.vocab[w] for w in query_ids.tolist()]
         site = GraphSite(graph)
         res = Herder(words, states=states, twofold=twofold, threshold=threshold,
-                     maxdepth=maxdepth).run(site, 0)
+                     maxdepth=maxdepth, start=start).run(site, 0)
         server = GraphServer(graph)
         try:
             with tempfile.TemporaryDirectory() as tmp:
@@ -119,7 +121,8 @@ def run_check(nodes: int, runs: int, *, states: int = 100, twofold: bool = True,
                     "HIDDENWEB_LAB": {"lostsheep_states": states,
                                       "lostsheep_twofold": bool(twofold),
                                       "lostsheep_maxdepth": maxdepth},
-                    "HIDDENWEB_LOSTSHEEP_THRESHOLD": threshold})
+                    "HIDDENWEB_LOSTSHEEP_THRESHOLD": threshold,
+                    "HIDDENWEB_LOSTSHEEP_START": start})
             found = next((it for it in items if it.get("lostsheep")), None)
             rows.append({
                 "inproc_found": res.page == target, "inproc_d": len(site.downloaded),
