@@ -3,7 +3,10 @@
 Crawler traps (an endless calendar, a faceted search that combines every filter) produce
 unbounded numbers of URLs of one *template* (:func:`hiddenweb.pagetext.template_key`) whose pages
 say nothing new. This downloader middleware counts, per template, the pages downloaded and how
-many had a *new* shape fingerprint (:func:`hiddenweb.pagetext.shape_fingerprint`). Once a template
+many were *new*: a new shape fingerprint (:func:`hiddenweb.pagetext.shape_fingerprint`), or a
+link out of the template to a page none of its pages linked to before (a record not yet listed:
+a table of numbers, whose shapes are all alike once digits are left out, lists other rows on
+each of its pages; a sort order of pages already read lists none). Once a template
 has ``HIDDENWEB_TEMPLATE_BUDGET`` pages and fewer than ``template_min_novelty`` (a lab knob)
 of them were new, further requests of that template are dropped before download (``IgnoreRequest``).
 Templates whose pages keep being new (detail pages, result pagination) are never dropped.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from pathlib import Path
+from urllib.parse import urldefrag, urljoin
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
@@ -36,6 +40,8 @@ from hiddenweb.pagetext import shape_fingerprint, template_key
 logger = logging.getLogger(__name__)
 
 TRAPPED_FILE = "hiddenweb_trapped.txt"
+#: out-of-template link targets remembered per template (hashes: 8 bytes each and a set slot)
+MAX_RECORDS = 100_000
 
 
 class TemplateTrapGuard:
@@ -46,6 +52,8 @@ class TemplateTrapGuard:
         self.min_novelty = min_novelty
         self.pages: dict[str, int] = defaultdict(int)
         self.shapes: dict[str, set[str]] = defaultdict(set)
+        self.fresh: dict[str, int] = defaultdict(int)  # pages new by their records only
+        self.records: dict[str, set[int]] = defaultdict(set)  # hashes of out-of-template links
         self.trapped: set[str] = set()
         self.saved = Path(jobdir, TRAPPED_FILE) if jobdir else None
         if self.saved is not None and self.saved.exists():
@@ -80,12 +88,19 @@ class TemplateTrapGuard:
         key = template_key(request.url)
         self.pages[key] += 1
         try:
-            self.shapes[key].add(shape_fingerprint(response.selector, request.url))
+            shape = shape_fingerprint(response.selector, request.url)
+            hrefs = response.selector.xpath("//a/@href").getall()
         except (ValueError, AttributeError):  # not HTML
             return response
+        shapes = self.shapes[key]
+        new_records = self._new_records(key, response.url, hrefs)
+        if shape not in shapes:
+            shapes.add(shape)
+        elif new_records:
+            self.fresh[key] += 1
         pages = self.pages[key]
         if pages >= self.budget and key not in self.trapped:
-            novelty = len(self.shapes[key]) / pages
+            novelty = (len(shapes) + self.fresh[key]) / pages
             if novelty < self.min_novelty:
                 self.trapped.add(key)
                 if self.saved is not None:
@@ -94,5 +109,21 @@ class TemplateTrapGuard:
                         fh.write(key.replace("\n", " ") + "\n")
                 self.stats.inc_value("hiddenweb/trapguard/templates_trapped")
                 logger.info("Trap guard: %s gave %d pages, %d new; not following it further",
-                            key, pages, len(self.shapes[key]))
+                            key, pages, len(shapes) + self.fresh[key])
         return response
+
+    def _new_records(self, key: str, url: str, hrefs: list[str]) -> bool:
+        """Whether the page links out of its template to a page (fragment left out) that no
+        page of the template linked to before; remembered, at most :data:`MAX_RECORDS` per
+        template."""
+        seen = self.records[key]
+        new = False
+        for href in hrefs:
+            target = urldefrag(urljoin(url, href.strip())).url
+            if not target.startswith(("http://", "https://")) or template_key(target) == key:
+                continue
+            h = hash(target)
+            if h not in seen and len(seen) < MAX_RECORDS:
+                seen.add(h)
+                new = True
+        return new
