@@ -37,6 +37,7 @@ from hiddenweb.forms.extract import TEXT_TYPES, FormInfo
 from hiddenweb.forms.lvs import LVS, words_of
 from hiddenweb.forms.records import form_state
 from hiddenweb.forms.vocabulary import SITE, STOP_WORDS, SiteVocabulary, site_label
+from hiddenweb.safety_lexicon import harmful_classes, normalize
 
 if TYPE_CHECKING:
     from hiddenweb.forms.explorer import FormExplorer
@@ -183,12 +184,13 @@ PAGE_WORDS = 60
 class PagePrior:
     """:meth:`SiteWords.prior` of one form page: called with a value, its prior; ``words``:
     the page's own content words (first seen first; no stop words, no numbers, none shorter
-    than 3 letters), which an *open* field (a search box) takes as values beside its LVS
-    label's: the text around a search box speaks of what the box indexes (Barbosa & Freire
-    2004), and a box that indexes one subject's words, on a page about that subject, answers
-    few of a general LVS's words. The values :meth:`shows` are swept before the others
-    (:attr:`FormExplorer.on_page`), whatever the answers to their company: that company is the
-    form's page itself (``form_page_words``, docs/design-notes.md)."""
+    than 3 letters, none the safety lexicon reads as harmful: delete, logout, buy), which an
+    *open* field (a search box) takes as values beside its LVS label's: the text around a
+    search box speaks of what the box indexes (Barbosa & Freire 2004), and a box that indexes
+    one subject's words, on a page about that subject, answers few of a general LVS's words.
+    The values :meth:`shows` are swept before the others (:attr:`FormExplorer.on_page`),
+    whatever the answers to their company: that company is the form's page itself
+    (``form_page_words``, docs/design-notes.md)."""
 
     def __init__(self, page_text: str, site: Counter[str], site_pages: int = 0) -> None:
         self.site = site
@@ -199,7 +201,8 @@ class PagePrior:
         for w in dict.fromkeys(words_of(page_text)):
             if len(words) >= PAGE_WORDS:
                 break
-            if len(w) >= 3 and w.isalpha() and w not in STOP_WORDS and site[w] < ceiling:
+            if len(w) >= 3 and w.isalpha() and w not in STOP_WORDS and site[w] < ceiling \
+                    and not harmful_classes(normalize(w)):  # never type "delete" or "logout"
                 words.append(w)
         self.words = words
 

@@ -149,12 +149,12 @@ def test_a_search_box_sweeps_its_own_page_words_first():
 
     from hiddenweb.forms.values import PagePrior
 
-    page = "Home Galaxy survey: galaxy nebula quasar orbit pulsar. Links: sport"
+    page = "Home Log out Galaxy survey: galaxy nebula quasar orbit pulsar. Delete. Links: sport"
     # the finance words are on more of the site's pages than the page's own words
     site = Counter({"home": 20, "links": 20, "sport": 5, "galaxy": 1, "nebula": 1,
                     **dict.fromkeys(FINANCE, 19)})
     prior = PagePrior(page, site, site_pages=20)
-    # no stop words, no navigation (on 90 % of the pages), first seen first
+    # no stop words, no navigation (on 90 % of the pages), nothing harmful, first seen first
     assert prior.words == ["galaxy", "survey", "nebula", "quasar", "orbit", "pulsar", "sport"]
     lvs = LVS([LVSLabel("keyword", ["keyword"], FINANCE + ["orbit", "nebula"], open=True)])
     pages = WordPages.for_lvs(lvs)
