@@ -149,7 +149,7 @@ def test_a_search_box_sweeps_its_own_page_words_first():
 
     from hiddenweb.forms.values import PagePrior
 
-    page = "Home Log out Galaxy survey: galaxy nebula quasar orbit pulsar. Delete. Links: sport"
+    page = "Home Logout Galaxy survey: galaxy nebula quasar orbit pulsar. Delete. Links: sport"
     # the finance words are on more of the site's pages than the page's own words
     site = Counter({"home": 20, "links": 20, "sport": 5, "galaxy": 1, "nebula": 1,
                     **dict.fromkeys(FINANCE, 19)})
