@@ -59,7 +59,7 @@ from hiddenweb.forms.records import (
 )
 from hiddenweb.forms.stopping import StoppingRule
 from hiddenweb.forms.submit import browser_request, describe, plain_request
-from hiddenweb.forms.values import SiteWords, WordPages
+from hiddenweb.forms.values import SiteWords, WordPages, content_text
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
@@ -140,7 +140,7 @@ class FormCrawler:
             if form.signature in self.seen:
                 seen = self.explorers.get(form.signature)
                 if seen is not None and seen.page != response.url:
-                    prior = prior or self.site.prior(text or "")
+                    prior = prior or self.site.prior(text or "", content_text(response))
                     seen.add_prior(prior)  # a copy of the form
                 if seen is not None and response.meta.get("hiddenweb_explore") == seen.signature:
                     yield from self.versions.post_back(seen, form, response)
@@ -169,7 +169,7 @@ class FormCrawler:
                 response.meta[EXPLORES_META] = True  # a JOBDIR reads it again after a kill
                 yield self.versions.probe(response, probe)
                 continue
-            prior = prior or self.site.prior(text or "")
+            prior = prior or self.site.prior(text or "", content_text(response))
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
             response.meta[EXPLORES_META] = True

@@ -169,12 +169,28 @@ class SiteWords:
         if self.word_pages is not None:
             self.word_pages.add_page(words)
 
-    def prior(self, page_text: str) -> PagePrior:
+    def prior(self, page_text: str, content: str | None = None) -> PagePrior:
         """How much the site already speaks of an LVS value: its words on the form's own page
         (weight :data:`PAGE_WEIGHT`) and on the pages seen so far (log of how many), for
         :class:`~hiddenweb.forms.explorer.FormExplorer` (Barbosa & Freire 2004: queries from
         the words of the pages seen)."""
-        return PagePrior(page_text, self.pages, self.total)
+        return PagePrior(page_text, self.pages, self.total, content)
+
+
+#: a page's text outside links, headings, labels, buttons, options, navigation and scripts
+CONTENT_TEXT = ("//body//text()[not(ancestor::a or ancestor::script or ancestor::style"
+                " or ancestor::option or ancestor::label or ancestor::button or ancestor::h1"
+                " or ancestor::h2 or ancestor::h3 or ancestor::h4 or ancestor::h5"
+                " or ancestor::h6 or ancestor::nav or ancestor::header or ancestor::footer"
+                " or ancestor::select or ancestor::textarea)]")
+
+
+def content_text(response: object) -> str | None:
+    """The text of a page's own content (:data:`CONTENT_TEXT`), or None when it has no markup."""
+    try:
+        return " ".join(response.xpath(CONTENT_TEXT).getall())  # type: ignore[attr-defined]
+    except (ValueError, AttributeError):
+        return None
 
 
 #: content words of a form's own page offered to its open fields (:attr:`PagePrior.words`)
@@ -190,15 +206,18 @@ class PagePrior:
     one subject's words, on a page about that subject, answers few of a general LVS's words.
     The values :meth:`shows` are swept before the others (:attr:`FormExplorer.on_page`),
     whatever the answers to their company: that company is the form's page itself
-    (``form_page_words``, docs/design-notes.md)."""
+    (``form_page_words``, docs/design-notes.md). With ``content`` (:func:`content_text`), the
+    words are taken from it: the page's own text, not its links, headings, labels or buttons,
+    which name the site's parts ("Links", "Search the collection", "Keywords")."""
 
-    def __init__(self, page_text: str, site: Counter[str], site_pages: int = 0) -> None:
+    def __init__(self, page_text: str, site: Counter[str], site_pages: int = 0,
+                 content: str | None = None) -> None:
         self.site = site
         self.page = set(words_of(page_text))
         # a word on nearly every page is navigation: the same answer for any of them
         ceiling = site_pages * 0.9 if site_pages >= 10 else site_pages + 1
         words: list[str] = []
-        for w in dict.fromkeys(words_of(page_text)):
+        for w in dict.fromkeys(words_of(page_text if content is None else content)):
             if len(words) >= PAGE_WORDS:
                 break
             if len(w) >= 3 and w.isalpha() and w not in STOP_WORDS and site[w] < ceiling \

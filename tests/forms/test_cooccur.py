@@ -190,3 +190,23 @@ def test_page_words_that_never_answer_lose_their_place(monkeypatch):
     asked = _ask(explorer, lambda q: q in FINANCE, 7)
     assert all(q in prior.words for q in asked[:3])
     assert all(q in FINANCE for q in asked[3:7])
+
+
+def test_page_words_come_from_the_pages_own_text():
+    """Links, headings, labels and buttons name the site's parts, not what a box indexes: with
+    the page's content text, only the paragraph's words are offered (the prior still counts
+    every word the page shows)."""
+    from collections import Counter
+
+    from scrapy.http import HtmlResponse
+
+    from hiddenweb.forms.values import PagePrior, content_text
+
+    html = (b"<html><body><nav><a href='/'>Archive</a></nav><h2>Search the collection</h2>"
+            b"<p>galaxy nebula pulsar</p><form><label>Keywords <input name=q></label>"
+            b"<button>Find</button></form><ul><li><a href='/p/2'>virus</a></li></ul></body></html>")
+    response = HtmlResponse("http://h/p/1", body=html, encoding="utf-8")
+    text = "Archive Search the collection galaxy nebula pulsar Keywords Find virus"
+    prior = PagePrior(text, Counter(), content=content_text(response))
+    assert prior.words == ["galaxy", "nebula", "pulsar"]
+    assert prior("virus") > prior("stock")  # shown on the page: still weighs
