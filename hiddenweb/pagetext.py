@@ -61,21 +61,33 @@ def page_fingerprint(text: str, page: Selector | None) -> str:
     return fingerprint(text + "\n" + "\n".join(targets))
 
 
-def shape_fingerprint(page: Selector, url: str = "") -> str:
+def outward_links(page: Selector, url: str = "") -> list[tuple[str, Selector]]:
+    """``(absolute target, anchor)`` of the page's links that leave its URL template
+    (:func:`template_key` of ``url``; every link when ``url`` is empty)."""
+    own = template_key(url) if url else None
+    out: list[tuple[str, Selector]] = []
+    for link in page.xpath("//a[@href]"):
+        target = urljoin(url, link.attrib["href"])
+        if own is None or template_key(target) != own:
+            out.append((target, link))
+    return out
+
+
+def shape_fingerprint(page: Selector, url: str = "",
+                      outward: list[tuple[str, Selector]] | None = None) -> str:
     """Fingerprint of the *set* of words outside links and of the texts of links that leave the
     page's URL template, without digits and without the words that only echo the request's
     query ("Catalog (colour=red)", "Results for 'x'"). Equal for pages that differ only in
     numbers, navigation within the template, order or echoed parameters: calendar months, facet
     toggles and sort orders of the same products. Different for the pages of a paginated result
-    list, whose records are links to other pages (``/c/1/filter?page=2`` -> ``/c/1/item/33``)."""
+    list, whose records are links to other pages (``/c/1/filter?page=2`` -> ``/c/1/item/33``).
+    ``outward``: :func:`outward_links` of the page, if already read."""
     echoed: set[str] = set()
     for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
         echoed.update(_WORD.findall(f"{key} {value}".lower()))
     texts = page.xpath(NON_ANCHOR).getall()
-    own = template_key(url) if url else None
-    for link in page.xpath("//a[@href]"):
-        if own is None or template_key(urljoin(url, link.attrib["href"])) != own:
-            texts += link.xpath(".//text()").getall()
+    for _, link in outward_links(page, url) if outward is None else outward:
+        texts += link.xpath(".//text()").getall()
     words = set(_WORD.findall(" ".join(texts).lower())) - echoed
     return fingerprint(" ".join(sorted(words)))
 

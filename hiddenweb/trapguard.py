@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from pathlib import Path
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
@@ -35,7 +35,7 @@ from scrapy.utils.job import job_dir
 
 from hiddenweb import defaults
 from hiddenweb.config import lab
-from hiddenweb.pagetext import shape_fingerprint, template_key
+from hiddenweb.pagetext import outward_links, shape_fingerprint, template_key
 
 logger = logging.getLogger(__name__)
 
@@ -88,12 +88,12 @@ class TemplateTrapGuard:
         key = template_key(request.url)
         self.pages[key] += 1
         try:
-            shape = shape_fingerprint(response.selector, request.url)
-            hrefs = response.selector.xpath("//a/@href").getall()
+            outward = outward_links(response.selector, request.url)
+            shape = shape_fingerprint(response.selector, request.url, outward)
         except (ValueError, AttributeError):  # not HTML
             return response
         shapes = self.shapes[key]
-        new_records = self._new_records(key, response.url, hrefs)
+        new_records = self._new_records(key, [target for target, _ in outward])
         if shape not in shapes:
             shapes.add(shape)
         elif new_records:
@@ -112,17 +112,16 @@ class TemplateTrapGuard:
                             key, pages, len(shapes) + self.fresh[key])
         return response
 
-    def _new_records(self, key: str, url: str, hrefs: list[str]) -> bool:
-        """Whether the page links out of its template to a page (fragment left out) that no
-        page of the template linked to before; remembered, at most :data:`MAX_RECORDS` per
-        template."""
+    def _new_records(self, key: str, targets: list[str]) -> bool:
+        """Whether the page links out of its template (``targets``: :func:`outward_links`) to
+        a web page (fragment left out) that no page of the template linked to before;
+        remembered, at most :data:`MAX_RECORDS` per template."""
         seen = self.records[key]
         new = False
-        for href in hrefs:
-            target = urldefrag(urljoin(url, href.strip())).url
-            if not target.startswith(("http://", "https://")) or template_key(target) == key:
+        for target in targets:
+            if not target.startswith(("http://", "https://")):
                 continue
-            h = hash(target)
+            h = hash(urldefrag(target).url)
             if h not in seen and len(seen) < MAX_RECORDS:
                 seen.add(h)
                 new = True
