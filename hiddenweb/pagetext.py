@@ -35,6 +35,23 @@ def visible_nodes(page: Selector) -> list[str]:
     return [t for t in page.xpath(VISIBLE).getall() if not t.isspace()]
 
 
+#: a page's text outside links, headings, labels, buttons, options, navigation and scripts
+CONTENT_TEXT = ("//body//text()[not(ancestor::a or ancestor::script or ancestor::style"
+                " or ancestor::option or ancestor::label or ancestor::button or ancestor::h1"
+                " or ancestor::h2 or ancestor::h3 or ancestor::h4 or ancestor::h5"
+                " or ancestor::h6 or ancestor::nav or ancestor::header or ancestor::footer"
+                " or ancestor::select or ancestor::textarea)]")
+
+
+def content_text(response: Response) -> str | None:
+    """The text of a page's own content (:data:`CONTENT_TEXT`), or None when it has no markup
+    (a binary reply has no ``xpath``)."""
+    try:
+        return " ".join(response.xpath(CONTENT_TEXT).getall())  # type: ignore[attr-defined]
+    except (ValueError, AttributeError):
+        return None
+
+
 def visible_text(page: Selector, nodes: list[str] | None = None) -> str:
     """The page's visible text, whitespace-normalised (from its ``nodes`` when already read)."""
     nodes = visible_nodes(page) if nodes is None else nodes

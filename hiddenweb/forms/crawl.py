@@ -59,11 +59,11 @@ from hiddenweb.forms.records import (
 )
 from hiddenweb.forms.stopping import StoppingRule
 from hiddenweb.forms.submit import browser_request, describe, plain_request
-from hiddenweb.forms.values import SiteWords, WordPages, content_text
+from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
-from hiddenweb.pagetext import SHOWN_META
+from hiddenweb.pagetext import SHOWN_META, content_text
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:

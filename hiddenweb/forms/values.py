@@ -177,22 +177,6 @@ class SiteWords:
         return PagePrior(page_text, self.pages, self.total, content)
 
 
-#: a page's text outside links, headings, labels, buttons, options, navigation and scripts
-CONTENT_TEXT = ("//body//text()[not(ancestor::a or ancestor::script or ancestor::style"
-                " or ancestor::option or ancestor::label or ancestor::button or ancestor::h1"
-                " or ancestor::h2 or ancestor::h3 or ancestor::h4 or ancestor::h5"
-                " or ancestor::h6 or ancestor::nav or ancestor::header or ancestor::footer"
-                " or ancestor::select or ancestor::textarea)]")
-
-
-def content_text(response: object) -> str | None:
-    """The text of a page's own content (:data:`CONTENT_TEXT`), or None when it has no markup."""
-    try:
-        return " ".join(response.xpath(CONTENT_TEXT).getall())  # type: ignore[attr-defined]
-    except (ValueError, AttributeError):
-        return None
-
-
 #: content words of a form's own page offered to its open fields (:attr:`PagePrior.words`)
 PAGE_WORDS = 60
 
@@ -206,9 +190,10 @@ class PagePrior:
     one subject's words, on a page about that subject, answers few of a general LVS's words.
     The values :meth:`shows` are swept before the others (:attr:`FormExplorer.on_page`),
     whatever the answers to their company: that company is the form's page itself
-    (``form_page_words``, docs/design-notes.md). With ``content`` (:func:`content_text`), the
-    words are taken from it: the page's own text, not its links, headings, labels or buttons,
-    which name the site's parts ("Links", "Search the collection", "Keywords")."""
+    (``form_page_words``, docs/design-notes.md). With ``content``
+    (:func:`hiddenweb.pagetext.content_text`), the words are taken from it: the page's own
+    text, not its links, headings, labels or buttons, which name the site's parts ("Links",
+    "Search the collection", "Keywords")."""
 
     def __init__(self, page_text: str, site: Counter[str], site_pages: int = 0,
                  content: str | None = None) -> None:

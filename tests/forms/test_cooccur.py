@@ -200,7 +200,8 @@ def test_page_words_come_from_the_pages_own_text():
 
     from scrapy.http import HtmlResponse
 
-    from hiddenweb.forms.values import PagePrior, content_text
+    from hiddenweb.forms.values import PagePrior
+    from hiddenweb.pagetext import content_text
 
     html = (b"<html><body><nav><a href='/'>Archive</a></nav><h2>Search the collection</h2>"
             b"<p>galaxy nebula pulsar</p><form><label>Keywords <input name=q></label>"
