@@ -111,6 +111,21 @@ def transient(exc: BaseException) -> bool:
         t in str(exc).lower() for t in TRANSIENT)
 
 
+def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """``PRAGMA journal_mode=wal``, retried for up to *timeout* seconds: switching a fresh file
+    to WAL takes an exclusive lock and SQLite does not wait for it (no busy handler), so two
+    crawls opening one new store at once would otherwise fail one of them at once."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=wal")
+            return
+        except sqlite3.OperationalError as exc:
+            if not transient(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
 class VisitStore:
     """A visit store file; one connection, explicit transactions (``BEGIN IMMEDIATE``).
 
@@ -138,7 +153,7 @@ class VisitStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: no implicit BEGIN, every transaction here is explicit.
             conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=wal")
+            _set_wal(conn, timeout)
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across kills
             self.db = Database(conn)
             if migrations.pending(self.db):  # a read: an up-to-date store takes no write lock

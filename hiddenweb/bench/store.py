@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{result['items_per_s']:,.0f} items/s (batch {args.batch_size}, {args.urls} URLs) "
         f"{result['stats']}"
     )
-    return 0
+    failed = result["stats"].get("hiddenweb/failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
