@@ -6,7 +6,9 @@
 It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
 
 * ``SCHEDULER``: the DLA scheduler (:class:`hiddenweb.dla.scheduler.DLAScheduler`), which orders
-  downloads by what the learning automata learned;
+  downloads by what the learning automata learned; with ``HIDDENWEB_REDIS_URL`` set, its shared
+  form (:class:`hiddenweb.dla.redis_scheduler.RedisDLAScheduler`) and ``DUPEFILTER_CLASS``
+  :class:`hiddenweb.redis_shared.RedisDupeFilter`: N processes, one crawl (docs/scaling.md);
 * spider middlewares: the DLA feedback (:class:`hiddenweb.dla.middleware.DLAFeedbackMiddleware`,
   550) and the lost-sheep pre-filter (:class:`hiddenweb.lostsheep.middleware.LostSheepMiddleware`,
   600; off unless the spider has a ``query``);
@@ -33,12 +35,14 @@ decision and no lost-sheep pre-filter (it reads the link labels ``hwdla`` puts i
 
 from __future__ import annotations
 
+from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 
 from hiddenweb.browser import BrowserAddon
 from hiddenweb.config import check
 
 SPIDERS = "hiddenweb.spiders"
+SHARED_SCHEDULER = "hiddenweb.dla.redis_scheduler.RedisDLAScheduler"
 COMPONENTS = {
     "SPIDER_MIDDLEWARES": {
         "hiddenweb.dla.middleware.DLAFeedbackMiddleware": 550,
@@ -68,7 +72,14 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         check(settings)
-        settings.set("SCHEDULER", "hiddenweb.dla.scheduler.DLAScheduler", "addon")
+        if settings.get("HIDDENWEB_REDIS_URL"):
+            settings.set("SCHEDULER", SHARED_SCHEDULER, "addon")
+            settings.set("DUPEFILTER_CLASS", "hiddenweb.redis_shared.RedisDupeFilter", "addon")
+            if settings.get("SCHEDULER") != SHARED_SCHEDULER:
+                raise UsageError(f"HIDDENWEB_REDIS_URL needs SCHEDULER = {SHARED_SCHEDULER!r} "
+                                 f"(set to {settings.get('SCHEDULER')!r})")
+        else:
+            settings.set("SCHEDULER", "hiddenweb.dla.scheduler.DLAScheduler", "addon")
         for name, components in COMPONENTS.items():
             for path, order in components.items():
                 settings[name].setdefault(path, order)

@@ -35,6 +35,7 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_STOP_MASS": (float, 0.0, 1.0),
     "HIDDENWEB_TEMPLATE_BUDGET": (int, 0, None),
     "HIDDENWEB_DLA_WAIT": (float, 0.0, 1.0),
+    "HIDDENWEB_REDIS_LEASE": (float, 0.0, None),  # seconds, > 0
     "HIDDENWEB_LOSTSHEEP_THRESHOLD": (float, 0.0, 1.0),
     "HIDDENWEB_LOSTSHEEP_ON_QUIT": (str, ("drop", "demote"), None),
     "HIDDENWEB_BROWSER": (str, ("auto", "always", "never"), None),
@@ -66,7 +67,7 @@ def check(settings: BaseSettings) -> None:
         if isinstance(low, tuple):
             if value not in low:
                 raise UsageError(f"{name} must be one of {', '.join(low)}, not {value!r}")
-        elif name.endswith("_TIMEOUT") and value <= low:  # a time: strictly positive
+        elif name.endswith(("_TIMEOUT", "_LEASE")) and value <= low:  # a time: strictly positive
             raise UsageError(f"{name} must be > {low}, not {value!r}")
         elif (low is not None and value < low) or (high is not None and value > high):
             bounds = f">= {low}" if high is None else f"between {low} and {high}"

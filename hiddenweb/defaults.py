@@ -30,6 +30,11 @@ HIDDENWEB_REPORT_FILE = ""
 # --- DLA scheduler (issue 3) -------------------------------------------------------------------
 HIDDENWEB_DLA_WAIT = 0.5  # the best pending request waits while one in flight scores 1/WAIT x more
 
+# --- shared mode on Redis (issue 27): N workers, one crawl ---------------------------------------
+HIDDENWEB_REDIS_URL = ""  # e.g. "redis://127.0.0.1:6379/0"; empty: one process, no Redis
+HIDDENWEB_REDIS_KEY = ""  # the crawl's name in Redis (keys hw:{KEY}:...); empty: the spider's name
+HIDDENWEB_REDIS_LEASE = 30.0  # seconds a dead worker's requests stay leased before others get them
+
 # --- lost-sheep pre-filter (issue 4) -----------------------------------------------------------
 # where a sheep starts: "B" (S-1 states from Q) or "middle" (S//2 from Q), issue 28
 HIDDENWEB_LOSTSHEEP_START = "B"

@@ -38,7 +38,8 @@ from scrapy import Request
 from hiddenweb.dla.feedback import feedback, feedback_signal
 from hiddenweb.dla.journal import EMITTED_META
 from hiddenweb.dla.kinds import ACTION_META, infer_action
-from hiddenweb.pagetext import NEW_CONTENT_META, NOVEL_META, SeenContent
+from hiddenweb.pagetext import NEW_CONTENT_META, NOVEL_META
+from hiddenweb.redis_shared import seen_content
 
 if TYPE_CHECKING:
     from typing import Self
@@ -52,7 +53,7 @@ logger = logging.getLogger(__name__)
 class DLAFeedbackMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self._seen = SeenContent()  # for spiders that do not judge their pages
+        self._seen = seen_content(crawler)  # for spiders that do not judge their pages
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

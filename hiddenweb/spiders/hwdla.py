@@ -60,6 +60,7 @@ from hiddenweb.pagetext import (
 )
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
+from hiddenweb.redis_shared import seen_content
 from hiddenweb.safety import SafetyPolicy, link_markup
 from hiddenweb.urlsources import (
     SKIPPED_EXTENSIONS,
@@ -142,6 +143,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
         spider.shown = ShownText(lab(s, "novelty"))
+        spider.seen = seen_content(crawler)  # in Redis when HIDDENWEB_REDIS_URL is set
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig

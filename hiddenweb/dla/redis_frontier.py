@@ -1,0 +1,405 @@
+r"""The DLA frontier in Redis: per-kind queues, kind automata and leases, shared by N workers.
+
+Used by :class:`hiddenweb.dla.redis_scheduler.RedisDLAScheduler`. Every change is one Lua script
+(atomic in Redis), so no worker ever reads, changes and writes back a value another changed
+meanwhile. Keys (``P`` = ``hw:{KEY}:``, :class:`hiddenweb.redis_shared.RedisConfig`):
+
+* ``P q:<lane>:<group>`` list — a bucket: pickled requests of one group (kind), FIFO;
+* ``P frontier:<lane>`` sorted set — the lane's groups, member ``<seq>|<group>`` (``seq``: the
+  group's age, so ties go to the oldest group as in one process), score its heap key
+  (:meth:`~hiddenweb.dla.heap.GroupHeap._heap_key`: ``LAST`` for nofollow, ``-LAST`` for
+  rerenders, minus the kind's ``p(pursue)`` rounded to 12 decimals);
+* ``P kla`` hash kind -> ``p(pursue)`` — the kind automata (two actions: pursue / skip, so one
+  number is the automaton); ``P paid`` set, ``P roots`` and ``P parent`` hashes,
+  ``P heirs:<kind>`` sets — what :meth:`DLAScheduler.kind_score` reads, shared;
+* ``P lanes:<group>`` set — lanes with a bucket of the group (to re-key it everywhere);
+  ``P seq`` hash ``<lane>\n<group>`` -> age; ``P pending`` hash lane -> requests queued;
+* ``P leases`` sorted set lease id -> deadline (ms), ``P lease:data`` and ``P lease:info`` hashes
+  (the request, and ``owner \t lane \t group``) — requests taken and not yet handled;
+* ``P workers`` set and ``P alive:<worker>`` keys (expire after the lease) — who is alive.
+
+Lanes: ``*`` is shared; a worker's own lane (its id) holds the requests whose answers only its
+memory can read (a form's submissions and the answers its explorer waits for: the scheduler's
+``owned``). A dead worker's lane and leases go to ``*`` (:meth:`RedisFrontier.reap`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from hiddenweb.dla.heap import LAST, SCORE_DECIMALS
+from hiddenweb.dla.kinds import NOFOLLOW, RENDER, ROOT_KINDS
+
+if TYPE_CHECKING:
+    import redis
+
+SHARED = "*"
+
+_PRELUDE = r"""
+local P = KEYS[1]
+local ROOT = {}
+for _, k in ipairs(cjson.decode(%(roots)s)) do ROOT[k] = true end
+local NOFOLLOW, RENDER, LAST, DEC = %(nofollow)s, %(render)s, %(last)s, %(decimals)d
+
+local function ends(s, suffix) return #s >= #suffix and s:sub(-#suffix) == suffix end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function round(x) return tonumber(string.format('%%.' .. DEC .. 'f', x)) end
+
+local function kla(kind)
+  local v = redis.call('HGET', P .. 'kla', kind)
+  if v then return tonumber(v) end
+  return nil
+end
+local function start(kind)
+  local best = nil
+  for _, h in ipairs({'parent', 'roots'}) do
+    local k = redis.call('HGET', P .. h, kind)
+    if k then
+      local v = kla(k)
+      if v and (best == nil or v < best) then best = v end
+    end
+  end
+  return best or 0.5
+end
+local function score(kind)
+  local p = kla(kind)
+  if p == nil then return start(kind) end
+  local root = redis.call('HGET', P .. 'roots', kind)
+  if root and redis.call('SISMEMBER', P .. 'paid', kind) == 0 then
+    local rp = kla(root)
+    if rp and rp < p then p = rp end
+  end
+  return p
+end
+local function lastof(g)
+  if ends(g, NOFOLLOW) then return LAST elseif ends(g, RENDER) then return -LAST end
+  return 0
+end
+local function heapkey(g) return lastof(g) - round(score(g)) end
+
+local function entropy_step(p)
+  if p <= 0 or p >= 1 then return 0 end
+  local e = -(p * math.log(p) + (1 - p) * math.log(1 - p))
+  return e / (1 + e)
+end
+local function rewarded(p, a)
+  local step = a
+  if step < 0 then step = entropy_step(p) end
+  if step <= 0 then return p end
+  return p + step * (1 - p)
+end
+-- a kind's automaton, made when first needed: its start score, then its prior rewards
+local function ensure(kind, prior, a)
+  local p = kla(kind)
+  if p ~= nil then return p end
+  p = start(kind)
+  for _ = 1, (prior or 0) do p = rewarded(p, a) end
+  redis.call('HSET', P .. 'kla', kind, string.format('%%.17g', p))
+  redis.call('HINCRBY', P .. 'counts', 'kinds', 1)
+  return p
+end
+
+local function member(lane, g)
+  local seq = redis.call('HGET', P .. 'seq', lane .. '\n' .. g)
+  if not seq then return nil end
+  return string.format('%%012d', tonumber(seq)) .. '|' .. g
+end
+local function rekey(g)
+  for _, lane in ipairs(redis.call('SMEMBERS', P .. 'lanes:' .. g)) do
+    local m = member(lane, g)
+    if m then redis.call('ZADD', P .. 'frontier:' .. lane, heapkey(g), m) end
+  end
+end
+local function follows(kind, ancestor)
+  if redis.call('SCARD', P .. 'lanes:' .. kind) == 0 then return false end
+  if kla(kind) == nil then return true end
+  return ROOT[ancestor] == true and redis.call('SISMEMBER', P .. 'paid', kind) == 0
+end
+-- queue a request in its lane's bucket of group g (front: a request handed back)
+local function file(lane, g, payload, front)
+  local q = P .. 'q:' .. lane .. ':' .. g
+  if front then redis.call('LPUSH', q, payload) else redis.call('RPUSH', q, payload) end
+  redis.call('HINCRBY', P .. 'pending', lane, 1)
+  local field = lane .. '\n' .. g
+  if redis.call('HEXISTS', P .. 'seq', field) == 0 then
+    redis.call('HSET', P .. 'seq', field, redis.call('INCR', P .. 'nextseq'))
+    redis.call('SADD', P .. 'lanes:' .. g, lane)
+    for _, h in ipairs({'parent', 'roots'}) do
+      local anc = redis.call('HGET', P .. h, g)
+      if anc and follows(g, anc) then redis.call('SADD', P .. 'heirs:' .. anc, g) end
+    end
+    redis.call('ZADD', P .. 'frontier:' .. lane, heapkey(g), member(lane, g))
+  end
+end
+local function unfile(lane, g)
+  redis.call('ZREM', P .. 'frontier:' .. lane, member(lane, g))
+  redis.call('HDEL', P .. 'seq', lane .. '\n' .. g)
+  redis.call('SREM', P .. 'lanes:' .. g, lane)
+end
+"""
+
+# ARGV: lane, payload, json {ks, parents, prior, rerender, a}. Returns the group.
+_ENQUEUE = r"""
+local lane, payload, arg = ARGV[1], ARGV[2], cjson.decode(ARGV[3])
+local ks = arg.ks
+for k, parent in pairs(arg.parents) do
+  if k ~= '' then redis.call('HSETNX', P .. 'parent', k, parent) end
+end
+if ROOT[ks[#ks]] then
+  for i = 1, #ks - 1 do
+    local k = ks[i]
+    if k:sub(1, 5) ~= 'word:' and k:sub(1, 6) ~= 'hword:' then
+      redis.call('HSETNX', P .. 'roots', k, ks[#ks])
+    end
+  end
+end
+for k, n in pairs(arg.prior) do
+  if k ~= '' then ensure(k, n, arg.a) end
+end
+local g = ks[1]
+if arg.rerender then
+  g = ks[1] .. RENDER
+elseif not ends(g, NOFOLLOW) then
+  local best = math.max(score(g), 0.5)
+  for i = 2, #ks do
+    if not ROOT[ks[i]] then
+      local s = score(ks[i])
+      if s > best then g, best = ks[i], s end
+    end
+  end
+end
+file(lane, g, payload, false)
+return g
+"""
+
+# ARGV: owner, lease ms, json {lanes, inflight, others, wait, best, cap}. Returns
+# {lease id, payload, group, score} or {'wait', score} or nil (nothing to serve).
+_POP = r"""
+local owner, lease_ms, arg = ARGV[1], tonumber(ARGV[2]), cjson.decode(ARGV[3])
+for _ = 1, 1000 do
+  local best, blane, bkey, bmember = nil, nil, nil, nil
+  for _, lane in ipairs(arg.lanes) do
+    local top = redis.call('ZRANGE', P .. 'frontier:' .. lane, 0, 0, 'WITHSCORES')
+    if #top > 0 then
+      local key = tonumber(top[2])
+      if best == nil or key < bkey or (key == bkey and top[1] < bmember) then
+        best, blane, bkey, bmember = top[1], lane, key, top[1]
+      end
+    end
+  end
+  if best == nil then return nil end
+  local g = string.sub(best, 14)
+  local key = heapkey(g)
+  if key > bkey then  -- its entry predates a penalty of its root: re-keyed lazily
+    redis.call('ZADD', P .. 'frontier:' .. blane, key, best)
+  else
+    local sc = round(lastof(g) - key)
+    -- waiting (DLAScheduler._after_others / _waits) on the answers in flight
+    local w = arg.wait
+    if w > 0 then
+      if ends(g, NOFOLLOW) and arg.others then return {'wait', tostring(sc)} end
+      local spec = w * arg.best
+      local cap = 0
+      if sc < spec then cap = arg.cap end
+      if not (sc >= w and cap == 0) then
+        local low = 0
+        for _, f in ipairs(arg.inflight) do
+          local cur = round(score(f))
+          if sc < w * cur then return {'wait', tostring(sc)} end
+          if cur < spec then low = low + 1 end
+        end
+        if cap > 0 and low >= cap then return {'wait', tostring(sc)} end
+      end
+    end
+    local q = P .. 'q:' .. blane .. ':' .. g
+    local payload = redis.call('LPOP', q)
+    if payload then
+      redis.call('HINCRBY', P .. 'pending', blane, -1)
+    end
+    if redis.call('LLEN', q) == 0 then unfile(blane, g) end
+    if payload then
+      local id = redis.call('INCR', P .. 'nextlease')
+      redis.call('ZADD', P .. 'leases', now_ms() + lease_ms, id)
+      redis.call('HSET', P .. 'lease:data', id, payload)
+      redis.call('HSET', P .. 'lease:info', id, owner .. '\t' .. blane .. '\t' .. g)
+      redis.call('HINCRBY', P .. 'counts', 'served', 1)
+      return {tostring(id), payload, g, tostring(sc)}
+    end
+  end
+end
+return nil
+"""
+
+# ARGV: lease ids. Requests handled: their leases end.
+_ACK = r"""
+for _, id in ipairs(ARGV) do
+  if redis.call('ZREM', P .. 'leases', id) == 1 then
+    redis.call('HDEL', P .. 'lease:data', id)
+    redis.call('HDEL', P .. 'lease:info', id)
+    redis.call('HINCRBY', P .. 'counts', 'acked', 1)
+  end
+end
+return 0
+"""
+
+# ARGV: lease ms. Leases past their deadline: renewed when their owner is alive, else handed
+# back (to the front of their bucket, in the shared lane); a dead worker's lane moves to '*'.
+_REAP = r"""
+local lease_ms = tonumber(ARGV[1])
+local now = now_ms()
+local back = 0
+local function alive(w) return redis.call('EXISTS', P .. 'alive:' .. w) == 1 end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)) do
+  local info = redis.call('HGET', P .. 'lease:info', id)
+  local owner, lane, g = string.match(info or '', '^([^\t]*)\t([^\t]*)\t(.*)$')
+  if owner and alive(owner) then
+    redis.call('ZADD', P .. 'leases', now + lease_ms, id)
+  else
+    local payload = redis.call('HGET', P .. 'lease:data', id)
+    redis.call('ZREM', P .. 'leases', id)
+    redis.call('HDEL', P .. 'lease:data', id)
+    redis.call('HDEL', P .. 'lease:info', id)
+    if payload and g then
+      file('*', g, payload, true)
+      back = back + 1
+    end
+  end
+end
+for _, w in ipairs(redis.call('SMEMBERS', P .. 'workers')) do
+  if not alive(w) then
+    for _, m in ipairs(redis.call('ZRANGE', P .. 'frontier:' .. w, 0, -1)) do
+      local g = string.sub(m, 14)
+      local q = P .. 'q:' .. w .. ':' .. g
+      for _, payload in ipairs(redis.call('LRANGE', q, 0, -1)) do
+        file('*', g, payload, false)
+        back = back + 1
+      end
+      redis.call('DEL', q)
+      unfile(w, g)
+    end
+    redis.call('HDEL', P .. 'pending', w)
+    redis.call('SREM', P .. 'workers', w)
+  end
+end
+if back > 0 then redis.call('HINCRBY', P .. 'counts', 'handed_back', back) end
+return back
+"""
+
+# ARGV: outcome, json {ks, prior, a, b}. One feedback on the kind automata (eqs. 2, 4-7).
+_LEARN = r"""
+local outcome, arg = ARGV[1], cjson.decode(ARGV[2])
+for _, kind in ipairs(arg.ks) do
+  local p = ensure(kind, arg.prior[kind], arg.a)
+  if outcome == 'reward' then
+    p = rewarded(p, arg.a)
+    redis.call('SADD', P .. 'paid', kind)
+  else
+    p = p * (1 - arg.b)
+  end
+  redis.call('HSET', P .. 'kla', kind, string.format('%.17g', p))
+  rekey(kind)
+  if outcome == 'reward' or not ROOT[kind] then
+    for _, child in ipairs(redis.call('SMEMBERS', P .. 'heirs:' .. kind)) do
+      if follows(child, kind) then rekey(child)
+      else redis.call('SREM', P .. 'heirs:' .. kind, child) end
+    end
+  end
+end
+return 0
+"""
+
+# ARGV: kinds. Their current scores (what DLAScheduler.kind_score gives in one process).
+_SCORES = r"""
+local out = {}
+for i, kind in ipairs(ARGV) do out[i] = tostring(score(kind)) end
+return out
+"""
+
+
+def _lua(body: str) -> str:
+    return (_PRELUDE % {"roots": json.dumps(json.dumps(sorted(ROOT_KINDS))),
+                        "nofollow": json.dumps(NOFOLLOW), "render": json.dumps(RENDER),
+                        "last": repr(LAST), "decimals": SCORE_DECIMALS}) + body
+
+
+class RedisFrontier:
+    """The shared frontier of one crawl (module docstring): each method is one script call."""
+
+    def __init__(self, client: redis.Redis, prefix: str, worker: str, lease: float) -> None:
+        self.client, self.prefix, self.worker = client, prefix, worker
+        self.lease_ms = int(lease * 1000)
+        self._enqueue = client.register_script(_lua(_ENQUEUE))
+        self._pop = client.register_script(_lua(_POP))
+        self._ack = client.register_script(_lua(_ACK))
+        self._reap = client.register_script(_lua(_REAP))
+        self._learn = client.register_script(_lua(_LEARN))
+        self._scores = client.register_script(_lua(_SCORES))
+
+    def _keys(self) -> list[str]:
+        return [self.prefix]
+
+    def heartbeat(self) -> None:
+        """This worker is alive for one more lease (its leases and lane are kept)."""
+        pipe = self.client.pipeline()
+        pipe.set(self.prefix + "alive:" + self.worker, 1, px=self.lease_ms)
+        pipe.sadd(self.prefix + "workers", self.worker)
+        pipe.execute()
+
+    def enqueue(self, lane: str, payload: bytes, ks: list[str], parents: dict[str, str],
+                prior: dict[str, int], rerender: bool, a: float | None) -> str:
+        """Queue a request in ``lane``; returns the group it went to."""
+        arg = {"ks": ks, "parents": parents or {"": ""}, "prior": prior or {"": 0},
+               "rerender": rerender, "a": -1 if a is None else a}
+        group = self._enqueue(keys=self._keys(), args=[lane, payload, json.dumps(arg)])
+        return group.decode() if isinstance(group, bytes) else group
+
+    def pop(self, lanes: list[str], inflight: list[str], others: bool, wait: float,
+            best: float, cap: int) -> tuple[str, Any, str, float] | float | None:
+        """The best request of ``lanes``, leased to this worker: ``(lease id, payload, group,
+        score)``; the score of the best one when it waits for the answers in flight; None when
+        the lanes are empty."""
+        arg = {"lanes": lanes, "inflight": inflight or {}, "others": others, "wait": wait,
+               "best": best, "cap": cap}  # {}: cjson's empty table
+        out = self._pop(keys=self._keys(), args=[self.worker, self.lease_ms, json.dumps(arg)])
+        if out is None:
+            return None
+        if out[0] == b"wait":
+            return float(out[1])
+        return out[0].decode(), out[1], out[2].decode(), float(out[3])
+
+    def ack(self, ids: list[str]) -> None:
+        if ids:
+            self._ack(keys=self._keys(), args=ids)
+
+    def reap(self) -> int:
+        """Hand back the requests of dead workers; how many."""
+        return int(self._reap(keys=self._keys(), args=[self.lease_ms]))
+
+    def learn(self, outcome: str, ks: list[str], prior: dict[str, int], a: float | None,
+              b: float) -> None:
+        arg = {"ks": ks, "prior": prior or {"": 0}, "a": -1 if a is None else a, "b": b}
+        self._learn(keys=self._keys(), args=[outcome, json.dumps(arg)])
+
+    def scores(self, kinds: list[str]) -> list[float]:
+        if not kinds:
+            return []
+        return [float(x) for x in self._scores(keys=self._keys(), args=kinds)]
+
+    def pending(self, lanes: list[str] | None = None) -> int:
+        """Requests queued in ``lanes`` (all lanes: None)."""
+        if lanes is None:
+            values = self.client.hvals(self.prefix + "pending")
+        else:
+            values = self.client.hmget(self.prefix + "pending", lanes)
+        return sum(int(v) for v in values if v is not None)
+
+    def leased(self) -> int:
+        """Requests taken by some worker and not handled yet."""
+        return int(self.client.zcard(self.prefix + "leases"))
+
+    def counts(self) -> dict[str, int]:
+        return {k.decode(): int(v) for k, v in self.client.hgetall(self.prefix + "counts").items()}

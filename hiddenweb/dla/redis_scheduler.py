@@ -1,0 +1,268 @@
+"""The DLA scheduler in shared mode: N workers, one frontier and one set of kind automata in Redis.
+
+Set by :class:`hiddenweb.Addon` when ``HIDDENWEB_REDIS_URL`` is set (docs/scaling.md). The order
+is :class:`~hiddenweb.dla.scheduler.DLAScheduler`'s with transfer on (a bucket per kind, its kind
+automaton's ``p(pursue)``, the same waiting rules), but the buckets, the kind automata and the
+leases are in Redis (:mod:`hiddenweb.dla.redis_frontier`): every worker serves the best request
+of the whole crawl, and every feedback teaches all workers at once.
+
+* **Lanes.** A request whose answer only this worker's memory can read — a form's submission
+  (meta ``hiddenweb_explore``: its explorer is here) or an answer the form's endpoint waits for
+  (``hiddenweb_reading``) — goes to this worker's own lane; everything else to the shared lane.
+  A worker serves the better of the two.
+* **Leases.** A request served is leased to the worker until it leaves the engine (its answer
+  and the requests it led to are handled, or it failed or was dropped); then its lease ends.
+  A worker renews ``hw:{KEY}:alive:<worker>`` every tick (:data:`TICK` seconds); one that stops
+  (SIGKILL) has, ``HIDDENWEB_REDIS_LEASE`` seconds later, its leased requests and its lane handed
+  to the shared lane by whichever worker reaps first.
+* **End.** A worker with nothing to serve stays open (``DontCloseSpider``) while any request is
+  queued in any lane or leased; the crawl ends when the frontier and all leases are empty.
+
+Not shared: the page automata (they order nothing with transfer on; ``dla_transfer`` off is
+refused), the step budget ``dla_max_steps`` (per worker), ``best_served`` (per worker).
+Meta: as :class:`DLAScheduler`, plus ``hiddenweb_lease`` (the lease id). Stats: as
+:class:`DLAScheduler`'s ``hiddenweb/dla/*``, plus ``hiddenweb/redis/{handed_back,acked,
+unserializable,idle_waits}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import socket
+import uuid
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy.utils.request import request_from_dict
+from twisted.internet import task
+
+from hiddenweb.dla.config import DLAConfig
+from hiddenweb.dla.feedback import Outcome, feedback_signal
+from hiddenweb.dla.kinds import (
+    PRIOR_REWARDS,
+    RENDER,
+    action_of,
+    is_nofollow,
+    kinds,
+    parent_kind,
+)
+from hiddenweb.dla.redis_frontier import SHARED, RedisFrontier
+from hiddenweb.dla.scheduler import (
+    GROUP_META,
+    KINDS_META,
+    RERENDER_META,
+    SCORE_META,
+    DLAScheduler,
+)
+from hiddenweb.redis_shared import RedisConfig, connection
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.dupefilters import BaseDupeFilter
+
+logger = logging.getLogger(__name__)
+
+LEASE_META = "hiddenweb_lease"
+#: seconds between ticks: heartbeat, leases of handled requests ended, the engine woken up
+TICK = 0.2
+#: ticks between two reaps (dead workers' requests handed back)
+REAP_TICKS = 5
+#: request meta that ties a request to this worker's memory (module docstring, "Lanes")
+OWNED_META = ("hiddenweb_explore", "hiddenweb_reading")
+
+
+def owned(request: Request) -> bool:
+    """Whether only this worker can read the request's answer (its own lane)."""
+    return any(request.meta.get(key) for key in OWNED_META)
+
+
+class RedisDLAScheduler(DLAScheduler):
+    """Scrapy scheduler: the DLA order over a frontier shared in Redis (module docstring)."""
+
+    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter, config: DLAConfig,
+                 redis_config: RedisConfig, frontier: RedisFrontier) -> None:
+        super().__init__(crawler, dupefilter, config)
+        self.redis_config = redis_config
+        self.frontier = frontier
+        self.worker = frontier.worker
+        self.lanes = [frontier.worker, SHARED]
+        self.leases: dict[str, Request] = {}
+        self.local: deque[Request] = deque()  # requests that cannot be pickled: never shared
+        self._loop: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        redis_config, client = connection(crawler)  # NotConfigured without HIDDENWEB_REDIS_URL
+        config = DLAConfig.from_settings(crawler.settings)
+        if not config.transfer:
+            raise ValueError("HIDDENWEB_REDIS_URL needs the lab knob dla_transfer on: "
+                             "workers share kind automata, not page automata")
+        worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        frontier = RedisFrontier(client, redis_config.prefix, worker, redis_config.lease)
+        dupefilter_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
+        scheduler = cls(crawler, build_from_crawler(dupefilter_cls, crawler), config,
+                        redis_config, frontier)
+        crawler.signals.connect(scheduler.learn, signal=feedback_signal)
+        crawler.signals.connect(scheduler.idle, signal=signals.spider_idle)
+        return scheduler
+
+    # -- BaseScheduler contract ------------------------------------------------------------
+    def open(self, spider: Spider) -> Any:
+        self.spider = spider
+        try:
+            self.engine = self.crawler.engine
+        except RuntimeError:
+            self.engine = None
+        self.frontier.heartbeat()
+        logger.info("Shared crawl %(key)s on Redis as worker %(worker)s (%(pending)d requests "
+                    "queued, %(leased)d leased)",
+                    {"key": self.redis_config.key, "worker": self.worker,
+                     "pending": self.frontier.pending(), "leased": self.frontier.leased()},
+                    extra={"spider": spider})
+        self._loop = task.LoopingCall(self.tick)
+        self._loop.start(TICK, now=False)
+        return self.df.open()
+
+    def close(self, reason: str) -> Any:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self.sweep()
+        if self.leases:  # not handled (a forced stop): handed to the others after the lease
+            logger.info("%(n)d leased requests not handled: handed back after the lease",
+                        {"n": len(self.leases)}, extra={"spider": self.spider})
+        self.frontier.client.delete(self.frontier.prefix + "alive:" + self.worker)
+        for key, value in self.frontier.counts().items():
+            self.stats.set_value(f"hiddenweb/redis/crawl/{key}", value)
+        return self.df.close(reason)
+
+    def item_scraped(self, item: Any, response: Any, spider: Spider) -> None:
+        """No JOBDIR journal in shared mode."""
+
+    def has_pending_requests(self) -> bool:
+        return len(self) > 0 and not self._budget_exhausted()
+
+    def __len__(self) -> int:
+        return len(self.local) + self.frontier.pending(self.lanes)
+
+    def enqueue_request(self, request: Request) -> bool:
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        action = action_of(request)
+        ks = kinds(action, request.url, self.config.label_words, self.config.nofollow_last)
+        request.meta[KINDS_META] = ks
+        try:
+            payload = pickle.dumps(request.to_dict(spider=self.spider), protocol=4)
+        except (ValueError, TypeError, AttributeError, pickle.PicklingError):
+            self.stats.inc_value("hiddenweb/redis/unserializable")
+            self.local.append(request)
+            return True
+        parents = {k: p for k in (*ks, ks[0] + RENDER) if (p := parent_kind(k))}
+        prior = {k: PRIOR_REWARDS[k] for k in ks if k in PRIOR_REWARDS}
+        self.frontier.enqueue(self.worker if owned(request) else SHARED, payload, ks, parents,
+                              prior, bool(request.meta.get(RERENDER_META)), self.config.a)
+        self.stats.inc_value("hiddenweb/dla/enqueued")
+        return True
+
+    def next_request(self) -> Request | None:
+        if self._budget_exhausted():
+            return super().next_request()  # logs and signals the budget, returns None
+        self.sweep()
+        groups = sorted({r.meta[GROUP_META] for r in self.in_flight()})
+        out = self.frontier.pop(
+            self.lanes, groups, others=any(not is_nofollow(g) for g in groups),
+            wait=self.config.wait, best=self.best_served if self.rewarded else 0.0,
+            cap=self.config.explore_in_flight)
+        if isinstance(out, float):
+            self.stats.inc_value("hiddenweb/dla/waits")
+            return None
+        if out is None:
+            return self.local.popleft() if self.local else None
+        lease, payload, group, score = out
+        request = request_from_dict(pickle.loads(payload), spider=self.spider)
+        request.meta[SCORE_META] = score
+        request.meta[GROUP_META] = group
+        request.meta[LEASE_META] = lease
+        self.leases[lease] = request
+        if self.rewarded and score > self.best_served:
+            self.best_served = score
+        self.steps += 1
+        self.stats.inc_value("hiddenweb/dla/dequeued")
+        return request
+
+    # -- leases, heartbeat, end ------------------------------------------------------------
+    def held(self) -> set[str]:
+        """Lease ids of the requests this worker's engine still holds: from download until
+        the requests their answer led to are scheduled."""
+        engine = self.engine
+        slot = getattr(engine, "_slot", None)
+        active = getattr(slot, "inprogress", None)
+        if active is None:
+            active = self.in_flight()
+        return {r.meta[LEASE_META] for r in active if LEASE_META in r.meta}
+
+    def sweep(self) -> None:
+        """End the leases of the requests the engine is done with."""
+        if not self.leases:
+            return
+        held = self.held()
+        done = [lease for lease in self.leases if lease not in held]
+        if done:
+            self.frontier.ack(done)
+            for lease in done:
+                del self.leases[lease]
+            self.stats.inc_value("hiddenweb/redis/acked", len(done))
+
+    def tick(self) -> None:
+        """Every :data:`TICK`: heartbeat, leases ended, dead workers reaped, engine woken."""
+        self.ticks += 1
+        try:
+            self.frontier.heartbeat()
+            self.sweep()
+            if self.ticks % REAP_TICKS == 0:
+                back = self.frontier.reap()
+                if back:
+                    self.stats.inc_value("hiddenweb/redis/handed_back", back)
+                    logger.info("%(n)d requests of a dead worker handed back", {"n": back},
+                                extra={"spider": self.spider})
+            slot = getattr(self.engine, "_slot", None)
+            if slot is not None and self.frontier.pending(self.lanes):
+                slot.nextcall.schedule()  # the engine's own heartbeat is 5 s
+        except Exception:  # Redis away for a moment: the next tick tries again
+            logger.exception("Shared frontier tick failed", extra={"spider": self.spider})
+
+    def idle(self, spider: Spider) -> None:
+        """``spider_idle``: stay open while any worker's request is queued or leased."""
+        self.sweep()
+        self.frontier.reap()
+        if self.frontier.pending() or self.frontier.leased():
+            self.stats.inc_value("hiddenweb/redis/idle_waits")
+            raise DontCloseSpider
+
+    # -- learning --------------------------------------------------------------------------
+    def learn(self, request_meta: dict[str, Any], url: str, outcome: Outcome | None) -> None:
+        """One feedback on the shared kind automata (one atomic script)."""
+        if outcome is None:
+            self.stats.inc_value("hiddenweb/dla/neutral")
+            return
+        ks = request_meta.get(KINDS_META) or kinds(
+            request_meta.get("hiddenweb_action") or {}, url, self.config.label_words,
+            self.config.nofollow_last)
+        if outcome == "reward":
+            self.rewarded = True
+        self.stats.inc_value("hiddenweb/dla/rewards" if outcome == "reward"
+                             else "hiddenweb/dla/penalties")
+        prior = {k: PRIOR_REWARDS[k] for k in ks if k in PRIOR_REWARDS}
+        self.frontier.learn(outcome, list(ks), prior, self.config.a, self.config.b)
+
+    def kind_score(self, kind: str) -> float:
+        """The shared ``p(pursue)`` of a kind (as :meth:`DLAScheduler.kind_score`)."""
+        return self.frontier.scores([kind])[0]

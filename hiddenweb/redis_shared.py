@@ -1,0 +1,144 @@
+"""Shared mode: what N crawler processes on one Redis share besides the frontier.
+
+On when ``HIDDENWEB_REDIS_URL`` is set (docs/settings.md, docs/scaling.md); every component here
+raises ``NotConfigured`` when it is empty, and the crawl is the single-process one.
+
+* :class:`RedisConfig` — the settings, read once: ``HIDDENWEB_REDIS_URL``, ``HIDDENWEB_REDIS_KEY``
+  (the crawl's name in Redis; every key is ``hw:{KEY}:...``, one hash tag, so a crawl's keys live
+  on one Redis Cluster slot) and ``HIDDENWEB_REDIS_LEASE`` (seconds a dead worker's requests stay
+  leased). ``JOBDIR`` is refused with it: Redis is the crawl's state.
+* :class:`RedisDupeFilter` — the request dupefilter on a Redis set (scrapy-redis's
+  ``RFPDupeFilter``, with Scrapy's request fingerprints, and never cleared at close: other
+  workers still read it).
+* :class:`SharedSeenContent` — :class:`hiddenweb.pagetext.SeenContent` ("is this page new?") on
+  a Redis set: a page one worker read is a repeat for all.
+
+Stats: ``hiddenweb/redis/dupefilter/filtered``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+from scrapy_redis.dupefilter import RFPDupeFilter
+
+from hiddenweb import defaults
+from hiddenweb.pagetext import SeenContent
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    import redis
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RedisConfig:
+    """The shared mode's settings (module docstring)."""
+
+    url: str
+    key: str
+    lease: float
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        """The settings of ``crawler``; ``NotConfigured`` when ``HIDDENWEB_REDIS_URL`` is empty."""
+        settings = crawler.settings
+        url = settings.get("HIDDENWEB_REDIS_URL") or ""
+        if not url:
+            raise NotConfigured("HIDDENWEB_REDIS_URL is not set: one process, no Redis")
+        if settings.get("JOBDIR"):
+            raise ValueError("HIDDENWEB_REDIS_URL and JOBDIR are set: in shared mode the crawl's "
+                             "state is in Redis; unset JOBDIR")
+        lease = settings.getfloat("HIDDENWEB_REDIS_LEASE", defaults.HIDDENWEB_REDIS_LEASE)
+        if lease <= 0:
+            raise ValueError(f"HIDDENWEB_REDIS_LEASE must be > 0 seconds, got {lease}")
+        key = settings.get("HIDDENWEB_REDIS_KEY") or crawler.spidercls.name
+        return cls(url=url, key=key, lease=lease)
+
+    @property
+    def prefix(self) -> str:
+        """Every key of the crawl starts so: ``{KEY}`` is a Redis Cluster hash tag."""
+        return f"hw:{{{self.key}}}:"
+
+    def connect(self) -> redis.Redis:
+        import redis
+
+        return redis.Redis.from_url(self.url)
+
+
+def connection(crawler: Crawler) -> tuple[RedisConfig, redis.Redis]:
+    """The crawler's shared-mode config and one Redis client per crawler (kept on the crawler's
+    settings-independent attribute so the scheduler, dupefilter and spider share a pool)."""
+    config = RedisConfig.from_crawler(crawler)
+    client = getattr(crawler, "_hiddenweb_redis", None)
+    if client is None:
+        client = config.connect()
+        crawler._hiddenweb_redis = client  # type: ignore[attr-defined]
+    return config, client
+
+
+class RedisDupeFilter(RFPDupeFilter):
+    """Request fingerprints in the Redis set ``hw:{KEY}:dupefilter`` (scrapy-redis)."""
+
+    def __init__(self, server: redis.Redis, key: str, crawler: Crawler,
+                 debug: bool = False) -> None:
+        super().__init__(server, key, debug)
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config, client = connection(crawler)
+        return cls(client, config.prefix + "dupefilter", crawler,
+                   debug=crawler.settings.getbool("DUPEFILTER_DEBUG"))
+
+    def request_fingerprint(self, request: Request) -> str:
+        """Scrapy's fingerprint (``REQUEST_FINGERPRINTER_CLASS``), as one process uses."""
+        return self.crawler.request_fingerprinter.fingerprint(request).hex()
+
+    def request_seen(self, request: Request) -> bool:
+        seen = super().request_seen(request)
+        if seen:
+            self.crawler.stats.inc_value("hiddenweb/redis/dupefilter/filtered")
+        return seen
+
+    def close(self, reason: str = "") -> None:
+        """Keep the fingerprints: the other workers of the crawl still read them."""
+
+
+class SharedSeenContent(SeenContent):
+    """Content fingerprints in the Redis set ``hw:{KEY}:seen``; same verdicts as
+    :class:`SeenContent`, for all workers of one crawl."""
+
+    def __init__(self, client: redis.Redis, key: str) -> None:
+        super().__init__()
+        self.client, self.key = client, key
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config, client = connection(crawler)
+        return cls(client, config.prefix + "seen")
+
+    def is_new(self, fp: str | None) -> bool:
+        if fp is None:
+            return True
+        return bool(self.client.sadd(self.key, fp))
+
+
+def seen_content(crawler: Crawler) -> SeenContent:
+    """The crawl's "is this page new?": shared in Redis in shared mode, else in memory."""
+    try:
+        return SharedSeenContent.from_crawler(crawler)
+    except NotConfigured:
+        return SeenContent()
+
+
+def is_shared(settings: Any) -> bool:
+    """Whether shared mode is on (``HIDDENWEB_REDIS_URL`` set)."""
+    return bool(settings.get("HIDDENWEB_REDIS_URL"))
