@@ -12,13 +12,23 @@ raises ``NotConfigured`` when it is empty, and the crawl is the single-process o
   workers still read it).
 * :class:`SharedSeenContent` — :class:`hiddenweb.pagetext.SeenContent` ("is this page new?") on
   a Redis set: a page one worker read is a repeat for all.
+* :class:`FormClaims` — which worker explores a form (hash ``hw:{KEY}:forms``, form signature
+  -> worker): the first to meet it; the others leave it alone (two explorers of one form send
+  two different orders of its values), unless its worker died (no ``alive`` key): then the
+  next worker to meet it takes it over, with an explorer of its own (what the dead one had
+  tried is in the shared dupefilter).
+* :func:`worker_id` — this process's name in the crawl (host, pid, a random suffix).
 
-Stats: ``hiddenweb/redis/dupefilter/filtered``.
+Stats: ``hiddenweb/redis/dupefilter/filtered``, ``hiddenweb/redis/forms/{claimed,
+taken_over,left_to_others}``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +139,58 @@ class SharedSeenContent(SeenContent):
         if fp is None:
             return True
         return bool(self.client.sadd(self.key, fp))
+
+
+def worker_id(crawler: Crawler) -> str:
+    """This process's name in the shared crawl, one per crawler."""
+    worker = getattr(crawler, "_hiddenweb_worker", None)
+    if worker is None:
+        worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        crawler._hiddenweb_worker = worker  # type: ignore[attr-defined]
+    return worker
+
+
+_CLAIM = """
+local owner = redis.call('HGET', KEYS[1], ARGV[1])
+if owner == ARGV[2] then return 1 end
+if not owner then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]); return 2 end
+if redis.call('EXISTS', KEYS[2] .. owner) == 0 then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]); return 3
+end
+return 0
+"""
+
+
+class FormClaims:
+    """Which worker explores each form (module docstring)."""
+
+    def __init__(self, crawler: Crawler, client: redis.Redis, prefix: str) -> None:
+        self.crawler, self.prefix = crawler, prefix
+        self.worker = worker_id(crawler)
+        self._claim = client.register_script(_CLAIM)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config, client = connection(crawler)
+        return cls(crawler, client, config.prefix)
+
+    def claim(self, signature: str) -> bool:
+        """Whether this worker explores the form ``signature`` (it may: it is the first, or
+        the form's worker died)."""
+        got = int(self._claim(keys=[self.prefix + "forms", self.prefix + "alive:"],
+                              args=[signature, self.worker]))
+        stat = {0: "left_to_others", 2: "claimed", 3: "taken_over"}.get(got)
+        if stat:
+            self.crawler.stats.inc_value(f"hiddenweb/redis/forms/{stat}")
+        return got > 0
+
+
+def form_claims(crawler: Crawler) -> FormClaims | None:
+    """The crawl's form claims in shared mode, else None (every form is this process's)."""
+    try:
+        return FormClaims.from_crawler(crawler)
+    except NotConfigured:
+        return None
 
 
 def seen_content(crawler: Crawler) -> SeenContent:

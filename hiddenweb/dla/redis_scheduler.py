@@ -28,10 +28,7 @@ unserializable,idle_waits}``.
 from __future__ import annotations
 
 import logging
-import os
 import pickle
-import socket
-import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +56,7 @@ from hiddenweb.dla.scheduler import (
     SCORE_META,
     DLAScheduler,
 )
-from hiddenweb.redis_shared import RedisConfig, connection
+from hiddenweb.redis_shared import RedisConfig, connection, worker_id
 
 if TYPE_CHECKING:
     from typing import Self
@@ -105,8 +102,8 @@ class RedisDLAScheduler(DLAScheduler):
         if not config.transfer:
             raise ValueError("HIDDENWEB_REDIS_URL needs the lab knob dla_transfer on: "
                              "workers share kind automata, not page automata")
-        worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        frontier = RedisFrontier(client, redis_config.prefix, worker, redis_config.lease)
+        frontier = RedisFrontier(client, redis_config.prefix, worker_id(crawler),
+                                 redis_config.lease)
         dupefilter_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
         scheduler = cls(crawler, build_from_crawler(dupefilter_cls, crawler), config,
                         redis_config, frontier)

@@ -64,6 +64,7 @@ from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
 from hiddenweb.pagetext import SHOWN_META, content_text
+from hiddenweb.redis_shared import form_claims
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ class FormCrawler:
         self.stopping = StoppingRule(config, crawler)
         self.reading_seq = 0
         self.budget_exhausted = False
+        self.claims = form_claims(crawler)  # shared mode: one worker explores each form
         crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
         crawler.signals.connect(self._budget_exhausted, signal=download_budget_exhausted)
         crawler.signals.connect(self.request_dropped, signal=signals.request_dropped)
@@ -153,6 +155,8 @@ class FormCrawler:
                 # copy of the form on another page may not: the form is not marked seen
                 stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
+            if self.claims is not None and not self.claims.claim(form.signature):
+                continue  # shared mode: another worker explores it (hiddenweb.redis_shared)
             self.seen.add(form.signature)
             if not submittable(form):  # nor do we: not by requestSubmit() in Chromium either
                 stats.inc_value("hiddenweb/forms/skipped/no_control")
