@@ -36,12 +36,13 @@ decision and no lost-sheep pre-filter (it reads the link labels ``hwdla`` puts i
 from __future__ import annotations
 
 from scrapy.exceptions import UsageError
-from scrapy.settings import BaseSettings
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from hiddenweb.browser import BrowserAddon
 from hiddenweb.config import check
 
 SPIDERS = "hiddenweb.spiders"
+DLA_SCHEDULER = "hiddenweb.dla.scheduler.DLAScheduler"
 SHARED_SCHEDULER = "hiddenweb.dla.redis_scheduler.RedisDLAScheduler"
 COMPONENTS = {
     "SPIDER_MIDDLEWARES": {
@@ -73,13 +74,18 @@ class Addon:
     def update_settings(self, settings: BaseSettings) -> None:
         check(settings)
         if settings.get("HIDDENWEB_REDIS_URL"):
-            settings.set("SCHEDULER", SHARED_SCHEDULER, "addon")
-            settings.set("DUPEFILTER_CLASS", "hiddenweb.redis_shared.RedisDupeFilter", "addon")
+            # the DLA scheduler, set here or by the project, becomes its shared form
+            priority = settings.getpriority("SCHEDULER") or 0
+            if priority <= SETTINGS_PRIORITIES["addon"] or settings.get("SCHEDULER") in (
+                    DLA_SCHEDULER, SHARED_SCHEDULER):
+                settings.set("SCHEDULER", SHARED_SCHEDULER,
+                             max(priority, SETTINGS_PRIORITIES["addon"]))
             if settings.get("SCHEDULER") != SHARED_SCHEDULER:
-                raise UsageError(f"HIDDENWEB_REDIS_URL needs SCHEDULER = {SHARED_SCHEDULER!r} "
-                                 f"(set to {settings.get('SCHEDULER')!r})")
+                raise UsageError(f"HIDDENWEB_REDIS_URL needs the DLA scheduler; SCHEDULER is "
+                                 f"{settings.get('SCHEDULER')!r}")
+            settings.set("DUPEFILTER_CLASS", "hiddenweb.redis_shared.RedisDupeFilter", "addon")
         else:
-            settings.set("SCHEDULER", "hiddenweb.dla.scheduler.DLAScheduler", "addon")
+            settings.set("SCHEDULER", DLA_SCHEDULER, "addon")
         for name, components in COMPONENTS.items():
             for path, order in components.items():
                 settings[name].setdefault(path, order)

@@ -8,6 +8,8 @@
 * ``safety``: the safety policy on its labelled corpus (:mod:`hiddenweb.bench.safety`).
 * ``chaos``: a JOBDIR crawl SIGKILLed and resumed K times against an uninterrupted one
   (:mod:`hiddenweb.bench.chaos`).
+* ``distributed``: K workers sharing one crawl on a Redis it starts, against one process
+  (:mod:`hiddenweb.bench.distributed`).
 * ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
 """
 
@@ -96,6 +98,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     cha.add_argument("--workdir", type=Path, default=None, help="keep feeds, logs, JOBDIRs here")
     cha.add_argument("--json", action="store_true")
     cha.set_defaults(func=chaos)
+
+    dis = bench_sub.add_parser("distributed",
+                               help="K workers share one crawl on Redis, against one process")
+    dis.add_argument("--pages", type=int, default=1000)
+    dis.add_argument("--seed", type=int, default=1)
+    dis.add_argument("--workers", default="2", metavar="K[,K…]",
+                     help="workers per run, e.g. 1,2,4 (one baseline for all)")
+    dis.add_argument("--latency", type=float, default=0.1, metavar="SECONDS",
+                     help="the site's latency on every answer (default 0.1)")
+    dis.add_argument("--concurrency", type=int, default=2,
+                     help="requests in flight per worker (default 2)")
+    dis.add_argument("--kill", action="store_true",
+                     help="SIGKILL one worker at 30 %% of the crawl (K >= 2)")
+    dis.add_argument("--workdir", type=Path, default=None, help="keep feeds and logs here")
+    dis.add_argument("--json", action="store_true")
+    dis.set_defaults(func=distributed)
 
     try:
         from hiddenweb.bench.lostsheep.cli import add_emris_parser
@@ -221,6 +239,26 @@ def chaos(args: argparse.Namespace) -> int:
             if key != "code":
                 print(f"{key}: {value}")
         print(f"measured code: {describe(result['code'])}")
+    return 0
+
+
+def distributed(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import distributed as dis
+
+    try:
+        workers = [int(k) for k in args.workers.split(",")]
+    except ValueError:
+        raise SystemExit("hiddenweb bench distributed: --workers takes K or K1,K2,…") from None
+    if args.pages < 1 or args.concurrency < 1 or min(workers) < 1:
+        raise SystemExit("hiddenweb bench distributed: --pages, --concurrency and --workers "
+                         "must be at least 1")
+    results = dis.run(args.pages, args.seed, workers, args.latency, args.concurrency,
+                      args.kill, args.workdir)
+    for result in results:
+        if args.json:
+            print(json.dumps(result), flush=True)
+        else:
+            print(" ".join(f"{k}={v}" for k, v in result.items() if k != "code"))
     return 0
 
 

@@ -42,7 +42,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     try:
-        serve_forever(site, args.host, args.port, ready)
+        serve_forever(site, args.host, args.port, ready, args.latency)
     except KeyboardInterrupt:
         pass
     return 0
@@ -114,6 +114,8 @@ def _site_options(p: argparse.ArgumentParser, serve: bool) -> None:
 def _server_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    p.add_argument("--latency", type=float, default=0.0, metavar="SECONDS",
+                   help="every answer waits this long (a remote site; default 0)")
 
 
 def register(subparsers) -> None:

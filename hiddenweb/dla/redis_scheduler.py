@@ -11,7 +11,8 @@ of the whole crawl, and every feedback teaches all workers at once.
   (``hiddenweb_reading``) — goes to this worker's own lane; everything else to the shared lane.
   A worker serves the better of the two.
 * **Leases.** A request served is leased to the worker until it leaves the engine (its answer
-  and the requests it led to are handled, or it failed or was dropped); then its lease ends.
+  and the requests it led to are handled, or it failed or was dropped); then the feeds are
+  flushed (its items are written) and its lease ends.
   A worker renews ``hw:{KEY}:alive:<worker>`` every tick (:data:`TICK` seconds); one that stops
   (SIGKILL) has, ``HIDDENWEB_REDIS_LEASE`` seconds later, its leased requests and its lane handed
   to the shared lane by whichever worker reaps first.
@@ -40,6 +41,7 @@ from twisted.internet import task
 
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
+from hiddenweb.dla.journal import flush_feeds
 from hiddenweb.dla.kinds import (
     PRIOR_REWARDS,
     RENDER,
@@ -213,6 +215,7 @@ class RedisDLAScheduler(DLAScheduler):
         held = self.held()
         done = [lease for lease in self.leases if lease not in held]
         if done:
+            flush_feeds(self.crawler)  # their items are on the OS's side before the leases end
             self.frontier.ack(done)
             for lease in done:
                 del self.leases[lease]

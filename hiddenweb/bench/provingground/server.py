@@ -1,8 +1,9 @@
 """HTTP server of the proving ground: stdlib ``ThreadingHTTPServer``, HTTP/1.1 keep-alive.
 
 Pages are rendered on request by :meth:`SiteModel.render`. The server adds what the model does
-not know about: the slow pages' delay, and the counters of ``GET /__hw/stats`` (reset by
-``POST /__hw/reset``; neither is ever linked)::
+not know about: the slow pages' delay, a latency added to every answer (``latency``: a remote
+site as a polite crawler meets it, for ``hiddenweb bench distributed``), and the counters of
+``GET /__hw/stats`` (reset by ``POST /__hw/reset``; neither is ever linked)::
 
     {"requests": n, "distinct_requests": n,
      "trap_submissions": {"login": n, "contact": n, "delete": n},
@@ -98,7 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
                 stats.disallowed += 1
             if method == "POST" and bare in TRAP_NAMES and site.traps:
                 stats.traps[TRAP_NAMES[bare]] += 1
-        delay = site.delay(path)
+        delay = site.delay(path) + self.server.latency
         if delay:
             time.sleep(delay)
         try:
@@ -124,8 +125,9 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, site: SiteModel, host: str, port: int) -> None:
+    def __init__(self, site: SiteModel, host: str, port: int, latency: float = 0.0) -> None:
         self.site = site
+        self.latency = latency
         self.stats = _Stats()
         super().__init__((host, port), _Handler)
 
@@ -172,8 +174,9 @@ class RunningServer:
         self.shutdown()
 
 
-def make_server(site: SiteModel, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
-    return RunningServer(_Server(site, host, port), None)
+def make_server(site: SiteModel, host: str = "127.0.0.1", port: int = 0,
+                latency: float = 0.0) -> RunningServer:
+    return RunningServer(_Server(site, host, port, latency), None)
 
 
 def serve_in_thread(site: SiteModel, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
@@ -190,10 +193,11 @@ def serve_in_thread(site: SiteModel, host: str = "127.0.0.1", port: int = 0) -> 
     return running
 
 
-def serve_forever(site: SiteModel, host: str = "127.0.0.1", port: int = 0, ready=None) -> None:
+def serve_forever(site: SiteModel, host: str = "127.0.0.1", port: int = 0, ready=None,
+                  latency: float = 0.0) -> None:
     """Serve ``site`` in this thread until interrupted; ``ready(running_server)`` is called once
-    the socket is bound (e.g. to print the URL)."""
-    running = make_server(site, host, port)
+    the socket is bound (e.g. to print the URL); every answer waits ``latency`` seconds."""
+    running = make_server(site, host, port, latency)
     if ready is not None:
         ready(running)
     try:

@@ -1,0 +1,251 @@
+"""The distributed benchmark: K crawler processes share one crawl on Redis (issue 27).
+
+``hiddenweb bench distributed --pages N --seed S --workers K[,K2…] --json`` serves the proving
+ground (as ``bench coverage`` does, in a child process) with a latency on every answer
+(``--latency``, 0.1 s) and runs, each worker capped at ``--concurrency`` requests in flight
+(2: a polite crawler; one worker then uses well under a core, so the ratio measures
+coordination, not this machine's cores), without the browser (``HIDDENWEB_BROWSER=never``):
+
+1. one process without Redis (the baseline: ``single_worker_*``);
+2. for each K: a ``redis-server`` of its own (127.0.0.1, a free port, a temporary directory, no
+   persistence) and K ``scrapy crawl hwdla`` processes with ``HIDDENWEB_REDIS_URL``; with
+   ``--kill`` and K >= 2, one worker is SIGKILLed once the crawl has served 30 % of the
+   baseline's requests (``HIDDENWEB_REDIS_LEASE`` = :data:`LEASE`).
+
+JSON keys (one object per K): ``workers``, ``pages``, ``seed``, ``pages_downloaded`` (requests
+the site answered, less each process's own robots.txt), ``duplicate_downloads`` (requests the
+site answered more than once, same method, target and body, less the robots.txt of each
+process), ``hidden_found``, ``hidden_coverage``, ``downloads_to_90`` (the workers' items merged
+by time, each counted at the sum of the workers' downloads then), ``pages_per_second``,
+``wall_seconds``, ``killed`` (the victim's pid or null), ``victim_leases`` (requests it held
+when killed), ``handed_back`` (requests the others took back from leases and the dead lane),
+``lost_requests_after_kill`` (requests still queued or leased when the crawl ended, plus victim
+leases never handed back), ``redis_peak_bytes`` (``used_memory_peak``), ``finish_reasons``,
+and the baseline's ``single_worker_{pages_downloaded,duplicate_downloads,hidden_coverage,
+downloads_to_90,pages_per_second,wall_seconds}``. Not measured: the visit store (each worker
+writes its own SQLite file here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from hiddenweb.bench.coverage import (
+    PROJECT_DIR,
+    Truth,
+    crawl_command,
+    read_items,
+    score,
+    serve_site,
+    server_stats,
+)
+from hiddenweb.bench.provingground.site import SiteModel
+from hiddenweb.bench.revision import code_revision
+
+#: the victim is killed once the crawl has served this share of the baseline's requests
+KILL_AT = 0.3
+#: ``HIDDENWEB_REDIS_LEASE`` of the workers: a dead worker's requests are handed back this soon
+LEASE = 5.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def redis_server(workdir: Path | None = None) -> Iterator[str]:
+    """A ``redis-server`` on 127.0.0.1 (free port, temporary directory, no persistence);
+    yields its URL; RuntimeError when the binary is missing or does not answer."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server not found (apt-get install -y redis-server)")
+    tmp = Path(tempfile.mkdtemp(prefix="hiddenweb-redis-", dir=workdir))
+    port = free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(tmp)],
+                            stdout=(tmp / "redis.log").open("w"), stderr=subprocess.STDOUT)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        import redis
+
+        client = redis.Redis.from_url(url)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"redis-server exited; log: {tmp / 'redis.log'}") from None
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("redis-server did not answer within 5 s")
+        client.close()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def worker_settings(concurrency: int, redis_url: str | None) -> dict[str, str]:
+    settings = {"CONCURRENT_REQUESTS": str(concurrency),
+                "CONCURRENT_REQUESTS_PER_DOMAIN": str(concurrency),
+                "HIDDENWEB_BROWSER": "never", "LOGSTATS_INTERVAL": "60",
+                "HIDDENWEB_REDIS_LEASE": str(LEASE)}
+    if redis_url:
+        settings["HIDDENWEB_REDIS_URL"] = redis_url
+    else:
+        del settings["HIDDENWEB_REDIS_LEASE"]
+    return settings
+
+
+def merged(runs: list[list[dict]]) -> list[dict]:
+    """The items of several workers in one order (by ``fetched_at``), each with ``downloads``
+    = the sum, over the workers, of their downloads at that time."""
+    tagged = sorted(((item.get("fetched_at") or 0.0, w, item)
+                     for w, items in enumerate(runs) for item in items),
+                    key=lambda t: (t[0], t[1]))
+    last = [0] * len(runs)
+    out = []
+    for _, w, item in tagged:
+        last[w] = max(last[w], item.get("downloads") or 0)
+        out.append({**item, "downloads": sum(last)})
+    return out
+
+
+def site_counts(base_url: str, processes: int) -> tuple[int, int]:
+    """(downloads, duplicate downloads) from the site's side: each process also fetches its own
+    robots.txt besides the crawl's, which is not a duplicate of the crawl."""
+    stats = server_stats(base_url)
+    requests, distinct = stats["requests"], stats["distinct_requests"]
+    return requests - processes, requests - distinct - processes
+
+
+def _start(cmd: list[str], log: Path) -> subprocess.Popen:
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
+    with log.open("w") as fh:
+        return subprocess.Popen(cmd, cwd=PROJECT_DIR, env=env, stdout=fh,
+                                stderr=subprocess.STDOUT)
+
+
+def _reset(base_url: str) -> None:
+    import urllib.request
+
+    req = urllib.request.Request(f"{base_url}/__hw/reset", data=b"", method="POST")
+    with urllib.request.urlopen(req, timeout=10):
+        pass
+
+
+def baseline(base_url: str, site: SiteModel, truth: Truth, tmp: Path,
+             concurrency: int) -> dict[str, Any]:
+    """One process, no Redis."""
+    _reset(base_url)
+    out = tmp / "single.jsonl"
+    started = time.monotonic()
+    proc = _start(crawl_command("hwdla", base_url, out, 0, None,
+                                worker_settings(concurrency, None)), tmp / "single.log")
+    proc.wait()
+    wall = time.monotonic() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"single-process crawl failed; log: {tmp / 'single.log'}")
+    downloads, duplicates = site_counts(base_url, 1)
+    scored = score(site, truth, read_items(out))
+    stats = json.loads(out.with_suffix(".stats.json").read_text())
+    return {"single_worker_pages_downloaded": downloads,
+            "single_worker_duplicate_downloads": duplicates,
+            "single_worker_hidden_coverage": scored["hidden_coverage"],
+            "single_worker_downloads_to_90": scored["downloads_to_90"],
+            "single_worker_pages_per_second": round(downloads / wall, 2),
+            "single_worker_wall_seconds": round(wall, 2),
+            "single_worker_served": stats.get("hiddenweb/dla/dequeued", downloads)}
+
+
+def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers: int,
+                concurrency: int, kill_after: int | None) -> dict[str, Any]:
+    """K workers on a fresh Redis; one SIGKILLed after ``kill_after`` requests served."""
+    import redis
+
+    _reset(base_url)
+    with redis_server(tmp) as url:
+        client = redis.Redis.from_url(url)
+        prefix = "hw:{hwdla}:"
+        outs = [tmp / f"k{workers}-worker{i}.jsonl" for i in range(workers)]
+        started = time.monotonic()
+        procs = [_start(crawl_command("hwdla", base_url, out, 0, None,
+                                      worker_settings(concurrency, url)),
+                        out.with_suffix(".log")) for out in outs]
+        killed, victim_leases, peak = None, 0, 0
+        while any(p.poll() is None for p in procs):
+            if kill_after is not None and killed is None:
+                served = int(client.hget(prefix + "counts", "served") or 0)
+                if served >= kill_after:
+                    victim = procs[0]
+                    victim.send_signal(signal.SIGKILL)
+                    killed = victim.pid
+                    victim_leases = sum(1 for info in client.hvals(prefix + "lease:info")
+                                        if f":{victim.pid}:" in info.decode())
+            time.sleep(0.05)
+        wall = time.monotonic() - started
+        counts = {k.decode(): int(v) for k, v in client.hgetall(prefix + "counts").items()}
+        left = sum(int(v) for v in client.hvals(prefix + "pending")) \
+            + int(client.zcard(prefix + "leases"))
+        peak = int(client.info("memory")["used_memory_peak"])
+        client.close()
+    failed = [p.pid for p in procs if p.returncode != 0 and p.pid != killed]
+    if failed:
+        raise RuntimeError(f"workers {failed} failed; logs in {tmp}")
+    downloads, duplicates = site_counts(base_url, workers)
+    scored = score(site, truth, merged([read_items(out) for out in outs]), downloads)
+    reasons = []
+    for out in outs:
+        stats_path = out.with_suffix(".stats.json")
+        if stats_path.exists():
+            reasons.append(json.loads(stats_path.read_text()).get("finish_reason"))
+    handed = counts.get("handed_back", 0)
+    return {"workers": workers, "pages_downloaded": downloads,
+            "duplicate_downloads": duplicates, "hidden_found": scored["hidden_found"],
+            "hidden_total": scored["hidden_total"],
+            "hidden_coverage": scored["hidden_coverage"],
+            "downloads_to_90": scored["downloads_to_90"],
+            "pages_per_second": round(downloads / wall, 2), "wall_seconds": round(wall, 2),
+            "killed": killed, "victim_leases": victim_leases, "handed_back": handed,
+            "lost_requests_after_kill": left + max(0, victim_leases - handed),
+            "redis_peak_bytes": peak, "finish_reasons": reasons,
+            "requests_served": counts.get("served", 0)}
+
+
+def run(pages: int, seed: int, workers: list[int], latency: float = 0.1,
+        concurrency: int = 2, kill: bool = False,
+        workdir: Path | None = None) -> list[dict[str, Any]]:
+    """The baseline, then each K of ``workers`` (module docstring); one dict per K."""
+    site = SiteModel(pages=pages, seed=seed)
+    truth = Truth.of(site)
+    tmp = Path(workdir or tempfile.mkdtemp(prefix="hiddenweb-distributed-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    results = []
+    with serve_site(pages, seed, ["--latency", str(latency)]) as base_url:
+        base = baseline(base_url, site, truth, tmp, concurrency)
+        for k in workers:
+            kill_after = int(KILL_AT * base["single_worker_served"]) if kill and k > 1 else None
+            result = distributed(base_url, site, truth, tmp, k, concurrency, kill_after)
+            results.append({"pages": pages, "seed": seed, "latency": latency,
+                            "concurrency": concurrency, **result,
+                            **{key: v for key, v in base.items() if key != "single_worker_served"},
+                            "workdir": str(tmp), "code": code_revision(PROJECT_DIR)})
+    return results
