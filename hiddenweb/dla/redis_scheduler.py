@@ -228,21 +228,25 @@ class RedisDLAScheduler(DLAScheduler):
             self.frontier.heartbeat()
             self.sweep()
             if self.ticks % REAP_TICKS == 0:
-                back = self.frontier.reap()
-                if back:
-                    self.stats.inc_value("hiddenweb/redis/handed_back", back)
-                    logger.info("%(n)d requests of a dead worker handed back", {"n": back},
-                                extra={"spider": self.spider})
+                self.reap()
             slot = getattr(self.engine, "_slot", None)
             if slot is not None and self.frontier.pending(self.lanes):
                 slot.nextcall.schedule()  # the engine's own heartbeat is 5 s
         except Exception:  # Redis away for a moment: the next tick tries again
             logger.exception("Shared frontier tick failed", extra={"spider": self.spider})
 
+    def reap(self) -> None:
+        """Hand back the requests of dead workers (any worker may; one script)."""
+        back = self.frontier.reap()
+        if back:
+            self.stats.inc_value("hiddenweb/redis/handed_back", back)
+            logger.info("%(n)d requests of a dead worker handed back", {"n": back},
+                        extra={"spider": self.spider})
+
     def idle(self, spider: Spider) -> None:
         """``spider_idle``: stay open while any worker's request is queued or leased."""
         self.sweep()
-        self.frontier.reap()
+        self.reap()
         if self.frontier.pending() or self.frontier.leased():
             self.stats.inc_value("hiddenweb/redis/idle_waits")
             raise DontCloseSpider

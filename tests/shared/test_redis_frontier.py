@@ -1,0 +1,155 @@
+"""The shared frontier's scripts on a real Redis: order, lanes, leases, dead workers, and
+updates that stay right when several processes make them at once."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from hiddenweb.dla.redis_frontier import SHARED, RedisFrontier
+from hiddenweb.pagetext import SeenContent
+from hiddenweb.redis_shared import RedisConfig, form_claims, seen_content
+
+PREFIX = "hw:{test}:"
+LINKS = ["url:a/{n}", "links:public"]
+
+
+def frontier(client, worker: str = "w1", lease: float = 30.0) -> RedisFrontier:
+    f = RedisFrontier(client, PREFIX, worker, lease)
+    f.heartbeat()
+    return f
+
+
+def pop(f: RedisFrontier, lanes=None):
+    return f.pop(lanes or [f.worker, SHARED], [], others=False, wait=0.0, best=0.0, cap=0)
+
+
+def test_off_without_url():
+    crawler = get_crawler()
+    with pytest.raises(NotConfigured):
+        RedisConfig.from_crawler(crawler)
+    assert type(seen_content(crawler)) is SeenContent
+    assert form_claims(crawler) is None
+
+
+def test_jobdir_refused(redis_url):
+    crawler = get_crawler(settings_dict={"HIDDENWEB_REDIS_URL": redis_url, "JOBDIR": "x"})
+    with pytest.raises(ValueError, match="JOBDIR"):
+        RedisConfig.from_crawler(crawler)
+
+
+def test_best_kind_first_ties_to_oldest(redis_client):
+    f = frontier(redis_client)
+    f.enqueue(SHARED, b"a1", LINKS, {}, {}, False, None)
+    f.enqueue(SHARED, b"b1", ["url:b", "links:public"], {}, {}, False, None)
+    f.enqueue(SHARED, b"a2", LINKS, {}, {}, False, None)
+    f.learn("reward", ["url:b"], {}, None, 0.05)
+    assert [pop(f)[1] for _ in range(3)] == [b"b1", b"a1", b"a2"]
+    assert pop(f) is None
+    assert f.pending() == 0 and f.leased() == 3
+
+
+def test_kind_with_no_automaton_follows_its_root(redis_client):
+    """``url:a/{n}`` was never rewarded: it scores as ``links:public`` (its root), re-keyed
+    when the root rises, as ``DLAScheduler.kind_score``."""
+    f = frontier(redis_client)
+    f.enqueue(SHARED, b"b1", ["url:b", "links:public"], {}, {}, False, None)
+    f.enqueue(SHARED, b"a1", LINKS, {}, {}, False, None)
+    f.learn("penalty", ["url:b"], {}, None, 0.05)
+    f.learn("reward", ["links:public"], {}, None, 0.05)
+    assert f.scores(["url:a/{n}", "url:b"]) == [pytest.approx(0.7046919454), 0.475]
+    assert pop(f)[1] == b"a1"
+
+
+def test_own_lane_served_only_to_its_worker(redis_client):
+    one, two = frontier(redis_client, "w1"), frontier(redis_client, "w2")
+    one.enqueue("w1", b"form", ["form:x", "links:public"], {}, {}, False, None)
+    assert pop(two) is None
+    assert pop(one)[1] == b"form"
+
+
+def test_ack_ends_lease(redis_client):
+    f = frontier(redis_client)
+    f.enqueue(SHARED, b"r", LINKS, {}, {}, False, None)
+    lease = pop(f)[0]
+    f.ack([lease])
+    assert f.leased() == 0 and f.reap() == 0
+
+
+def test_dead_workers_leases_and_lane_handed_back(redis_client):
+    dead, alive = frontier(redis_client, "dead", lease=0.05), frontier(redis_client, "alive")
+    dead.enqueue(SHARED, b"taken", LINKS, {}, {}, False, None)
+    dead.enqueue("dead", b"own", ["form:x", "links:public"], {}, {}, False, None)
+    assert pop(dead, [SHARED])[1] == b"taken"
+    redis_client.delete(PREFIX + "alive:dead")  # SIGKILL: no more heartbeats
+    redis_client.zadd(PREFIX + "leases", {"1": 0})  # ... and its lease's deadline passed
+    assert alive.reap() == 2
+    served = {pop(alive)[1], pop(alive)[1]}
+    assert served == {b"taken", b"own"}
+    assert alive.pending() == 0
+
+
+def test_live_workers_lease_renewed(redis_client):
+    f = frontier(redis_client, lease=0.05)
+    f.enqueue(SHARED, b"slow", LINKS, {}, {}, False, None)
+    pop(f)
+    redis_client.zadd(PREFIX + "leases", {"1": 0})
+    f.heartbeat()
+    assert f.reap() == 0 and f.leased() == 1
+
+
+def _hammer(url: str, outcome: str, n: int, a: float | None) -> None:
+    import redis
+
+    f = RedisFrontier(redis.Redis.from_url(url), PREFIX, "x", 30.0)
+    for _ in range(n):
+        f.learn(outcome, ["url:c"], {}, a, 0.01)
+
+
+@pytest.mark.parametrize("outcome", ["penalty", "reward"])
+def test_concurrent_updates_lose_nothing(redis_url, redis_client, outcome):
+    """4 processes x 250 updates of one kind automaton: penalties (and fixed-step rewards)
+    commute, so the result is known exactly; a read-modify-write race would lose some."""
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_hammer, args=(redis_url, outcome, 250, 0.01))
+             for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    p = float(redis_client.hget(PREFIX + "kla", "url:c"))
+    expected = 0.5 * 0.99 ** 1000
+    got = p if outcome == "penalty" else 1.0 - p
+    assert math.isclose(got, expected, rel_tol=1e-9)
+
+
+def _drain(url: str, worker: str, out) -> None:
+    import redis
+
+    f = RedisFrontier(redis.Redis.from_url(url), PREFIX, worker, 30.0)
+    got = []
+    while (item := f.pop([SHARED], [], False, 0.0, 0.0, 0)) is not None:
+        got.append(item[1])
+    out.put(got)
+
+
+def test_concurrent_pops_serve_each_request_once(redis_url, redis_client):
+    f = frontier(redis_client)
+    for i in range(600):
+        f.enqueue(SHARED, str(i).encode(), [f"url:k{i % 7}", "links:public"], {}, {}, False,
+                  None)
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_drain, args=(redis_url, f"w{i}", out)) for i in range(4)]
+    for p in procs:
+        p.start()
+    served = [x for _ in procs for x in out.get(timeout=60)]
+    for p in procs:
+        p.join(60)
+    assert sorted(served) == sorted(str(i).encode() for i in range(600))
+    assert f.pending() == 0 and f.leased() == 600

@@ -1,0 +1,122 @@
+"""Shared mode end to end: ``scrapy crawl hwdla`` processes on one real ``redis-server`` and a
+real site on 127.0.0.1. Two workers share one crawl (no request downloaded twice, the hidden
+pages of one process); a SIGKILLed worker's leased requests are downloaded by the other."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from localsite import SiteHandler, serve
+
+from hiddenweb.bench.coverage import Truth, read_items, score
+from hiddenweb.config import setting_args
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def start(out_dir: Path, name: str, seed: str, settings: dict) -> subprocess.Popen:
+    """``scrapy crawl hwdla`` in the background: feed ``name.jsonl``, stats ``name.stats.json``."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={seed}/",
+           "-O", f"{out_dir / name}.jsonl:jsonlines"]
+    cmd += setting_args({"HIDDENWEB_STORE_ENABLED": 0, "HIDDENWEB_BROWSER": "never",
+                         "HIDDENWEB_KEEP_TOKENS": 1, "LOG_LEVEL": "INFO",
+                         "HIDDENWEB_STATS_FILE": f"{out_dir / name}.stats.json", **settings})
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
+    with (out_dir / f"{name}.log").open("w") as log:
+        return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def finish(procs: list[subprocess.Popen], out_dir: Path) -> list[dict]:
+    for i, proc in enumerate(procs):
+        assert proc.wait(timeout=300) == 0, (out_dir / f"w{i}.log").read_text()[-2000:]
+    return [json.loads(p.read_text()) for p in sorted(out_dir.glob("*.stats.json"))]
+
+
+def crawl_figures(served_site, out_dir: Path, settings: dict, workers: int) -> dict:
+    """Hidden pages found and duplicate downloads (from the site's side) of one crawl."""
+    served_site.reset_stats()
+    out_dir.mkdir()
+    stats = finish([start(out_dir, f"w{i}", served_site.url, settings)
+                    for i in range(workers)], out_dir)
+    site_stats = served_site.stats()
+    retries = sum(s.get("retry/count", 0) for s in stats)  # the site's /error/500, asked again
+    # each process asks robots.txt for itself (RobotsTxtMiddleware), besides the crawl's one
+    duplicates = site_stats["requests"] - site_stats["distinct_requests"] - workers - retries
+    truth = Truth.of(served_site.site)
+    items = [item for path in sorted(out_dir.glob("*.jsonl")) for item in read_items(path)]
+    return {"duplicates": duplicates, "hidden": score(served_site.site, truth, items)[
+        "hidden_found"], "reasons": [s.get("finish_reason") for s in stats],
+        "downloads": [s.get("hiddenweb/downloads", 0) for s in stats]}
+
+
+def test_two_workers_share_one_crawl(served_site, redis_url, redis_client, tmp_path):
+    one = crawl_figures(served_site, tmp_path / "one", {}, 1)
+    two = crawl_figures(served_site, tmp_path / "two", {"HIDDENWEB_REDIS_URL": redis_url}, 2)
+    assert one["duplicates"] == 0
+    assert two["duplicates"] == 0
+    assert two["reasons"] == ["finished", "finished"]
+    assert two["hidden"] == one["hidden"] > 0
+    assert min(two["downloads"]) > 0  # both workers downloaded
+    assert redis_client.zcard("hw:{hwdla}:leases") == 0
+    assert sum(int(v) for v in redis_client.hvals("hw:{hwdla}:pending")) == 0
+
+
+class SlowSite(SiteHandler):
+    """``/`` links to two slow pages; the first request for each hangs (until released) so its
+    worker holds it leased when it is killed; the next answers at once."""
+
+    release = threading.Event()
+
+    def do_GET(self) -> None:
+        self.log.append(self.path)
+        if self.path == "/":
+            self._send(b"<html><body><a href='/slow/1'>one</a> <a href='/slow/2'>two</a>"
+                       b"</body></html>")
+        elif self.path.startswith("/slow/"):
+            if self.log.count(self.path) == 1:
+                self.release.wait(60)
+            try:
+                self._send(f"<html><body><p>Page {self.path[6:]}</p></body></html>".encode())
+            except ConnectionError:  # the killed worker's
+                pass
+        else:
+            self._send(b"not found", "text/plain", 404)
+
+
+def test_killed_workers_leases_done_by_the_other(redis_url, redis_client, tmp_path):
+    settings = {"HIDDENWEB_REDIS_URL": redis_url, "HIDDENWEB_REDIS_LEASE": 1}
+    SlowSite.release.clear()
+    with serve(SlowSite) as url:
+        try:
+            victim = start(tmp_path, "victim", url, settings)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # both slow pages leased to the victim
+                held = [v for v in redis_client.hvals("hw:{hwdla}:lease:info")
+                        if f":{victim.pid}:".encode() in v and b"\t" in v]
+                if len(held) == 2:
+                    break
+                time.sleep(0.1)
+            assert len(held) == 2, (tmp_path / "victim.log").read_text()[-2000:]
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(10)
+            other = start(tmp_path, "other", url, settings)
+            assert other.wait(timeout=120) == 0, (tmp_path / "other.log").read_text()[-2000:]
+        finally:
+            SlowSite.release.set()
+        log = list(SlowSite.log)
+    urls = {item["url"].removeprefix(url) for item in read_items(tmp_path / "other.jsonl")}
+    assert {"/slow/1", "/slow/2"} <= urls
+    assert log.count("/slow/1") == log.count("/slow/2") == 2
+    stats = json.loads((tmp_path / "other.stats.json").read_text())
+    assert stats["finish_reason"] == "finished"
+    assert stats["hiddenweb/redis/handed_back"] >= 2
+    assert redis_client.zcard("hw:{hwdla}:leases") == 0
