@@ -28,6 +28,7 @@ writes its own SQLite file here).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -249,3 +250,86 @@ def run(pages: int, seed: int, workers: list[int], latency: float = 0.1,
                             **{key: v for key, v in base.items() if key != "single_worker_served"},
                             "workdir": str(tmp), "code": code_revision(PROJECT_DIR)})
     return results
+
+
+def sample_request(i: int) -> Any:
+    """A request as the spider makes them on a large site: a link (odd ``i``) or a form's
+    submission (even), with the meta the scheduler and the forms add (as captured from a
+    proving-ground crawl's queues: 530-950 bytes pickled)."""
+    from scrapy import Request
+
+    base = "https://catalogue.example.org"
+    page = f"{base}/c/{i // 37}/items?page={i % 37}"
+    headers = {"Referer": page}
+    if i % 2:
+        kinds = [f"url:catalogue.example.org/item/{{n}}/{'abcdefgh'[i % 8]}", "links:public"]
+        meta = {"hiddenweb_reached_by": {"kind": "link", "form": None},
+                "hiddenweb_form_only": False, "hiddenweb_source": "link",
+                "hiddenweb_action": {"kind": "link", "page": page, "label": f"Item {i}",
+                                     "form": None},
+                "depth": 4, "hiddenweb_dla_kinds": kinds}
+        return Request(f"{base}/item/{i}/{'abcdefgh'[i % 8]}", headers=headers, meta=meta)
+    sig = f"GET /c/{i % 50}/search [q,region]"
+    fields = {"q": f"word{i % 5000}", "region": f"r{i % 12}"}
+    kinds = [f"form:{sig}", f"fv:q=word{i % 5000}", f"fv:region=r{i % 12}", "word:search"]
+    meta = {"hiddenweb_reached_by": {"kind": "form", "form": {
+                "action": f"{base}/c/{i % 50}/search", "method": "GET", "fields": fields,
+                "form_class": "search", "signature": sig, "redacted": ["csrf"]}},
+            "hiddenweb_form_only": True,
+            "hiddenweb_action": {"kind": "form", "page": page, "label": "Search",
+                                 "form": {"signature": sig, "fields": fields}},
+            "hiddenweb_explore": sig, "hiddenweb_explore_data": fields,
+            "hiddenweb_origin": f"GET /c/{i % 50}/search", "depth": 3,
+            "hiddenweb_dla_kinds": kinds}
+    return Request(f"{base}/c/{i % 50}/search?q={fields['q']}&region={fields['region']}"
+                   f"&csrf={i:016x}", headers=headers, meta=meta)
+
+
+def redis_memory(n: int = 100_000) -> dict[str, Any]:
+    """Redis memory of ``n`` pending requests (:func:`sample_request`, in the shared frontier,
+    half in a worker's lane), and of ``n`` request and ``n`` page-content fingerprints; bytes
+    per item and extrapolated to 10**6."""
+    import pickle
+
+    import redis
+
+    from hiddenweb.dla.kinds import parent_kind
+    from hiddenweb.dla.redis_frontier import SHARED, RedisFrontier
+
+    with redis_server() as url:
+        client = redis.Redis.from_url(url)
+        frontier = RedisFrontier(client, "hw:{mem}:", "w1", 30.0)
+
+        def used() -> int:
+            return int(client.info("memory")["used_memory"])
+
+        start = used()
+        sizes = 0
+        for i in range(n):
+            request = sample_request(i)
+            payload = pickle.dumps(request.to_dict(), protocol=4)
+            sizes += len(payload)
+            ks = request.meta["hiddenweb_dla_kinds"]
+            parents = {k: p for k in ks if (p := parent_kind(k))}
+            frontier.enqueue(SHARED if i % 2 else "w1", payload, ks, parents, {}, False, None)
+        requests_bytes = used() - start
+        start = used()
+        for key in ("dupefilter", "seen"):
+            pipe = client.pipeline(transaction=False)
+            for i in range(n):
+                pipe.sadd(f"hw:{{mem}}:{key}", hashlib.sha1(f"{key}{i}".encode()).hexdigest())
+                if i % 10_000 == 9_999:
+                    pipe.execute()
+            pipe.execute()
+        fingerprint_bytes = used() - start
+        groups = sum(int(v) for v in [client.zcard("hw:{mem}:frontier:*"),
+                                      client.zcard("hw:{mem}:frontier:w1")])
+        client.close()
+    scale = 1_000_000 / n
+    return {"measured_at": n, "payload_bytes_mean": round(sizes / n, 1), "groups": groups,
+            "pending_requests_bytes": requests_bytes,
+            "bytes_per_pending_request": round(requests_bytes / n, 1),
+            "pending_requests_bytes_per_million": round(requests_bytes * scale),
+            "fingerprints_bytes": fingerprint_bytes,
+            "bytes_per_fingerprint": round(fingerprint_bytes / (2 * n), 1),
+            "fingerprints_bytes_per_million": round(fingerprint_bytes * scale / 2)}

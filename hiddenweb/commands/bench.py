@@ -111,6 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="requests in flight per worker (default 2)")
     dis.add_argument("--kill", action="store_true",
                      help="SIGKILL one worker at 30 %% of the crawl (K >= 2)")
+    dis.add_argument("--memory", type=int, default=0, metavar="N",
+                     help="only measure Redis memory of N pending requests and fingerprints")
     dis.add_argument("--workdir", type=Path, default=None, help="keep feeds and logs here")
     dis.add_argument("--json", action="store_true")
     dis.set_defaults(func=distributed)
@@ -245,6 +247,9 @@ def chaos(args: argparse.Namespace) -> int:
 def distributed(args: argparse.Namespace) -> int:
     from hiddenweb.bench import distributed as dis
 
+    if args.memory:
+        print(json.dumps(dis.redis_memory(args.memory)))
+        return 0
     try:
         workers = [int(k) for k in args.workers.split(",")]
     except ValueError:
