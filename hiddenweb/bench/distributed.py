@@ -22,8 +22,9 @@ when killed), ``handed_back`` (requests the others took back from leases and the
 ``lost_requests_after_kill`` (requests still queued or leased when the crawl ended, plus victim
 leases never handed back), ``redis_peak_bytes`` (``used_memory_peak``), ``finish_reasons``,
 and the baseline's ``single_worker_{pages_downloaded,duplicate_downloads,hidden_coverage,
-downloads_to_90,pages_per_second,wall_seconds}``. Not measured: the visit store (each worker
-writes its own SQLite file here).
+downloads_to_90,pages_per_second,wall_seconds}``. ``--memory N`` measures instead the Redis
+memory of N pending requests and N fingerprints (:func:`redis_memory`). Not measured: the
+visit store (each worker writes its own SQLite file here).
 """
 
 from __future__ import annotations
@@ -130,12 +131,13 @@ def merged(runs: list[list[dict]]) -> list[dict]:
     return out
 
 
-def site_counts(base_url: str, processes: int) -> tuple[int, int]:
+def site_counts(base_url: str, processes: int, retries: int = 0) -> tuple[int, int]:
     """(downloads, duplicate downloads) from the site's side: each process also fetches its own
-    robots.txt besides the crawl's, which is not a duplicate of the crawl."""
+    robots.txt besides the crawl's, and Scrapy's ``retries`` (the site's deliberate 500s asked
+    again) are no duplicates of the crawl."""
     stats = server_stats(base_url)
     requests, distinct = stats["requests"], stats["distinct_requests"]
-    return requests - processes, requests - distinct - processes
+    return requests - processes, requests - distinct - processes - retries
 
 
 def _start(cmd: list[str], log: Path) -> subprocess.Popen:
@@ -165,9 +167,9 @@ def baseline(base_url: str, site: SiteModel, truth: Truth, tmp: Path,
     wall = time.monotonic() - started
     if proc.returncode != 0:
         raise RuntimeError(f"single-process crawl failed; log: {tmp / 'single.log'}")
-    downloads, duplicates = site_counts(base_url, 1)
-    scored = score(site, truth, read_items(out))
     stats = json.loads(out.with_suffix(".stats.json").read_text())
+    downloads, duplicates = site_counts(base_url, 1, stats.get("retry/count", 0))
+    scored = score(site, truth, read_items(out))
     return {"single_worker_pages_downloaded": downloads,
             "single_worker_duplicate_downloads": duplicates,
             "single_worker_hidden_coverage": scored["hidden_coverage"],
@@ -211,13 +213,15 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
     failed = [p.pid for p in procs if p.returncode != 0 and p.pid != killed]
     if failed:
         raise RuntimeError(f"workers {failed} failed; logs in {tmp}")
-    downloads, duplicates = site_counts(base_url, workers)
-    scored = score(site, truth, merged([read_items(out) for out in outs]), downloads)
-    reasons = []
+    reasons, retries = [], 0
     for out in outs:
         stats_path = out.with_suffix(".stats.json")
-        if stats_path.exists():
-            reasons.append(json.loads(stats_path.read_text()).get("finish_reason"))
+        if stats_path.exists():  # not the killed worker's
+            stats = json.loads(stats_path.read_text())
+            reasons.append(stats.get("finish_reason"))
+            retries += stats.get("retry/count", 0)
+    downloads, duplicates = site_counts(base_url, workers, retries)
+    scored = score(site, truth, merged([read_items(out) for out in outs]), downloads)
     handed = counts.get("handed_back", 0)
     return {"workers": workers, "pages_downloaded": downloads,
             "duplicate_downloads": duplicates, "hidden_found": scored["hidden_found"],
