@@ -69,7 +69,8 @@ class RedisConfig:
         lease = settings.getfloat("HIDDENWEB_REDIS_LEASE", defaults.HIDDENWEB_REDIS_LEASE)
         if lease <= 0:
             raise ValueError(f"HIDDENWEB_REDIS_LEASE must be > 0 seconds, got {lease}")
-        key = settings.get("HIDDENWEB_REDIS_KEY") or crawler.spidercls.name
+        key = settings.get("HIDDENWEB_REDIS_KEY") or getattr(crawler.spidercls, "name", None) \
+            or "crawl"
         return cls(url=url, key=key, lease=lease)
 
     @property

@@ -16,11 +16,14 @@ meanwhile. Keys (``P`` = ``hw:{KEY}:``, :class:`hiddenweb.redis_shared.RedisConf
   ``P seq`` hash ``<lane>\n<group>`` -> age; ``P pending`` hash lane -> requests queued;
 * ``P leases`` sorted set lease id -> deadline (ms), ``P lease:data`` and ``P lease:info`` hashes
   (the request, and ``owner \t lane \t group``) — requests taken and not yet handled;
-* ``P workers`` set and ``P alive:<worker>`` keys (expire after the lease) — who is alive.
+* ``P workers`` set and ``P alive:<worker>`` keys (expire after the lease) — who is alive;
+* ``P dupefilter`` set — request fingerprints (:class:`hiddenweb.redis_shared.RedisDupeFilter`),
+  added by the enqueue script itself, so a request is never seen and not yet queued.
 
-Lanes: ``*`` is shared; a worker's own lane (its id) holds the requests whose answers only its
-memory can read (a form's submissions and the answers its explorer waits for: the scheduler's
-``owned``). A dead worker's lane and leases go to ``*`` (:meth:`RedisFrontier.reap`).
+Lanes: ``*`` is shared; a worker's own lane (its id) holds the responses other workers downloaded
+for it (:mod:`hiddenweb.dla.relay`: a form's answers, read where the form's explorer is; their
+group is their kind plus :data:`RELAY`, served first). A dead worker's lane and leases go to
+``*`` (:meth:`RedisFrontier.reap`).
 """
 
 from __future__ import annotations
@@ -35,12 +38,16 @@ if TYPE_CHECKING:
     import redis
 
 SHARED = "*"
+#: what the group of a response handed to its form's worker adds to its kind
+#: (:mod:`hiddenweb.dla.relay`): served before any other group, never waits (its download is done)
+RELAY = " relay"
 
 _PRELUDE = r"""
 local P = KEYS[1]
 local ROOT = {}
 for _, k in ipairs(cjson.decode(%(roots)s)) do ROOT[k] = true end
-local NOFOLLOW, RENDER, LAST, DEC = %(nofollow)s, %(render)s, %(last)s, %(decimals)d
+local NOFOLLOW, RENDER, RELAY, LAST, DEC = %(nofollow)s, %(render)s, %(relay)s, %(last)s,
+  %(decimals)d
 
 local function ends(s, suffix) return #s >= #suffix and s:sub(-#suffix) == suffix end
 local function now_ms()
@@ -76,7 +83,8 @@ local function score(kind)
   return p
 end
 local function lastof(g)
-  if ends(g, NOFOLLOW) then return LAST elseif ends(g, RENDER) then return -LAST end
+  if ends(g, NOFOLLOW) then return LAST end
+  if ends(g, RENDER) or ends(g, RELAY) then return -LAST end
   return 0
 end
 local function heapkey(g) return lastof(g) - round(score(g)) end
@@ -142,9 +150,12 @@ local function unfile(lane, g)
 end
 """
 
-# ARGV: lane, payload, json {ks, parents, prior, rerender, a}. Returns the group.
+# ARGV: lane, payload, json {ks, parents, prior, rerender, relay, a}, fingerprint ('' for none).
+# Returns the group, or false when the fingerprint is in the dupefilter already (seen and queued
+# in one step: no worker finds a request seen that is not queued yet).
 _ENQUEUE = r"""
 local lane, payload, arg = ARGV[1], ARGV[2], cjson.decode(ARGV[3])
+if ARGV[4] ~= '' and redis.call('SADD', P .. 'dupefilter', ARGV[4]) == 0 then return false end
 local ks = arg.ks
 for k, parent in pairs(arg.parents) do
   if k ~= '' then redis.call('HSETNX', P .. 'parent', k, parent) end
@@ -161,7 +172,9 @@ for k, n in pairs(arg.prior) do
   if k ~= '' then ensure(k, n, arg.a) end
 end
 local g = ks[1]
-if arg.rerender then
+if arg.relay then
+  g = ks[1] .. RELAY
+elseif arg.rerender then
   g = ks[1] .. RENDER
 elseif not ends(g, NOFOLLOW) then
   local best = math.max(score(g), 0.5)
@@ -200,7 +213,7 @@ for _ = 1, 1000 do
     local sc = round(lastof(g) - key)
     -- waiting (DLAScheduler._after_others / _waits) on the answers in flight
     local w = arg.wait
-    if w > 0 then
+    if w > 0 and not ends(g, RELAY) then
       if ends(g, NOFOLLOW) and arg.others then return {'wait', tostring(sc)} end
       local spec = w * arg.best
       local cap = 0
@@ -323,6 +336,7 @@ return out
 def _lua(body: str) -> str:
     return (_PRELUDE % {"roots": json.dumps(json.dumps(sorted(ROOT_KINDS))),
                         "nofollow": json.dumps(NOFOLLOW), "render": json.dumps(RENDER),
+                        "relay": json.dumps(RELAY),
                         "last": repr(LAST), "decimals": SCORE_DECIMALS}) + body
 
 
@@ -350,11 +364,16 @@ class RedisFrontier:
         pipe.execute()
 
     def enqueue(self, lane: str, payload: bytes, ks: list[str], parents: dict[str, str],
-                prior: dict[str, int], rerender: bool, a: float | None) -> str:
-        """Queue a request in ``lane``; returns the group it went to."""
+                prior: dict[str, int], rerender: bool, a: float | None,
+                relay: bool = False, fingerprint: str = "") -> str | None:
+        """Queue a request in ``lane``; returns the group it went to, or None when its
+        ``fingerprint`` was in the dupefilter (``P dupefilter``) already."""
         arg = {"ks": ks, "parents": parents or {"": ""}, "prior": prior or {"": 0},
-               "rerender": rerender, "a": -1 if a is None else a}
-        group = self._enqueue(keys=self._keys(), args=[lane, payload, json.dumps(arg)])
+               "rerender": rerender, "relay": relay, "a": -1 if a is None else a}
+        group = self._enqueue(keys=self._keys(),
+                              args=[lane, payload, json.dumps(arg), fingerprint])
+        if group is None:
+            return None
         return group.decode() if isinstance(group, bytes) else group
 
     def pop(self, lanes: list[str], inflight: list[str], others: bool, wait: float,

@@ -6,10 +6,12 @@ automaton's ``p(pursue)``, the same waiting rules), but the buckets, the kind au
 leases are in Redis (:mod:`hiddenweb.dla.redis_frontier`): every worker serves the best request
 of the whole crawl, and every feedback teaches all workers at once.
 
-* **Lanes.** A request whose answer only this worker's memory can read — a form's submission
+* **Owners.** A request whose answer only this worker's memory can read — a form's submission
   (meta ``hiddenweb_explore``: its explorer is here) or an answer the form's endpoint waits for
-  (``hiddenweb_reading``) — goes to this worker's own lane; everything else to the shared lane.
-  A worker serves the better of the two.
+  (``hiddenweb_reading``) — is marked as this worker's (meta ``hiddenweb_owner``) and waits in
+  the shared frontier like any other: whoever downloads it hands the response to its owner
+  (:mod:`hiddenweb.dla.relay`), through the owner's own lane (:meth:`relay`). A worker serves
+  the better of its lane and the shared one.
 * **Leases.** A request served is leased to the worker until it leaves the engine (its answer
   and the requests it led to are handled, or it failed or was dropped); then the feeds are
   flushed (its items are written) and its lease ends.
@@ -21,9 +23,9 @@ of the whole crawl, and every feedback teaches all workers at once.
 
 Not shared: the page automata (they order nothing with transfer on; ``dla_transfer`` off is
 refused), the step budget ``dla_max_steps`` (per worker), ``best_served`` (per worker).
-Meta: as :class:`DLAScheduler`, plus ``hiddenweb_lease`` (the lease id). Stats: as
-:class:`DLAScheduler`'s ``hiddenweb/dla/*``, plus ``hiddenweb/redis/{handed_back,acked,
-unserializable,idle_waits}``.
+Meta: as :class:`DLAScheduler`, plus ``hiddenweb_lease`` (the lease id) and
+``hiddenweb_owner``. Stats: as :class:`DLAScheduler`'s ``hiddenweb/dla/*``, plus
+``hiddenweb/redis/{handed_back,acked,unserializable,idle_waits}``.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ from hiddenweb.dla.kinds import (
     kinds,
     parent_kind,
 )
-from hiddenweb.dla.redis_frontier import SHARED, RedisFrontier
+from hiddenweb.dla.redis_frontier import RELAY, SHARED, RedisFrontier
+from hiddenweb.dla.relay import OWNER_META, RELAY_META
 from hiddenweb.dla.scheduler import (
     GROUP_META,
     KINDS_META,
@@ -58,7 +61,7 @@ from hiddenweb.dla.scheduler import (
     SCORE_META,
     DLAScheduler,
 )
-from hiddenweb.redis_shared import RedisConfig, connection, worker_id
+from hiddenweb.redis_shared import RedisConfig, RedisDupeFilter, connection, worker_id
 
 if TYPE_CHECKING:
     from typing import Self
@@ -74,7 +77,7 @@ LEASE_META = "hiddenweb_lease"
 TICK = 0.2
 #: ticks between two reaps (dead workers' requests handed back)
 REAP_TICKS = 5
-#: request meta that ties a request to this worker's memory (module docstring, "Lanes")
+#: request meta that ties a request to this worker's memory (module docstring, "Owners")
 OWNED_META = ("hiddenweb_explore", "hiddenweb_reading")
 
 
@@ -152,24 +155,55 @@ class RedisDLAScheduler(DLAScheduler):
         return len(self.local) + self.frontier.pending(self.lanes)
 
     def enqueue_request(self, request: Request) -> bool:
-        if not request.dont_filter and self.df.request_seen(request):
+        shared_df = isinstance(self.df, RedisDupeFilter)
+        if not request.dont_filter and not shared_df and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
+        fingerprint = "" if request.dont_filter or not shared_df \
+            else self.df.request_fingerprint(request)
         action = action_of(request)
         ks = kinds(action, request.url, self.config.label_words, self.config.nofollow_last)
         request.meta[KINDS_META] = ks
+        if owned(request):
+            request.meta.setdefault(OWNER_META, self.worker)
         try:
             payload = pickle.dumps(request.to_dict(spider=self.spider), protocol=4)
         except (ValueError, TypeError, AttributeError, pickle.PicklingError):
+            if fingerprint and self.df.request_seen(request):
+                self.df.log(request, self.spider)
+                return False
             self.stats.inc_value("hiddenweb/redis/unserializable")
             self.local.append(request)
             return True
-        parents = {k: p for k in (*ks, ks[0] + RENDER) if (p := parent_kind(k))}
-        prior = {k: PRIOR_REWARDS[k] for k in ks if k in PRIOR_REWARDS}
-        self.frontier.enqueue(self.worker if owned(request) else SHARED, payload, ks, parents,
-                              prior, bool(request.meta.get(RERENDER_META)), self.config.a)
+        group = self.frontier.enqueue(SHARED, payload, ks, self._parents(ks), self._prior(ks),
+                                      bool(request.meta.get(RERENDER_META)), self.config.a,
+                                      fingerprint=fingerprint)
+        if group is None:  # another worker found it first
+            self.stats.inc_value("hiddenweb/redis/dupefilter/filtered")
+            self.df.log(request, self.spider)
+            return False
         self.stats.inc_value("hiddenweb/dla/enqueued")
         return True
+
+    @staticmethod
+    def _parents(ks: list[str]) -> dict[str, str]:
+        parents = {k: p for k in (*ks, ks[0] + RENDER) if (p := parent_kind(k))}
+        parents[ks[0] + RELAY] = ks[0]  # a handed-over answer scores as its kind
+        return parents
+
+    @staticmethod
+    def _prior(ks: list[str]) -> dict[str, int]:
+        return {k: PRIOR_REWARDS[k] for k in ks if k in PRIOR_REWARDS}
+
+    def relay(self, request: Request, owner: str, key: str) -> None:
+        """Queue for ``owner`` the response of ``request`` stored at ``key``
+        (:mod:`hiddenweb.dla.relay`): a copy in its own lane, served first."""
+        ks = request.meta.get(KINDS_META) or ["links:public"]
+        meta = {k: v for k, v in request.meta.items() if k not in (LEASE_META, GROUP_META)}
+        copy = request.replace(meta={**meta, RELAY_META: key}, dont_filter=True)
+        payload = pickle.dumps(copy.to_dict(spider=self.spider), protocol=4)
+        self.frontier.enqueue(owner, payload, ks, self._parents(ks), self._prior(ks), False,
+                              self.config.a, relay=True)
 
     def next_request(self) -> Request | None:
         if self._budget_exhausted():

@@ -153,3 +153,47 @@ def test_concurrent_pops_serve_each_request_once(redis_url, redis_client):
         p.join(60)
     assert sorted(served) == sorted(str(i).encode() for i in range(600))
     assert f.pending() == 0 and f.leased() == 600
+
+
+def test_answer_downloaded_elsewhere_is_read_by_the_forms_worker(redis_url, redis_client):
+    """B downloads a submission of A's form: the response goes to A (AnswerRelay), B drops it."""
+    from types import SimpleNamespace
+
+    from scrapy import Request, Spider
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.http import HtmlResponse
+
+    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
+    from hiddenweb.dla.relay import OWNER_META, RELAY_META, AnswerRelay
+
+    settings = {"HIDDENWEB_REDIS_URL": redis_url}
+    workers = []
+    for _ in range(2):
+        crawler = get_crawler(Spider, settings_dict=settings)
+        crawler.spider = Spider("hwdla")
+        scheduler = RedisDLAScheduler.from_crawler(crawler)
+        crawler.engine = SimpleNamespace(  # the parts of the engine the two components read
+            _slot=SimpleNamespace(scheduler=scheduler, inprogress=set()),
+            downloader=SimpleNamespace(active=set()), scraper=SimpleNamespace(slot=None))
+        scheduler.open(crawler.spider)
+        workers.append((scheduler, AnswerRelay.from_crawler(crawler)))
+    (a, relay_a), (b, relay_b) = workers
+    try:
+        submission = Request("http://127.0.0.1:1/search?q=fern",
+                             meta={"hiddenweb_explore": "GET /search [q]",
+                                   "hiddenweb_action": {"kind": "form", "page": "p"}})
+        assert a.enqueue_request(submission)
+        taken = b.next_request()
+        assert taken.meta[OWNER_META] == a.worker
+        answer = HtmlResponse(taken.url, body=b"<p>fern: 3 records</p>", request=taken)
+        with pytest.raises(IgnoreRequest):
+            relay_b.process_response(taken, answer)
+        assert b.next_request() is None  # in A's own lane
+        copy = a.next_request()
+        assert copy.meta[RELAY_META]
+        read = relay_a.process_request(copy)
+        assert read.body == answer.body and read.url == taken.url
+        assert relay_a.process_response(copy, read) is read  # A reads it itself
+    finally:
+        for scheduler, _ in workers:
+            scheduler.close("finished")
