@@ -14,17 +14,20 @@ coordination, not this machine's cores), without the browser (``HIDDENWEB_BROWSE
 
 JSON keys (one object per K): ``workers``, ``pages``, ``seed``, ``pages_downloaded`` (requests
 the site answered, less each process's own robots.txt), ``duplicate_downloads`` (requests the
-site answered more than once, same method, target and body, less the robots.txt of each
-process), ``hidden_found``, ``hidden_coverage``, ``downloads_to_90`` (the workers' items merged
-by time, each counted at the sum of the workers' downloads then), ``pages_per_second``,
-``wall_seconds``, ``killed`` (the victim's pid or null), ``victim_leases`` (requests it held
+site answered more than once, same method, target and body, less the robots.txt of each process
+and Scrapy's retries of the site's 500s), ``hidden_found``, ``hidden_coverage``,
+``downloads_to_90`` (the workers' items merged by time, each counted at the sum of the workers'
+downloads then), ``pages_per_second`` (over ``crawl_seconds``: from the first worker's start to
+the last one's finish, Scrapy's ``start_time`` and ``finish_time``; the processes' start-up is
+left out, as it is the same for one process whatever the crawl), ``wall_seconds`` (the bench's,
+start-ups included), ``killed`` (the victim's pid or null), ``victim_leases`` (requests it held
 when killed), ``handed_back`` (requests the others took back from leases and the dead lane),
 ``lost_requests_after_kill`` (requests still queued or leased when the crawl ended, plus victim
-leases never handed back), ``redis_peak_bytes`` (``used_memory_peak``), ``finish_reasons``,
-and the baseline's ``single_worker_{pages_downloaded,duplicate_downloads,hidden_coverage,
-downloads_to_90,pages_per_second,wall_seconds}``. ``--memory N`` measures instead the Redis
-memory of N pending requests and N fingerprints (:func:`redis_memory`). Not measured: the
-visit store (each worker writes its own SQLite file here).
+leases never handed back), ``redis_peak_bytes`` (``used_memory_peak``), ``finish_reasons``, and
+the baseline's ``single_worker_{pages_downloaded,duplicate_downloads,hidden_coverage,
+downloads_to_90,pages_per_second,crawl_seconds,wall_seconds}``. ``--memory N`` measures instead
+the Redis memory of N pending requests and N fingerprints (:func:`redis_memory`). Not measured:
+the visit store (each worker writes its own SQLite file here).
 """
 
 from __future__ import annotations
@@ -131,6 +134,17 @@ def merged(runs: list[list[dict]]) -> list[dict]:
     return out
 
 
+def crawl_seconds(stats: list[dict]) -> float:
+    """From the first worker's ``start_time`` to the last one's ``finish_time`` (Scrapy's
+    stats): the crawl itself, without the processes' start-up (4 Scrapy processes starting at
+    once on 2 cores take about 10 s before the first request)."""
+    from datetime import datetime
+
+    starts = [datetime.fromisoformat(s["start_time"]) for s in stats if "start_time" in s]
+    ends = [datetime.fromisoformat(s["finish_time"]) for s in stats if "finish_time" in s]
+    return (max(ends) - min(starts)).total_seconds() if starts and ends else 0.0
+
+
 def site_counts(base_url: str, processes: int, retries: int = 0) -> tuple[int, int]:
     """(downloads, duplicate downloads) from the site's side: each process also fetches its own
     robots.txt besides the crawl's, and Scrapy's ``retries`` (the site's deliberate 500s asked
@@ -170,11 +184,13 @@ def baseline(base_url: str, site: SiteModel, truth: Truth, tmp: Path,
     stats = json.loads(out.with_suffix(".stats.json").read_text())
     downloads, duplicates = site_counts(base_url, 1, stats.get("retry/count", 0))
     scored = score(site, truth, read_items(out))
+    seconds = crawl_seconds([stats])
     return {"single_worker_pages_downloaded": downloads,
             "single_worker_duplicate_downloads": duplicates,
             "single_worker_hidden_coverage": scored["hidden_coverage"],
             "single_worker_downloads_to_90": scored["downloads_to_90"],
-            "single_worker_pages_per_second": round(downloads / wall, 2),
+            "single_worker_pages_per_second": round(downloads / seconds, 2) if seconds else None,
+            "single_worker_crawl_seconds": round(seconds, 2),
             "single_worker_wall_seconds": round(wall, 2),
             "single_worker_served": stats.get("hiddenweb/dla/dequeued", downloads)}
 
@@ -213,13 +229,11 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
     failed = [p.pid for p in procs if p.returncode != 0 and p.pid != killed]
     if failed:
         raise RuntimeError(f"workers {failed} failed; logs in {tmp}")
-    reasons, retries = [], 0
-    for out in outs:
-        stats_path = out.with_suffix(".stats.json")
-        if stats_path.exists():  # not the killed worker's
-            stats = json.loads(stats_path.read_text())
-            reasons.append(stats.get("finish_reason"))
-            retries += stats.get("retry/count", 0)
+    all_stats = [json.loads(out.with_suffix(".stats.json").read_text()) for out in outs
+                 if out.with_suffix(".stats.json").exists()]  # not the killed worker's
+    reasons = [stats.get("finish_reason") for stats in all_stats]
+    retries = sum(stats.get("retry/count", 0) for stats in all_stats)
+    seconds = crawl_seconds(all_stats)
     downloads, duplicates = site_counts(base_url, workers, retries)
     scored = score(site, truth, merged([read_items(out) for out in outs]), downloads)
     handed = counts.get("handed_back", 0)
@@ -228,7 +242,8 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
             "hidden_total": scored["hidden_total"],
             "hidden_coverage": scored["hidden_coverage"],
             "downloads_to_90": scored["downloads_to_90"],
-            "pages_per_second": round(downloads / wall, 2), "wall_seconds": round(wall, 2),
+            "pages_per_second": round(downloads / seconds, 2) if seconds else None,
+            "crawl_seconds": round(seconds, 2), "wall_seconds": round(wall, 2),
             "killed": killed, "victim_leases": victim_leases, "handed_back": handed,
             "lost_requests_after_kill": left + max(0, victim_leases - handed),
             "redis_peak_bytes": peak, "finish_reasons": reasons,

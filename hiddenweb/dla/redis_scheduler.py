@@ -14,10 +14,10 @@ of the whole crawl, and every feedback teaches all workers at once.
   the better of its lane and the shared one.
 * **Leases.** A request served is leased to the worker until it leaves the engine (its answer
   and the requests it led to are handled, or it failed or was dropped); then the feeds are
-  flushed (its items are written) and its lease ends.
-  A worker renews ``hw:{KEY}:alive:<worker>`` every tick (:data:`TICK` seconds); one that stops
-  (SIGKILL) has, ``HIDDENWEB_REDIS_LEASE`` seconds later, its leased requests and its lane handed
-  to the shared lane by whichever worker reaps first.
+  flushed (its items are written) and its lease ends. A worker renews
+  ``hw:{KEY}:alive:<worker>`` every 0.2 s (:data:`TICK` x :data:`HEARTBEAT_TICKS`); one that
+  stops (SIGKILL) has, ``HIDDENWEB_REDIS_LEASE`` seconds later, its leased requests and its lane
+  handed to the shared lane by whichever worker reaps first.
 * **End.** A worker with nothing to serve stays open (``DontCloseSpider``) while any request is
   queued in any lane or leased; the crawl ends when the frontier and all leases are empty.
 
@@ -73,10 +73,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LEASE_META = "hiddenweb_lease"
-#: seconds between ticks: heartbeat, leases of handled requests ended, the engine woken up
-TICK = 0.2
-#: ticks between two reaps (dead workers' requests handed back)
-REAP_TICKS = 5
+#: seconds between ticks: leases of handled requests ended, the engine woken up when requests
+#: wait (a response another worker handed over is read within a tick)
+TICK = 0.05
+#: ticks between two heartbeats, and between two reaps (dead workers' requests handed back)
+HEARTBEAT_TICKS = 4
+REAP_TICKS = 20
 #: request meta that ties a request to this worker's memory (module docstring, "Owners")
 OWNED_META = ("hiddenweb_explore", "hiddenweb_reading")
 
@@ -256,10 +258,11 @@ class RedisDLAScheduler(DLAScheduler):
             self.stats.inc_value("hiddenweb/redis/acked", len(done))
 
     def tick(self) -> None:
-        """Every :data:`TICK`: heartbeat, leases ended, dead workers reaped, engine woken."""
+        """Every :data:`TICK`: leases ended, the engine woken; every few, heartbeat and reap."""
         self.ticks += 1
         try:
-            self.frontier.heartbeat()
+            if self.ticks % HEARTBEAT_TICKS == 0:
+                self.frontier.heartbeat()
             self.sweep()
             if self.ticks % REAP_TICKS == 0:
                 self.reap()
