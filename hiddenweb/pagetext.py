@@ -215,21 +215,32 @@ class ShownText:
             meta[NOVEL_META] = True  # (no set: no explorer compares answers)
             return True
         keys: set[bytes] = set()
-        for block in blocks:
-            words = _TOKEN.findall(block.lower())
-            if not words:
-                continue
-            key = _hash(" ".join(words)[:MAX_BLOCK_CHARS])
+        for key, words in block_keys(blocks):
             if key in self.blocks:
                 keys.add(key)
             elif not echoed.intersection(words):
                 self.blocks.add(key)
                 keys.add(key)
-        whole = _hash(b"".join(sorted(keys)))
+        whole = set_key(keys)
         meta[NOVEL_META] = novel = whole not in self.sets
         meta[SHOWN_META] = int.from_bytes(whole, "big")
         self.sets.add(whole)
         return novel
+
+
+def block_keys(blocks: list[str]) -> list[tuple[bytes, list[str]]]:
+    """Each text block with words: its key (the hash of its folded words) and its words."""
+    out = []
+    for block in blocks:
+        words = _TOKEN.findall(block.lower())
+        if words:
+            out.append((_hash(" ".join(words)[:MAX_BLOCK_CHARS]), words))
+    return out
+
+
+def set_key(keys: set[bytes]) -> bytes:
+    """The key of a set of block keys (order does not count)."""
+    return _hash(b"".join(sorted(keys)))
 
 
 def _hash(data: str | bytes) -> bytes:

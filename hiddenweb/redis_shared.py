@@ -12,6 +12,8 @@ raises ``NotConfigured`` when it is empty, and the crawl is the single-process o
   workers still read it).
 * :class:`SharedSeenContent` — :class:`hiddenweb.pagetext.SeenContent` ("is this page new?") on
   a Redis set: a page one worker read is a repeat for all.
+* :class:`SharedShownText` — :class:`hiddenweb.pagetext.ShownText` ("does it show anything
+  new?", what the learning rewards) on two Redis sets.
 * :class:`FormClaims` — which worker explores a form (hash ``hw:{KEY}:forms``, form signature
   -> worker): the first to meet it; the others leave it alone (two explorers of one form send
   two different orders of its values), unless its worker died (no ``alive`` key): then the
@@ -36,7 +38,14 @@ from scrapy.exceptions import NotConfigured
 from scrapy_redis.dupefilter import RFPDupeFilter
 
 from hiddenweb import defaults
-from hiddenweb.pagetext import SeenContent
+from hiddenweb.pagetext import (
+    NOVEL_META,
+    SHOWN_META,
+    SeenContent,
+    ShownText,
+    block_keys,
+    set_key,
+)
 
 if TYPE_CHECKING:
     from typing import Self
@@ -192,6 +201,46 @@ def form_claims(crawler: Crawler) -> FormClaims | None:
         return FormClaims.from_crawler(crawler)
     except NotConfigured:
         return None
+
+
+class SharedShownText(ShownText):
+    """:class:`hiddenweb.pagetext.ShownText` ("does this page show anything new?", what the
+    learning rewards) on two Redis sets, ``hw:{KEY}:shown:blocks`` and ``hw:{KEY}:shown:sets``:
+    a set of texts one worker showed is no longer novel on another."""
+
+    def __init__(self, enabled: bool, client: redis.Redis, prefix: str) -> None:
+        super().__init__(enabled)
+        self.client, self.prefix = client, prefix
+
+    def judge(self, meta: dict, blocks: list[str], echoed: set[str]) -> bool:
+        if NOVEL_META in meta or not self.enabled:
+            return super().judge(meta, blocks, echoed)
+        entries = block_keys(blocks)
+        known = self.client.smismember(self.prefix + "shown:blocks",
+                                       [key for key, _ in entries]) if entries else []
+        keys: set[bytes] = set()
+        new: list[bytes] = []
+        for (key, words), seen in zip(entries, known, strict=True):
+            if seen:
+                keys.add(key)
+            elif not echoed.intersection(words):
+                new.append(key)
+                keys.add(key)
+        if new:
+            self.client.sadd(self.prefix + "shown:blocks", *new)
+        whole = set_key(keys)
+        meta[NOVEL_META] = novel = bool(self.client.sadd(self.prefix + "shown:sets", whole))
+        meta[SHOWN_META] = int.from_bytes(whole, "big")
+        return novel
+
+
+def shown_text(crawler: Crawler, enabled: bool) -> ShownText:
+    """The crawl's "does it show anything new?": shared in Redis in shared mode."""
+    try:
+        config, client = connection(crawler)
+    except NotConfigured:
+        return ShownText(enabled)
+    return SharedShownText(enabled, client, config.prefix)
 
 
 def seen_content(crawler: Crawler) -> SeenContent:

@@ -52,7 +52,6 @@ from hiddenweb.pagetext import (
     NEW_CONTENT_META,
     NOVEL_META,
     SeenContent,
-    ShownText,
     echoed_words,
     is_markup,
     text_blocks,
@@ -60,7 +59,7 @@ from hiddenweb.pagetext import (
 )
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
-from hiddenweb.redis_shared import seen_content
+from hiddenweb.redis_shared import seen_content, shown_text
 from hiddenweb.safety import SafetyPolicy, link_markup
 from hiddenweb.urlsources import (
     SKIPPED_EXTENSIONS,
@@ -142,7 +141,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
-        spider.shown = ShownText(lab(s, "novelty"))
+        spider.shown = shown_text(crawler, lab(s, "novelty"))  # in Redis in shared mode
         spider.seen = seen_content(crawler)  # in Redis when HIDDENWEB_REDIS_URL is set
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder

@@ -197,3 +197,15 @@ def test_answer_downloaded_elsewhere_is_read_by_the_forms_worker(redis_url, redi
     finally:
         for scheduler, _ in workers:
             scheduler.close("finished")
+
+
+def test_shown_text_shared(redis_url, redis_client):
+    """A set of texts one worker showed is not novel on another (as in one process)."""
+    from hiddenweb.redis_shared import shown_text
+
+    crawler = get_crawler(settings_dict={"HIDDENWEB_REDIS_URL": redis_url})
+    one, two = shown_text(crawler, True), shown_text(crawler, True)
+    blocks = ["Ada Lovelace, London", "Charles Babbage, London"]
+    assert one.judge({}, blocks, set())
+    assert not two.judge({}, list(reversed(blocks)), set())  # same set, another order
+    assert two.judge({}, blocks[:1], set())  # a subset is another set
