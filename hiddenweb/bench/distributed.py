@@ -307,7 +307,8 @@ def sample_request(i: int) -> Any:
 def redis_memory(n: int = 100_000) -> dict[str, Any]:
     """Redis memory of ``n`` pending requests (:func:`sample_request`, in the shared frontier,
     half in a worker's lane), and of ``n`` request and ``n`` page-content fingerprints; bytes
-    per item and extrapolated to 10**6."""
+    per item and extrapolated to 10**6; and the rate of the enqueue and pop scripts from one
+    client (round trips on loopback included)."""
     import pickle
 
     import redis
@@ -324,13 +325,17 @@ def redis_memory(n: int = 100_000) -> dict[str, Any]:
 
         start = used()
         sizes = 0
+        prepared = []
         for i in range(n):
             request = sample_request(i)
             payload = pickle.dumps(request.to_dict(), protocol=4)
             sizes += len(payload)
             ks = request.meta["hiddenweb_dla_kinds"]
-            parents = {k: p for k in ks if (p := parent_kind(k))}
+            prepared.append((payload, ks, {k: p for k in ks if (p := parent_kind(k))}))
+        began = time.perf_counter()
+        for i, (payload, ks, parents) in enumerate(prepared):
             frontier.enqueue(SHARED if i % 2 else "w1", payload, ks, parents, {}, False, None)
+        enqueue_rate = n / (time.perf_counter() - began)
         requests_bytes = used() - start
         start = used()
         for key in ("dupefilter", "seen"):
@@ -343,6 +348,11 @@ def redis_memory(n: int = 100_000) -> dict[str, Any]:
         fingerprint_bytes = used() - start
         groups = sum(int(v) for v in [client.zcard("hw:{mem}:frontier:*"),
                                       client.zcard("hw:{mem}:frontier:w1")])
+        pops = min(n, 10_000)  # served and leased, one script each, as a worker does
+        began = time.perf_counter()
+        for _ in range(pops):
+            frontier.pop(["w1", SHARED], [], False, 0.0, 0.0, 0)
+        pop_rate = pops / (time.perf_counter() - began)
         client.close()
     scale = 1_000_000 / n
     return {"measured_at": n, "payload_bytes_mean": round(sizes / n, 1), "groups": groups,
@@ -351,4 +361,5 @@ def redis_memory(n: int = 100_000) -> dict[str, Any]:
             "pending_requests_bytes_per_million": round(requests_bytes * scale),
             "fingerprints_bytes": fingerprint_bytes,
             "bytes_per_fingerprint": round(fingerprint_bytes / (2 * n), 1),
-            "fingerprints_bytes_per_million": round(fingerprint_bytes * scale / 2)}
+            "fingerprints_bytes_per_million": round(fingerprint_bytes * scale / 2),
+            "enqueues_per_second": round(enqueue_rate), "pops_per_second": round(pop_rate)}
