@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import socket
 import uuid
 from dataclasses import dataclass
@@ -163,16 +164,24 @@ def worker_id(crawler: Crawler) -> str:
 _CLAIM = """
 local owner = redis.call('HGET', KEYS[1], ARGV[1])
 if owner == ARGV[2] then return 1 end
-if not owner then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]); return 2 end
-if redis.call('EXISTS', KEYS[2] .. owner) == 0 then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]); return 3
+local got = 2
+if owner then
+  if redis.call('EXISTS', KEYS[2] .. owner) == 1 then return 0 end
+  got = 3
 end
-return 0
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[3] .. ARGV[2], ARGV[1])
+if ARGV[3] ~= '' then redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[3]) end
+return got
 """
 
 
 class FormClaims:
-    """Which worker explores each form (module docstring)."""
+    """Which worker explores each form (module docstring). A claim also keeps the request of
+    the page the form was met on (``hw:{KEY}:formpage``, the group it was served from and the
+    pickled request): when the worker dies, the reaper queues that page again, marked handed
+    back, so that a live worker reads the form again and takes it over
+    (:mod:`hiddenweb.dla.redis_frontier`)."""
 
     def __init__(self, crawler: Crawler, client: redis.Redis, prefix: str) -> None:
         self.crawler, self.prefix = crawler, prefix
@@ -184,15 +193,26 @@ class FormClaims:
         config, client = connection(crawler)
         return cls(crawler, client, config.prefix)
 
-    def claim(self, signature: str) -> bool:
+    def claim(self, signature: str, page: Request | None = None) -> bool:
         """Whether this worker explores the form ``signature`` (it may: it is the first, or
-        the form's worker died)."""
-        got = int(self._claim(keys=[self.prefix + "forms", self.prefix + "alive:"],
-                              args=[signature, self.worker]))
+        the form's worker died); ``page``: the request of the page it is on."""
+        got = int(self._claim(keys=[self.prefix + "forms", self.prefix + "alive:",
+                                    self.prefix + "claims:", self.prefix + "formpage"],
+                              args=[signature, self.worker, self._page(page)]))
         stat = {0: "left_to_others", 2: "claimed", 3: "taken_over"}.get(got)
         if stat:
             self.crawler.stats.inc_value(f"hiddenweb/redis/forms/{stat}")
         return got > 0
+
+    def _page(self, page: Request | None) -> bytes | str:
+        group = page.meta.get("hiddenweb_dla_group") if page is not None else None
+        if not group:
+            return ""
+        try:
+            payload = pickle.dumps(page.to_dict(spider=self.crawler.spider), protocol=4)
+        except (ValueError, TypeError, AttributeError, pickle.PicklingError):
+            return ""
+        return group.encode() + b"\t" + payload
 
 
 def form_claims(crawler: Crawler) -> FormClaims | None:

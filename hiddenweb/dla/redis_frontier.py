@@ -17,6 +17,8 @@ meanwhile. Keys (``P`` = ``hw:{KEY}:``, :class:`hiddenweb.redis_shared.RedisConf
 * ``P leases`` sorted set lease id -> deadline (ms), ``P lease:data`` and ``P lease:info`` hashes
   (the request, and ``owner \t lane \t group``) — requests taken and not yet handled;
 * ``P workers`` set and ``P alive:<worker>`` keys (expire after the lease) — who is alive;
+  ``P claims:<worker>`` sets and the ``P forms`` and ``P formpage`` hashes — the forms each
+  worker explores and the pages they were met on (:class:`hiddenweb.redis_shared.FormClaims`);
 * ``P dupefilter`` set — request fingerprints (:class:`hiddenweb.redis_shared.RedisDupeFilter`),
   added by the enqueue script itself, so a request is never seen and not yet queued.
 
@@ -38,6 +40,12 @@ if TYPE_CHECKING:
     import redis
 
 SHARED = "*"
+#: what the reaper puts before a request it hands back (a pickle starts with 0x80)
+HANDED_MARK = b"H"
+#: request meta of a request handed back from a dead worker: the page may have been read (its
+#: fingerprint is in ``P seen``) without its item reaching the feed, so it is emitted and
+#: expanded even if its content is not new (the spider reads it)
+HANDED_META = "hiddenweb_handed_back"
 #: what the group of a response handed to its form's worker adds to its kind
 #: (:mod:`hiddenweb.dla.relay`): served before any other group, never waits (its download is done)
 RELAY = " relay"
@@ -259,8 +267,10 @@ end
 return 0
 """
 
-# ARGV: lease ms. Leases past their deadline: renewed when their owner is alive, else handed
-# back (to the front of their bucket, in the shared lane); a dead worker's lane moves to '*'.
+# ARGV: lease ms[, a worker that closes]. Leases past their deadline: renewed when their owner
+# is alive, else handed back (to the front of their bucket, in the shared lane); a dead worker's
+# lane moves to '*', its form claims end and the pages of its forms are queued again. A request
+# handed back is stored with a leading 'H' (HANDED_MARK: a pickle starts with 0x80).
 _REAP = r"""
 local lease_ms = tonumber(ARGV[1])
 local now = now_ms()
@@ -277,26 +287,47 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now)) do
     redis.call('HDEL', P .. 'lease:data', id)
     redis.call('HDEL', P .. 'lease:info', id)
     if payload and g then
-      file('*', g, payload, true)
+      file('*', g, 'H' .. payload, true)
       back = back + 1
     end
   end
 end
-for _, w in ipairs(redis.call('SMEMBERS', P .. 'workers')) do
-  if not alive(w) then
-    for _, m in ipairs(redis.call('ZRANGE', P .. 'frontier:' .. w, 0, -1)) do
-      local g = string.sub(m, 14)
-      local q = P .. 'q:' .. w .. ':' .. g
-      for _, payload in ipairs(redis.call('LRANGE', q, 0, -1)) do
-        file('*', g, payload, false)
-        back = back + 1
-      end
-      redis.call('DEL', q)
-      unfile(w, g)
+-- a worker gone: its lane to '*'; its forms' claims end and, when it died (not when it closed
+-- with the crawl), the pages its forms were met on are read again
+local function bury(w, died)
+  for _, m in ipairs(redis.call('ZRANGE', P .. 'frontier:' .. w, 0, -1)) do
+    local g = string.sub(m, 14)
+    local q = P .. 'q:' .. w .. ':' .. g
+    for _, payload in ipairs(redis.call('LRANGE', q, 0, -1)) do
+      file('*', g, 'H' .. payload, false)
+      back = back + 1
     end
-    redis.call('HDEL', P .. 'pending', w)
-    redis.call('SREM', P .. 'workers', w)
+    redis.call('DEL', q)
+    unfile(w, g)
   end
+  local pages = {}
+  for _, sig in ipairs(redis.call('SMEMBERS', P .. 'claims:' .. w)) do
+    if redis.call('HGET', P .. 'forms', sig) == w then
+      redis.call('HDEL', P .. 'forms', sig)
+      local page = redis.call('HGET', P .. 'formpage', sig)
+      if page and died then
+        local g, payload = string.match(page, '^([^\t]*)\t(.*)$')
+        if g and not pages[payload] then
+          pages[payload] = true
+          file('*', g, 'H' .. payload, true)
+          back = back + 1
+        end
+      end
+    end
+    redis.call('HDEL', P .. 'formpage', sig)
+  end
+  redis.call('DEL', P .. 'claims:' .. w)
+  redis.call('HDEL', P .. 'pending', w)
+  redis.call('SREM', P .. 'workers', w)
+end
+if ARGV[2] then bury(ARGV[2], false) end
+for _, w in ipairs(redis.call('SMEMBERS', P .. 'workers')) do
+  if not alive(w) then bury(w, true) end
 end
 if back > 0 then redis.call('HINCRBY', P .. 'counts', 'handed_back', back) end
 return back
@@ -397,6 +428,12 @@ class RedisFrontier:
     def reap(self) -> int:
         """Hand back the requests of dead workers; how many."""
         return int(self._reap(keys=self._keys(), args=[self.lease_ms]))
+
+    def retire(self) -> None:
+        """This worker closes with the crawl: not alive any more, not dead either (its forms'
+        pages are not read again); what is still in its lane goes to the shared lane."""
+        self.client.delete(self.prefix + "alive:" + self.worker)
+        self._reap(keys=self._keys(), args=[self.lease_ms, self.worker])
 
     def learn(self, outcome: str, ks: list[str], prior: dict[str, int], a: float | None,
               b: float) -> None:

@@ -17,7 +17,10 @@ of the whole crawl, and every feedback teaches all workers at once.
   flushed (its items are written) and its lease ends. A worker renews
   ``hw:{KEY}:alive:<worker>`` every 0.2 s (:data:`TICK` x :data:`HEARTBEAT_TICKS`); one that
   stops (SIGKILL) has, ``HIDDENWEB_REDIS_LEASE`` seconds later, its leased requests and its lane
-  handed to the shared lane by whichever worker reaps first.
+  handed to the shared lane by whichever worker reaps first, and the pages of the forms it
+  explored queued again (a live worker reads each form again and takes it over); a request
+  handed back carries ``hiddenweb_handed_back`` (the spider emits and expands its page even when
+  its content was seen: the dead worker may have read it without its item reaching the feed).
 * **End.** A worker with nothing to serve stays open (``DontCloseSpider``) while any request is
   queued in any lane or leased; the crawl ends when the frontier and all leases are empty.
 
@@ -52,7 +55,13 @@ from hiddenweb.dla.kinds import (
     kinds,
     parent_kind,
 )
-from hiddenweb.dla.redis_frontier import RELAY, SHARED, RedisFrontier
+from hiddenweb.dla.redis_frontier import (
+    HANDED_MARK,
+    HANDED_META,
+    RELAY,
+    SHARED,
+    RedisFrontier,
+)
 from hiddenweb.dla.relay import OWNER_META, RELAY_META
 from hiddenweb.dla.scheduler import (
     GROUP_META,
@@ -142,7 +151,7 @@ class RedisDLAScheduler(DLAScheduler):
         if self.leases:  # not handled (a forced stop): handed to the others after the lease
             logger.info("%(n)d leased requests not handled: handed back after the lease",
                         {"n": len(self.leases)}, extra={"spider": self.spider})
-        self.frontier.client.delete(self.frontier.prefix + "alive:" + self.worker)
+        self.frontier.retire()
         for key, value in self.frontier.counts().items():
             self.stats.set_value(f"hiddenweb/redis/crawl/{key}", value)
         return self.df.close(reason)
@@ -222,7 +231,10 @@ class RedisDLAScheduler(DLAScheduler):
         if out is None:
             return self.local.popleft() if self.local else None
         lease, payload, group, score = out
-        request = request_from_dict(pickle.loads(payload), spider=self.spider)
+        handed = payload.startswith(HANDED_MARK)
+        request = request_from_dict(pickle.loads(payload.lstrip(HANDED_MARK)), spider=self.spider)
+        if handed:
+            request.meta[HANDED_META] = True
         request.meta[SCORE_META] = score
         request.meta[GROUP_META] = group
         request.meta[LEASE_META] = lease

@@ -155,7 +155,7 @@ class FormCrawler:
                 # copy of the form on another page may not: the form is not marked seen
                 stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
-            if self.claims is not None and not self.claims.claim(form.signature):
+            if self.claims is not None and not self.claims.claim(form.signature, response.request):
                 continue  # shared mode: another worker explores it (hiddenweb.redis_shared)
             self.seen.add(form.signature)
             if not submittable(form):  # nor do we: not by requestSubmit() in Chromium either

@@ -43,6 +43,7 @@ from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser
 from hiddenweb.browser.renders import RenderGate
 from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_request
 from hiddenweb.config import lab
+from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
 from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
 from hiddenweb.framedocs import with_srcdoc
@@ -201,6 +202,9 @@ class HwdlaSpider(scrapy.Spider):
         found = self.named_urls(response)  # its URL sources: part of what makes a page new
         item = self.page_item(response, text, [f.url for f in found])
         new = self.seen.judge(meta, item["fingerprint"])  # the DLA feedback reads it too
+        # handed back from a dead worker (shared mode), which may have read it without its item
+        # reaching the feed: emitted and expanded again (the dupefilter drops what it queued)
+        fresh = new or bool(meta.get(HANDED_META))
         # does it show anything new (not only another order of what was shown)? A repeat
         # does not, but its set's hash tells a form's explorer what its answer showed
         novel = not blocks or self.shown.judge(meta, blocks, echoed_words(response.request))
@@ -213,7 +217,7 @@ class HwdlaSpider(scrapy.Spider):
         if meta.get("hiddenweb_rerender"):
             stats.inc_value("hiddenweb/browser/rerendered")  # its plain copy was emitted
             self.renders.judged(response)
-        elif new or self.emit_repeats or response.status != 200 or self.recrawl:
+        elif fresh or self.emit_repeats or response.status != 200 or self.recrawl:
             yield item
             stats.inc_value("hiddenweb/pages")
             if item["form_only"]:
@@ -231,7 +235,7 @@ class HwdlaSpider(scrapy.Spider):
         if self.oracle is not None:
             yield from self.oracle.requests(response, self.parse, self.on_error)
             return
-        if not new and not meta.get("hiddenweb_rerender"):
+        if not fresh and not meta.get("hiddenweb_rerender"):
             return  # same content as a page already expanded: same links, same forms
         page = with_srcdoc(response)  # its links and forms: its srcdoc frames' too
         deferred = False

@@ -89,7 +89,7 @@ def test_dead_workers_leases_and_lane_handed_back(redis_client):
     redis_client.zadd(PREFIX + "leases", {"1": 0})  # ... and its lease's deadline passed
     assert alive.reap() == 2
     served = {pop(alive)[1], pop(alive)[1]}
-    assert served == {b"taken", b"own"}
+    assert served == {b"Htaken", b"Hown"}  # marked handed back (HANDED_MARK)
     assert alive.pending() == 0
 
 
@@ -209,3 +209,33 @@ def test_shown_text_shared(redis_url, redis_client):
     assert one.judge({}, blocks, set())
     assert not two.judge({}, list(reversed(blocks)), set())  # same set, another order
     assert two.judge({}, blocks[:1], set())  # a subset is another set
+
+
+def test_dead_workers_forms_read_again(redis_url, redis_client):
+    """A dead worker's form claims end and the page of each of its forms is queued again,
+    marked handed back; a live worker then claims the form."""
+    from scrapy import Request, Spider
+
+    from hiddenweb.dla.redis_frontier import HANDED_MARK
+    from hiddenweb.redis_shared import FormClaims, worker_id
+
+    crawlers = []
+    for _ in range(2):
+        crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
+                                                     "HIDDENWEB_REDIS_KEY": "test"})
+        crawler.spider = Spider("x")
+        crawlers.append(crawler)
+    dead, alive = (FormClaims.from_crawler(c) for c in crawlers)
+    survivor = frontier(redis_client, worker_id(crawlers[1]))
+    frontier(redis_client, worker_id(crawlers[0]))  # both alive
+    page = Request("http://127.0.0.1:1/search", meta={"hiddenweb_dla_group": "url:search"})
+    assert dead.claim("GET /search [q]", page)
+    assert not alive.claim("GET /search [q]", page)  # its worker is alive
+    assert dead.claim("GET /other [x]", page)  # same page: queued again once
+    redis_client.delete(PREFIX + "alive:" + worker_id(crawlers[0]))  # SIGKILLed
+    assert survivor.reap() == 1
+    _, payload, group, _ = pop(survivor)
+    assert payload.startswith(HANDED_MARK) and group == "url:search"
+    assert pop(survivor) is None
+    assert alive.claim("GET /search [q]", page)
+    assert crawlers[1].stats.get_value("hiddenweb/redis/forms/claimed") == 1
