@@ -93,7 +93,8 @@ OWNED_META = ("hiddenweb_explore", "hiddenweb_reading")
 
 
 def owned(request: Request) -> bool:
-    """Whether only this worker can read the request's answer (its own lane)."""
+    """Whether only this worker can read the request's answer (marked ``hiddenweb_owner``: its
+    response is handed to this worker when another downloads it)."""
     return any(request.meta.get(key) for key in OWNED_META)
 
 
