@@ -8,7 +8,7 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
 * ``SCHEDULER``: the DLA scheduler (:class:`hiddenweb.dla.scheduler.DLAScheduler`), which orders
   downloads by what the learning automata learned; with ``HIDDENWEB_REDIS_URL`` set, its shared
   form (:class:`hiddenweb.dla.redis_scheduler.RedisDLAScheduler`) and ``DUPEFILTER_CLASS``
-  :class:`hiddenweb.redis_shared.RedisDupeFilter`, and the downloader middleware
+  :class:`hiddenweb.redis_dupefilter.RedisDupeFilter`, and the downloader middleware
   :class:`hiddenweb.dla.relay.AnswerRelay` (950): N processes, one crawl (docs/scaling.md);
 * spider middlewares: the DLA feedback (:class:`hiddenweb.dla.middleware.DLAFeedbackMiddleware`,
   550) and the lost-sheep pre-filter (:class:`hiddenweb.lostsheep.middleware.LostSheepMiddleware`,
@@ -84,7 +84,7 @@ class Addon:
             if settings.get("SCHEDULER") != SHARED_SCHEDULER:
                 raise UsageError(f"HIDDENWEB_REDIS_URL needs the DLA scheduler; SCHEDULER is "
                                  f"{settings.get('SCHEDULER')!r}")
-            settings.set("DUPEFILTER_CLASS", "hiddenweb.redis_shared.RedisDupeFilter", "addon")
+            settings.set("DUPEFILTER_CLASS", "hiddenweb.redis_dupefilter.RedisDupeFilter", "addon")
             settings["DOWNLOADER_MIDDLEWARES"].setdefault("hiddenweb.dla.relay.AnswerRelay", 950)
         else:
             settings.set("SCHEDULER", DLA_SCHEDULER, "addon")

@@ -7,9 +7,8 @@ raises ``NotConfigured`` when it is empty, and the crawl is the single-process o
   (the crawl's name in Redis; every key is ``hw:{KEY}:...``, one hash tag, so a crawl's keys live
   on one Redis Cluster slot) and ``HIDDENWEB_REDIS_LEASE`` (seconds a dead worker's requests stay
   leased). ``JOBDIR`` is refused with it: Redis is the crawl's state.
-* :class:`RedisDupeFilter` — the request dupefilter on a Redis set (scrapy-redis's
-  ``RFPDupeFilter``, with Scrapy's request fingerprints, and never cleared at close: other
-  workers still read it).
+* the request dupefilter on a Redis set: :mod:`hiddenweb.redis_dupefilter` (scrapy-redis's,
+  imported only in shared mode: ``scrapy-redis`` and ``redis`` are the ``redis`` extra).
 * :class:`SharedSeenContent` — :class:`hiddenweb.pagetext.SeenContent` ("is this page new?") on
   a Redis set: a page one worker read is a repeat for all.
 * :class:`SharedShownText` — :class:`hiddenweb.pagetext.ShownText` ("does it show anything
@@ -36,7 +35,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
-from scrapy_redis.dupefilter import RFPDupeFilter
 
 from hiddenweb import defaults
 from hiddenweb.pagetext import (
@@ -103,34 +101,6 @@ def connection(crawler: Crawler) -> tuple[RedisConfig, redis.Redis]:
         client = config.connect()
         crawler._hiddenweb_redis = client  # type: ignore[attr-defined]
     return config, client
-
-
-class RedisDupeFilter(RFPDupeFilter):
-    """Request fingerprints in the Redis set ``hw:{KEY}:dupefilter`` (scrapy-redis)."""
-
-    def __init__(self, server: redis.Redis, key: str, crawler: Crawler,
-                 debug: bool = False) -> None:
-        super().__init__(server, key, debug)
-        self.crawler = crawler
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        config, client = connection(crawler)
-        return cls(client, config.prefix + "dupefilter", crawler,
-                   debug=crawler.settings.getbool("DUPEFILTER_DEBUG"))
-
-    def request_fingerprint(self, request: Request) -> str:
-        """Scrapy's fingerprint (``REQUEST_FINGERPRINTER_CLASS``), as one process uses."""
-        return self.crawler.request_fingerprinter.fingerprint(request).hex()
-
-    def request_seen(self, request: Request) -> bool:
-        seen = super().request_seen(request)
-        if seen:
-            self.crawler.stats.inc_value("hiddenweb/redis/dupefilter/filtered")
-        return seen
-
-    def close(self, reason: str = "") -> None:
-        """Keep the fingerprints: the other workers of the crawl still read them."""
 
 
 class SharedSeenContent(SeenContent):

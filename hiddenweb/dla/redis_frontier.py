@@ -19,7 +19,7 @@ meanwhile. Keys (``P`` = ``hw:{KEY}:``, :class:`hiddenweb.redis_shared.RedisConf
 * ``P workers`` set and ``P alive:<worker>`` keys (expire after the lease) — who is alive;
   ``P claims:<worker>`` sets and the ``P forms`` and ``P formpage`` hashes — the forms each
   worker explores and the pages they were met on (:class:`hiddenweb.redis_shared.FormClaims`);
-* ``P dupefilter`` set — request fingerprints (:class:`hiddenweb.redis_shared.RedisDupeFilter`),
+* ``P dupefilter`` set — request fingerprints (:class:`hiddenweb.redis_dupefilter.RedisDupeFilter`),
   added by the enqueue script itself, so a request is never seen and not yet queued.
 
 Lanes: ``*`` is shared; a worker's own lane (its id) holds the responses other workers downloaded

@@ -70,7 +70,8 @@ from hiddenweb.dla.scheduler import (
     SCORE_META,
     DLAScheduler,
 )
-from hiddenweb.redis_shared import RedisConfig, RedisDupeFilter, connection, worker_id
+from hiddenweb.redis_dupefilter import RedisDupeFilter
+from hiddenweb.redis_shared import RedisConfig, connection, worker_id
 
 if TYPE_CHECKING:
     from typing import Self

@@ -27,7 +27,7 @@ def test_off_by_default():
 def test_one_setting_switches_it_on():
     settings = configured(HIDDENWEB_REDIS_URL="redis://127.0.0.1:6379/0")
     assert settings["SCHEDULER"] == SHARED_SCHEDULER
-    assert settings["DUPEFILTER_CLASS"] == "hiddenweb.redis_shared.RedisDupeFilter"
+    assert settings["DUPEFILTER_CLASS"] == "hiddenweb.redis_dupefilter.RedisDupeFilter"
     assert settings["DOWNLOADER_MIDDLEWARES"]["hiddenweb.dla.relay.AnswerRelay"] == 950
 
 
