@@ -94,6 +94,7 @@ LAB: dict = {
     "browser_event_seconds": 8.0,  # firing one page's events stops after this (and its budget)
     "browser_event_wait": 1.0,  # after each event, wait at most this for the page's requests
     "browser_scroll_seconds": 6.0,  # scrolling a page (its load-more clicks too) stops after this
+    "browser_timer_horizon": 5.0,  # a page's timers due within this many seconds run early
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
     "stop_blind_rounds": 2,  # blind budgets an endpoint with no result spends before retiring
     "stop_window": 30,  # HIDDENWEB_STOP_MASS reads a form's missing mass over its last N answers
