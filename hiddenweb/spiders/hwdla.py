@@ -395,6 +395,16 @@ class HwdlaSpider(scrapy.Spider):
             yield self.follow(response, found.url, found.label, found.source,
                               nofollow=found.last, guess=found.last)
 
+    def redirect_body_requests(self, response: Response, urls: list[str]
+                               ) -> Iterator[scrapy.Request]:
+        """Requests of the links a redirect's own HTML body shows (``response``: the ``3xx``
+        reply; :mod:`hiddenweb.redirectbody` schedules them), source ``redirect-body``, each
+        allowed by the safety policy; none when :meth:`named_urls` would name none."""
+        if not self.url_sources or not self.follow_links or self.recrawl or self.host is None:
+            return
+        yield from self.source_requests(response, [Found(u, "redirect-body") for u in urls],
+                                        set())
+
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,
         XHR: ``meta["hiddenweb_xhr"]``, :mod:`hiddenweb.browser.guard`), as requests of their
