@@ -1,0 +1,148 @@
+"""Presentation parameters: different URLs, same records (DUST), learned while crawling.
+
+A list page's links re-sort or re-group the same list (``?sort=title``, ``?group=status``):
+each is a new URL showing the records already read. On a search form's answer every query
+gets its own set of such links, so their number grows with every value the crawler submits
+(Roundup: hundreds of views of answers already read). Bar-Yossef, Keidar and Schonfeld's
+DustBuster ("Do not crawl in the DUST", WWW 2007) learns rules that map such URLs onto one
+another from the URLs and pages already fetched; this is that idea for one kind of rule, a
+query parameter that changes nothing but the presentation, learned per path from the pages
+downloaded:
+
+* each HTML page fetched by GET with a query is read as the *set* of its links out of its URL
+  template (:func:`hiddenweb.pagetext.outward_links`: its records, order left out). For each of
+  its parameters ``p``, the page is compared with an earlier page of the same path whose query
+  differs only in ``p``'s value: the same records count for ``p`` being presentational, others
+  against it;
+* once ``p`` has :data:`MIN_SAME` such pairs on a path and at most :data:`MAX_DIFFERENT` of
+  them in ten showed other records, ``p`` is presentational on that path: a request whose URL,
+  without its path's presentational parameters, is that of a page already downloaded is dropped
+  before download (``IgnoreRequest``).
+
+A sort of a paginated list shows other records on its first page: that parameter is not
+learned (its pairs differ). Form submissions (``hiddenweb_reached_by["kind"] == "form"``),
+``dont_filter`` requests and the seed are never dropped. With a ``JOBDIR`` a resumed crawl
+learns again (nothing is kept).
+
+Setting: ``HIDDENWEB_DUST`` (on; off: ``NotConfigured``). Stats: ``hiddenweb/dust/learned``
+(path/parameter pairs found presentational), ``hiddenweb/dust/dropped``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import defaultdict
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Response, TextResponse
+
+from hiddenweb import defaults
+from hiddenweb.pagetext import outward_links
+
+logger = logging.getLogger(__name__)
+
+MIN_SAME = 3  # pairs of pages differing only in a parameter, with the same records
+MAX_DIFFERENT = 0.1  # ... and at most this share of such pairs showing other records
+MAX_PAGES = 20_000  # pages remembered per path and parameter (queries and record sets)
+
+Query = tuple[tuple[str, str], ...]
+
+
+def _query(url: str) -> tuple[str, Query]:
+    parts = urlsplit(url)
+    path = f"{parts.hostname}:{parts.port}{parts.path}"
+    return path, tuple(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+
+
+def _without(query: Query, names: set[str] | frozenset[str]) -> Query:
+    return tuple((k, v) for k, v in query if k not in names)
+
+
+class PresentationParams:
+    def __init__(self, crawler: Crawler) -> None:
+        self.stats = crawler.stats
+        # (path, param) -> the rest of a downloaded page's query -> (param's values, records)
+        self.rests: dict[tuple[str, str], dict[Query, tuple[tuple[str, ...], bytes]]] = \
+            defaultdict(dict)
+        # (path, param) -> [same, different]
+        self.evidence: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+        self.presentational: dict[str, set[str]] = defaultdict(set)
+        # path -> queries of its pages downloaded, without its presentational parameters
+        self.canonical: dict[str, set[Query]] = defaultdict(set)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PresentationParams:
+        if not crawler.settings.getbool("HIDDENWEB_DUST", defaults.HIDDENWEB_DUST):
+            raise NotConfigured("HIDDENWEB_DUST is off")
+        return cls(crawler)
+
+    @staticmethod
+    def _exempt(request: Request) -> bool:
+        reached = request.meta.get("hiddenweb_reached_by") or {}
+        return request.method != "GET" or request.dont_filter \
+            or reached.get("kind") in ("form", "seed")
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if self._exempt(request):
+            return
+        path, query = _query(request.url)
+        names = self.presentational.get(path)
+        if names and any(k in names for k, _ in query) \
+                and _without(query, names) in self.canonical[path]:
+            self.stats.inc_value("hiddenweb/dust/dropped")
+            raise IgnoreRequest(f"presentation of a page already read ({', '.join(sorted(names))})")
+
+    def process_response(self, request: Request, response: Response,
+                         spider: Spider | None = None) -> Response:
+        if request.method != "GET" or response.status != 200 \
+                or not isinstance(response, TextResponse):
+            return response
+        path, query = _query(request.url)
+        self.canonical[path].add(_without(query, self.presentational.get(path, set())))
+        if not query:
+            return response
+        try:
+            targets = {t.split("#", 1)[0] for t, _ in outward_links(response.selector,
+                                                                     request.url)}
+        except (ValueError, AttributeError):  # not HTML
+            return response
+        if not targets:
+            return response  # shows no records: no evidence either way
+        digest = hashlib.sha1("\n".join(sorted(targets)).encode("utf-8", "replace")).digest()
+        for name in {k for k, _ in query}:
+            if name in self.presentational.get(path, ()):
+                continue
+            values = tuple(v for k, v in query if k == name)
+            rests = self.rests[path, name]
+            rest = _without(query, {name})
+            earlier = rests.get(rest)
+            if earlier is None:
+                if len(rests) < MAX_PAGES:
+                    rests[rest] = (values, digest)
+            elif earlier[0] != values:
+                self._learn(path, name, earlier[1] == digest)
+        return response
+
+    def _learn(self, path: str, name: str, same: bool) -> None:
+        counts = self.evidence[path, name]
+        counts[0 if same else 1] += 1
+        same_n, different = counts
+        if same_n >= MIN_SAME and different <= MAX_DIFFERENT * (same_n + different):
+            names = self.presentational[path]
+            names.add(name)
+            self.canonical[path] = {_without(q, names) for q in self.canonical[path]}
+            self.stats.inc_value("hiddenweb/dust/learned")
+            logger.info("Parameter %r of %s changes only how its records are shown (%d pairs "
+                        "of pages alike): views of pages already read are not downloaded",
+                        name, path, same_n)
+
+
+def canonical_url(url: str, names: set[str]) -> str:
+    """``url`` without the query parameters ``names`` (for logs and tests)."""
+    parts = urlsplit(url)
+    query = _without(tuple(parse_qsl(parts.query, keep_blank_values=True)), names)
+    return parts._replace(query=urlencode(query)).geturl()
