@@ -10,10 +10,12 @@ query parameter that changes nothing but the presentation, learned per path from
 downloaded:
 
 * each HTML page fetched by GET with a query is read as the *set* of its links out of its URL
-  template (:func:`hiddenweb.pagetext.outward_links`: its records, order left out). For each of
-  its parameters ``p``, the page is compared with an earlier page of the same path whose query
-  differs only in ``p``'s value: the same records count for ``p`` being presentational, others
-  against it;
+  template (:func:`hiddenweb.pagetext.outward_links`: order left out). Its *records* are those
+  links but the ones every page of its path has shown so far (the site's navigation). For each
+  of its parameters ``p``, the page is compared with an earlier page of the same path whose
+  query differs only in ``p``'s value: the same records count for ``p`` being presentational,
+  others against it; a pair where either page shows no record (two searches that found
+  nothing) counts for neither;
 * once ``p`` has :data:`MIN_SAME` such pairs on a path and at most :data:`MAX_DIFFERENT` of
   them in ten showed other records, ``p`` is presentational on that path: a request whose URL,
   without its path's presentational parameters, is that of a page already downloaded is dropped
@@ -30,7 +32,6 @@ Setting: ``HIDDENWEB_DUST`` (on; off: ``NotConfigured``). Stats: ``hiddenweb/dus
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import defaultdict
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -45,9 +46,9 @@ from hiddenweb.pagetext import outward_links
 
 logger = logging.getLogger(__name__)
 
-MIN_SAME = 3  # pairs of pages differing only in a parameter, with the same records
+MIN_SAME = 5  # pairs of pages differing only in a parameter, with the same records
 MAX_DIFFERENT = 0.1  # ... and at most this share of such pairs showing other records
-MAX_PAGES = 20_000  # pages remembered per path and parameter (queries and record sets)
+MAX_PAGES = 5_000  # pages remembered per path and parameter (queries and link sets)
 
 Query = tuple[tuple[str, str], ...]
 
@@ -65,9 +66,10 @@ def _without(query: Query, names: set[str] | frozenset[str]) -> Query:
 class PresentationParams:
     def __init__(self, crawler: Crawler) -> None:
         self.stats = crawler.stats
-        # (path, param) -> the rest of a downloaded page's query -> (param's values, records)
-        self.rests: dict[tuple[str, str], dict[Query, tuple[tuple[str, ...], bytes]]] = \
-            defaultdict(dict)
+        # (path, param) -> the rest of a downloaded page's query -> (param's values, links)
+        self.rests: dict[tuple[str, str], dict[Query, tuple[tuple[str, ...], frozenset[int]]]] \
+            = defaultdict(dict)
+        self.navigation: dict[str, frozenset[int]] = {}  # path -> links on all its pages
         # (path, param) -> [same, different]
         self.evidence: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
         self.presentational: dict[str, set[str]] = defaultdict(set)
@@ -106,13 +108,11 @@ class PresentationParams:
         if not query:
             return response
         try:
-            targets = {t.split("#", 1)[0] for t, _ in outward_links(response.selector,
-                                                                     request.url)}
+            links = frozenset(hash(t.split("#", 1)[0]) for t, _ in outward_links(
+                response.selector, request.url))
         except (ValueError, AttributeError):  # not HTML
             return response
-        if not targets:
-            return response  # shows no records: no evidence either way
-        digest = hashlib.sha1("\n".join(sorted(targets)).encode("utf-8", "replace")).digest()
+        nav = self.navigation[path] = self.navigation.get(path, links) & links
         for name in {k for k, _ in query}:
             if name in self.presentational.get(path, ()):
                 continue
@@ -122,9 +122,11 @@ class PresentationParams:
             earlier = rests.get(rest)
             if earlier is None:
                 if len(rests) < MAX_PAGES:
-                    rests[rest] = (values, digest)
+                    rests[rest] = (values, links)
             elif earlier[0] != values:
-                self._learn(path, name, earlier[1] == digest)
+                mine, theirs = links - nav, earlier[1] - nav
+                if mine and theirs:  # both show records
+                    self._learn(path, name, mine == theirs)
         return response
 
     def _learn(self, path: str, name: str, same: bool) -> None:

@@ -91,3 +91,35 @@ def test_sorted_views_of_pages_read_are_not_downloaded_but_every_record_is(site,
 def test_canonical_url_drops_only_the_named_parameters():
     assert canonical_url("http://h/list?q=a&sort=date&page=2", {"sort"}) == \
         "http://h/list?q=a&page=2"
+
+
+def _page(url: str, records: list[str]):
+    from scrapy.http import HtmlResponse, Request
+
+    nav = '<a href="/">home</a><a href="/help">help</a>'
+    body = nav + "".join(f'<a href="/rec/{r}">{r}</a>' for r in records)
+    request = Request(url)
+    return request, HtmlResponse(url, body=f"<html><body>{body}</body></html>".encode(),
+                                 request=request)
+
+
+def test_a_filter_whose_searches_found_nothing_is_not_learned_a_sort_is():
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.http import Request
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.dust import PresentationParams
+
+    mw = PresentationParams.from_crawler(get_crawler())
+    for q in "abcdefg":
+        # searches by title that find nothing: the same links (the navigation), no records
+        for title in ("x", "y"):
+            mw.process_response(*_page(f"http://h/s?q={q}&title={title}", []))
+        # a sort: the same records in another order
+        for sort in ("id", "date"):
+            mw.process_response(*_page(f"http://h/s?q={q}&sort={sort}", [f"{q}1", f"{q}2"]))
+    assert mw.presentational["h:None/s"] == {"sort"}
+    with pytest.raises(IgnoreRequest):
+        mw.process_request(Request("http://h/s?q=a&sort=title"))
+    assert mw.process_request(Request("http://h/s?q=a&title=z")) is None
+    assert mw.process_request(Request("http://h/s?q=new&sort=title")) is None  # not read yet
