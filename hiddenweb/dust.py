@@ -16,10 +16,13 @@ downloaded:
   query differs only in ``p``'s value: the same records count for ``p`` being presentational,
   others against it; a pair where either page shows no record (two searches that found
   nothing) counts for neither;
-* once ``p`` has :data:`MIN_SAME` such pairs on a path and at most :data:`MAX_DIFFERENT` of
-  them in ten showed other records, ``p`` is presentational on that path: a request whose URL,
-  without its path's presentational parameters, is that of a page already downloaded is dropped
-  before download (``IgnoreRequest``).
+* everything is learned per *form of query*: the path and the names of the query's parameters
+  (a front controller such as ``/doku.php`` serves pages by ``?id=``, and its searches by
+  ``?do=search&id=…&q=…``, where the ``id`` changes nothing);
+* once ``p`` has :data:`MIN_SAME` such pairs in one form of query and at most
+  :data:`MAX_DIFFERENT` of them showed other records, ``p`` is presentational in it: a request
+  of that form whose query, without its presentational parameters, is that of a page of the
+  same form already downloaded is dropped before download (``IgnoreRequest``).
 
 A sort of a paginated list shows other records on its first page: that parameter is not
 learned (its pairs differ). Form submissions (``hiddenweb_reached_by["kind"] == "form"``),
@@ -48,15 +51,16 @@ logger = logging.getLogger(__name__)
 
 MIN_SAME = 5  # pairs of pages differing only in a parameter, with the same records
 MAX_DIFFERENT = 0.1  # ... and at most this share of such pairs showing other records
-MAX_PAGES = 5_000  # pages remembered per path and parameter (queries and link sets)
+MAX_PAGES = 5_000  # pages remembered per form of query (and parameter)
 
 Query = tuple[tuple[str, str], ...]
+Form = tuple[str, frozenset[str]]  # a path and its query's parameter names
 
 
-def _query(url: str) -> tuple[str, Query]:
+def _query(url: str) -> tuple[Form, Query]:
     parts = urlsplit(url)
-    path = f"{parts.hostname}:{parts.port}{parts.path}"
-    return path, tuple(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    query = tuple(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    return (f"{parts.hostname}:{parts.port}{parts.path}", frozenset(k for k, _ in query)), query
 
 
 def _without(query: Query, names: set[str] | frozenset[str]) -> Query:
@@ -66,15 +70,17 @@ def _without(query: Query, names: set[str] | frozenset[str]) -> Query:
 class PresentationParams:
     def __init__(self, crawler: Crawler) -> None:
         self.stats = crawler.stats
-        # (path, param) -> the rest of a downloaded page's query -> (param's values, links)
-        self.rests: dict[tuple[str, str], dict[Query, tuple[tuple[str, ...], frozenset[int]]]] \
+        # (form of query, param) -> the rest of a page's query -> (param's values, links)
+        self.rests: dict[tuple[Form, str], dict[Query, tuple[tuple[str, ...], frozenset[int]]]] \
             = defaultdict(dict)
         self.navigation: dict[str, frozenset[int]] = {}  # path -> links on all its pages
-        # (path, param) -> [same, different]
-        self.evidence: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-        self.presentational: dict[str, set[str]] = defaultdict(set)
-        # path -> queries of its pages downloaded, without its presentational parameters
-        self.canonical: dict[str, set[Query]] = defaultdict(set)
+        # (form of query, param) -> [same, different]
+        self.evidence: dict[tuple[Form, str], list[int]] = defaultdict(lambda: [0, 0])
+        self.presentational: dict[Form, set[str]] = defaultdict(set)
+        # form of query -> its pages' queries downloaded, and those without its
+        # presentational parameters
+        self.downloaded: dict[Form, set[Query]] = defaultdict(set)
+        self.canonical: dict[Form, set[Query]] = defaultdict(set)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PresentationParams:
@@ -91,10 +97,9 @@ class PresentationParams:
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if self._exempt(request):
             return
-        path, query = _query(request.url)
-        names = self.presentational.get(path)
-        if names and any(k in names for k, _ in query) \
-                and _without(query, names) in self.canonical[path]:
+        form, query = _query(request.url)
+        names = self.presentational.get(form)
+        if names and _without(query, names) in self.canonical[form]:
             self.stats.inc_value("hiddenweb/dust/dropped")
             raise IgnoreRequest(f"presentation of a page already read ({', '.join(sorted(names))})")
 
@@ -103,21 +108,24 @@ class PresentationParams:
         if request.method != "GET" or response.status != 200 \
                 or not isinstance(response, TextResponse):
             return response
-        path, query = _query(request.url)
-        self.canonical[path].add(_without(query, self.presentational.get(path, set())))
+        form, query = _query(request.url)
         if not query:
             return response
+        if len(self.downloaded[form]) < MAX_PAGES:
+            self.downloaded[form].add(query)
+        self.canonical[form].add(_without(query, self.presentational.get(form, set())))
         try:
             links = frozenset(hash(t.split("#", 1)[0]) for t, _ in outward_links(
                 response.selector, request.url))
         except (ValueError, AttributeError):  # not HTML
             return response
+        path = form[0]
         nav = self.navigation[path] = self.navigation.get(path, links) & links
-        for name in {k for k, _ in query}:
-            if name in self.presentational.get(path, ()):
+        for name in form[1]:
+            if name in self.presentational.get(form, ()):
                 continue
             values = tuple(v for k, v in query if k == name)
-            rests = self.rests[path, name]
+            rests = self.rests[form, name]
             rest = _without(query, {name})
             earlier = rests.get(rest)
             if earlier is None:
@@ -126,21 +134,21 @@ class PresentationParams:
             elif earlier[0] != values:
                 mine, theirs = links - nav, earlier[1] - nav
                 if mine and theirs:  # both show records
-                    self._learn(path, name, mine == theirs)
+                    self._learn(form, name, mine == theirs)
         return response
 
-    def _learn(self, path: str, name: str, same: bool) -> None:
-        counts = self.evidence[path, name]
+    def _learn(self, form: Form, name: str, same: bool) -> None:
+        counts = self.evidence[form, name]
         counts[0 if same else 1] += 1
         same_n, different = counts
         if same_n >= MIN_SAME and different <= MAX_DIFFERENT * (same_n + different):
-            names = self.presentational[path]
+            names = self.presentational[form]
             names.add(name)
-            self.canonical[path] = {_without(q, names) for q in self.canonical[path]}
+            self.canonical[form] = {_without(q, names) for q in self.downloaded[form]}
             self.stats.inc_value("hiddenweb/dust/learned")
-            logger.info("Parameter %r of %s changes only how its records are shown (%d pairs "
-                        "of pages alike): views of pages already read are not downloaded",
-                        name, path, same_n)
+            logger.info("Parameter %r of %s?%s changes only how its records are shown (%d "
+                        "pairs of pages alike): views of pages already read are not downloaded",
+                        name, form[0], "&".join(sorted(form[1])), same_n)
 
 
 def canonical_url(url: str, names: set[str]) -> str:

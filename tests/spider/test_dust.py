@@ -118,7 +118,8 @@ def test_a_filter_whose_searches_found_nothing_is_not_learned_a_sort_is():
         # a sort: the same records in another order
         for sort in ("id", "date"):
             mw.process_response(*_page(f"http://h/s?q={q}&sort={sort}", [f"{q}1", f"{q}2"]))
-    assert mw.presentational["h:None/s"] == {"sort"}
+    assert mw.presentational["h:None/s", frozenset({"q", "sort"})] == {"sort"}
+    assert not mw.presentational.get(("h:None/s", frozenset({"q", "title"})))
     with pytest.raises(IgnoreRequest):
         mw.process_request(Request("http://h/s?q=a&sort=title"))
     assert mw.process_request(Request("http://h/s?q=a&title=z")) is None
