@@ -13,9 +13,12 @@ downloaded:
   template (:func:`hiddenweb.pagetext.outward_links`: order left out). Its *records* are those
   links but the ones every page of its path has shown so far (the site's navigation). For each
   of its parameters ``p``, the page is compared with an earlier page of the same path whose
-  query differs only in ``p``'s value: the same records count for ``p`` being presentational,
-  others against it; a pair where either page shows no record (two searches that found
-  nothing) counts for neither;
+  query differs only in ``p``'s value: the same records and the same words
+  (:func:`hiddenweb.pagetext.shape_fingerprint`: a set, digits and echoed parameters left out)
+  count for ``p`` being presentational, others against it; a pair where either page shows no
+  record (two searches that found nothing) counts for neither. The words tell the pages of a
+  front controller apart (``/doku.php?id=a`` and ``?id=b``), whose links to one another stay
+  inside its template;
 * everything is learned per *form of query*: the path and the names of the query's parameters
   (a front controller such as ``/doku.php`` serves pages by ``?id=``, and its searches by
   ``?do=search&id=…&q=…``, where the ``id`` changes nothing);
@@ -45,7 +48,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response, TextResponse
 
 from hiddenweb import defaults
-from hiddenweb.pagetext import outward_links
+from hiddenweb.pagetext import outward_links, shape_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +74,8 @@ class PresentationParams:
     def __init__(self, crawler: Crawler) -> None:
         self.stats = crawler.stats
         # (form of query, param) -> the rest of a page's query -> (param's values, links)
-        self.rests: dict[tuple[Form, str], dict[Query, tuple[tuple[str, ...], frozenset[int]]]] \
+        self.rests: dict[tuple[Form, str],
+                         dict[Query, tuple[tuple[str, ...], frozenset[int], str]]] \
             = defaultdict(dict)
         self.navigation: dict[str, frozenset[int]] = {}  # path -> links on all its pages
         # (form of query, param) -> [same, different]
@@ -115,10 +119,11 @@ class PresentationParams:
             self.downloaded[form].add(query)
         self.canonical[form].add(_without(query, self.presentational.get(form, set())))
         try:
-            links = frozenset(hash(t.split("#", 1)[0]) for t, _ in outward_links(
-                response.selector, request.url))
+            outward = outward_links(response.selector, request.url)
+            shape = shape_fingerprint(response.selector, request.url, outward)
         except (ValueError, AttributeError):  # not HTML
             return response
+        links = frozenset(hash(t.split("#", 1)[0]) for t, _ in outward)
         path = form[0]
         nav = self.navigation[path] = self.navigation.get(path, links) & links
         for name in form[1]:
@@ -130,11 +135,11 @@ class PresentationParams:
             earlier = rests.get(rest)
             if earlier is None:
                 if len(rests) < MAX_PAGES:
-                    rests[rest] = (values, links)
+                    rests[rest] = (values, links, shape)
             elif earlier[0] != values:
                 mine, theirs = links - nav, earlier[1] - nav
                 if mine and theirs:  # both show records
-                    self._learn(form, name, mine == theirs)
+                    self._learn(form, name, mine == theirs and shape == earlier[2])
         return response
 
     def _learn(self, form: Form, name: str, same: bool) -> None:

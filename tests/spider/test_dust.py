@@ -124,3 +124,26 @@ def test_a_filter_whose_searches_found_nothing_is_not_learned_a_sort_is():
         mw.process_request(Request("http://h/s?q=a&sort=title"))
     assert mw.process_request(Request("http://h/s?q=a&title=z")) is None
     assert mw.process_request(Request("http://h/s?q=new&sort=title")) is None  # not read yet
+
+
+def test_pages_of_a_front_controller_are_not_views_of_one_another():
+    """``/wiki?id=…``: each page links to the others inside its own template, and out of it
+    only to the same few pages; their words tell them apart."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.dust import PresentationParams
+
+    mw = PresentationParams.from_crawler(get_crawler())
+    words = ["apple orchard", "harbour crane", "violin bow", "granite quarry", "comet tail",
+             "bread oven", "river delta", "pine resin", "glacier melt", "copper wire"]
+    for i, text in enumerate(words):
+        for lang in ("en", "fr"):
+            url = f"http://h/wiki?id={i}&lang={lang}"
+            body = (f'<a href="/wiki?id={i + 1}&lang={lang}">next</a><a href="/media">media</a>'
+                    f'<a href="/rec/{i}">{text}</a><p>{text} {lang}</p>')
+            request = Request(url)
+            mw.process_response(request, HtmlResponse(
+                url, body=f"<html><body>{body}</body></html>".encode(), request=request))
+    learned = mw.presentational.get(("h:None/wiki", frozenset({"id", "lang"}))) or set()
+    assert "id" not in learned  # ('lang' is: its pages differ only in the word it echoes)
