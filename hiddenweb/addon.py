@@ -10,9 +10,7 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
 * spider middlewares: the DLA feedback (:class:`hiddenweb.dla.middleware.DLAFeedbackMiddleware`,
   550) and the lost-sheep pre-filter (:class:`hiddenweb.lostsheep.middleware.LostSheepMiddleware`,
   600; off unless the spider has a ``query``);
-* the trap guard downloader middleware (:class:`hiddenweb.trapguard.TemplateTrapGuard`, 560),
-  the presentation-parameter learner (:class:`hiddenweb.dust.PresentationParams`, 565: views
-  that only re-sort a page already read are not downloaded)
+* the trap guard downloader middleware (:class:`hiddenweb.trapguard.TemplateTrapGuard`, 560)
   and the redirect scope (:class:`hiddenweb.scope.RedirectScope`, 51: a redirect never takes a
   ``dont_filter`` request to another host) and the redirect body's links
   (:class:`hiddenweb.redirectbody.RedirectBodyLinks`, 650: before Scrapy's redirect, which
@@ -50,7 +48,6 @@ COMPONENTS = {
     },
     "DOWNLOADER_MIDDLEWARES": {"hiddenweb.scope.RedirectScope": 51,
                                "hiddenweb.trapguard.TemplateTrapGuard": 560,
-                               "hiddenweb.dust.PresentationParams": 565,
                                "hiddenweb.redirectbody.RedirectBodyLinks": 650},
     "ITEM_PIPELINES": {"hiddenweb.pipelines.visitstore.VisitStorePipeline": 800},
     "EXTENSIONS": {"hiddenweb.progress.HiddenProgress": 500,

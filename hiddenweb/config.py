@@ -27,7 +27,6 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_SUBMIT_FORMS": (bool, None, None),
     "HIDDENWEB_FOLLOW_LINKS": (bool, None, None),
     "HIDDENWEB_URL_SOURCES": (bool, None, None),
-    "HIDDENWEB_DUST": (bool, None, None),
     "HIDDENWEB_URL_GUESSES": (bool, None, None),
     "HIDDENWEB_EMIT_REPEATS": (bool, None, None),
     "HIDDENWEB_STORE_ENABLED": (bool, None, None),

@@ -21,7 +21,6 @@ HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
 HIDDENWEB_STOP_MASS = 0.0
 HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty is judged
 HIDDENWEB_FOLLOW_LINKS = True
-HIDDENWEB_DUST = True  # learn query parameters that only re-sort a page (hiddenweb.dust)
 HIDDENWEB_URL_SOURCES = True  # follow URLs named besides links: headers, <link>, sitemaps, feeds…
 HIDDENWEB_URL_GUESSES = False  # and the guessed ones: script strings, comments, CSS, JSON values…
 HIDDENWEB_STATS_FILE = ""  # write the final stats as JSON here (off when empty)
