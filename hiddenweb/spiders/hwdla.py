@@ -146,7 +146,9 @@ class HwdlaSpider(scrapy.Spider):
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig
 
-            spider.finder = SheepFinder(spider, SheepConfig.from_settings(s), spider.query)
+            spider.finder = SheepFinder(
+                spider, SheepConfig.from_settings(s), spider.query,
+                str(s.get("HIDDENWEB_FIND_STRATEGY", defaults.HIDDENWEB_FIND_STRATEGY)).lower())
         if spider.oracle_path:
             from hiddenweb.bench.oracle import Oracle
 
