@@ -10,9 +10,10 @@ held-out target pages; LS2F S=100 T=.75 finds it in 84 % of the sites with D = 2
    policy's verdict on every link, robots.txt): every page's URL, depth and words (the stems
    find mode reads, :func:`hiddenweb.lostsheep.find.page_words`).
 2. **Kinds** (:class:`Templates`): a page's kind is its URL template. A path segment or query
-   value containing a digit is a variable; so is a path position (after the same templated
-   prefix) or a query key that takes :data:`VARIABLE_AT` or more distinct values in the survey
-   (an identifier, not a kind selector).
+   value containing a digit is a variable; so is a path position (after the same prefix) with
+   :data:`VARIABLE_AT` or more distinct values in the survey, and a query key with as many
+   that are also at least :data:`IDENTIFIER_SHARE` of its URLs (an identifier, not a kind
+   selector such as an action name that many URLs share).
 3. **Targets and queries** (:func:`pick_targets`): a target is a page at depth >= ``min_depth``
    whose kind is *rare* (at least 3 pages: the target and 2 held out; at most ``rare`` of the
    surveyed pages) and which has words of its own. Targets are taken round-robin over the rare
@@ -58,7 +59,8 @@ from hiddenweb.lostsheep.find import FIND_STRATEGIES, find_links, page_words
 from hiddenweb.lostsheep.text import analyze
 
 PROJECT_DIR = Path(__file__).resolve().parents[3]
-VARIABLE_AT = 5  # distinct values at a path position / of a query key: an identifier
+VARIABLE_AT = 5  # distinct values at a path position / of a query key: an identifier ...
+IDENTIFIER_SHARE = 0.25  # ... when they are also this share of its URLs (not a kind selector)
 HELD_OUT = 10  # the paper's "10 held-out target pages"
 BOILERPLATE = 0.5  # stems on this share of the surveyed pages or more never make a query
 _DIGIT = re.compile(r"\d")
@@ -155,14 +157,20 @@ class Templates:
     """URL templates (a page's kind) learned from the surveyed URLs (module docstring, 2)."""
 
     def __init__(self, urls: Iterable[str]) -> None:
-        self.at: dict[tuple, set[str]] = {}
-        self.keys: dict[str, set[str]] = {}
+        self.at: dict[tuple, Counter] = {}
+        self.keys: dict[str, Counter] = {}
         for url in urls:
             segs, query = self._split(url)
             for i, seg in enumerate(segs):
-                self.at.setdefault(tuple(segs[:i]), set()).add(seg)
+                self.at.setdefault(tuple(segs[:i]), Counter())[seg] += 1
             for key, value in query:
-                self.keys.setdefault(key, set()).add(value)
+                self.keys.setdefault(key, Counter())[value] += 1
+
+    @staticmethod
+    def variable(values: Counter | None) -> bool:
+        """Identifier, not kind selector: many distinct values, few URLs each."""
+        return bool(values) and len(values) >= VARIABLE_AT \
+            and len(values) >= IDENTIFIER_SHARE * sum(values.values())
 
     @staticmethod
     def _split(url: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -177,8 +185,8 @@ class Templates:
     def __call__(self, url: str) -> str:
         segs, query = self._split(url)
         path = "/" + "/".join(self._prefix(segs))
-        qs = sorted((k, "*" if _DIGIT.search(v) or len(self.keys.get(k, ())) >= VARIABLE_AT
-                     else v) for k, v in query)
+        qs = sorted((k, "*" if _DIGIT.search(v) or self.variable(self.keys.get(k)) else v)
+                    for k, v in query)
         return path + ("?" + "&".join(f"{k}={v}" for k, v in qs) if qs else "")
 
 
@@ -330,8 +338,10 @@ def summarize(runs: list[dict[str, Any]], strategies: Iterable[str]) -> dict[str
 def run_site_finds(name: str, seed: str, *, targets: int, strategies: tuple[str, ...],
                    survey_pages: int = 400, min_depth: int = 2, rare: float = 0.1,
                    query_words: int = 5, seed_rng: int = 0, jobs: int = 2,
-                   settings: dict[str, str] | None = None) -> dict[str, Any]:
-    """Survey ``seed``, pick the targets, run every strategy on every target."""
+                   settings: dict[str, str] | None = None, cache: Path | None = None
+                   ) -> dict[str, Any]:
+    """Survey ``seed``, pick the targets, run every strategy on every target (``cache``: a
+    Scrapy HTTP cache directory shared by the finds of this site)."""
     unknown = [s for s in strategies if arm(s)[0] not in FIND_STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; known: {', '.join(FIND_STRATEGIES)}")
@@ -346,9 +356,16 @@ def run_site_finds(name: str, seed: str, *, targets: int, strategies: tuple[str,
         "kinds": len({kinds(p.url) for p in pages}),
         "targets": [t.__dict__ for t in chosen]}
     say(f"[{name}] {len(pages)} pages, {entry['kinds']} kinds, {len(chosen)} targets")
+    for t in chosen:
+        say(f"  target {t.url} (kind {t.kind}, {t.kind_size} pages, depth {t.depth}): "
+            f"{' '.join(t.query)}")
     if not chosen:
         entry["skipped"] = "no target: no rare kind at the required depth"
         return entry
+    if cache is not None:  # every find of the site reads the same pristine GET pages: the
+        # app answers each once, the others come from disk (D counts the finder's fetches)
+        settings = {"HTTPCACHE_ENABLED": "True", "HTTPCACHE_DIR": str(cache),
+                    "HTTPCACHE_EXPIRATION_SECS": "0", **(settings or {})}
     tasks = [(t, s) for t in chosen for s in strategies]
     bar = Bar(name, len(tasks))
     runs: list[dict[str, Any]] = []
@@ -408,10 +425,14 @@ def table(entries: list[dict[str, Any]], strategies: tuple[str, ...]) -> str:
 
 # -- the corpus: each app served on 127.0.0.1 (the real-site benchmark's start-up code) ----------
 
-def run_corpus(names: list[str], workdir: Path, sources: dict[str, str], **kw: Any
+def run_corpus(names: list[str], workdir: Path, sources: dict[str, str],
+               on_site: Callable[[list[dict[str, Any]]], None] | None = None, **kw: Any
                ) -> list[dict[str, Any]]:
     """Install, build and serve each app of the real-site corpus in turn (a fresh copy of its
-    data, one app process for all its finds), and run :func:`run_site_finds` on it."""
+    data, one app process for all its finds), and run :func:`run_site_finds` on it;
+    ``on_site`` gets the entries so far after each site."""
+    import shutil
+
     from hiddenweb.bench.realsites.install import InstallError, git_source
     from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
     from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES, SiteSkipped
@@ -431,13 +452,15 @@ def run_corpus(names: list[str], workdir: Path, sources: dict[str, str], **kw: A
             site.install()
             wd = workdir / name
             data = site.fresh(wd / "data")
+            shutil.rmtree(wd / "httpcache", ignore_errors=True)
             with Servers() as servers:
                 port = free_port()
                 cmd, cwd, env = site.command(data, port, port)
                 servers.start("app", cmd, wd / "app.log", cwd=cwd, env=env)
                 servers.wait_http("app", f"http://127.0.0.1:{port}{site.ready_path}",
                                   timeout=90)
-                entry = run_site_finds(name, f"http://127.0.0.1:{port}{site.seed_path}", **kw)
+                entry = run_site_finds(name, f"http://127.0.0.1:{port}{site.seed_path}",
+                                       cache=wd / "httpcache", **kw)
                 servers.stop_all()
                 entry["leftover_pids"] = servers.alive()
         except SiteSkipped as exc:
@@ -447,6 +470,8 @@ def run_corpus(names: list[str], workdir: Path, sources: dict[str, str], **kw: A
             say(f"[{name}] failed: {exc}")
             entry = {"name": name, "error": str(exc).splitlines()[0]}
         entries.append(entry)
+        if on_site:
+            on_site(entries)
         if "summary" in entry:
             say(f"[{name}] " + "; ".join(
                 f"{s} acc {r['accuracy']:.2f} D {r['d']:.1f}"
@@ -496,18 +521,23 @@ def main(args: Any) -> int:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     code = describe(code_revision(PROJECT_DIR))
-    entries = run_corpus([n.strip() for n in args.sites.split(",") if n.strip()], out / "work",
-                         sources, targets=args.targets, strategies=strategies,
-                         survey_pages=args.survey_pages, min_depth=args.min_depth,
-                         rare=args.rare, query_words=args.query_words, seed_rng=args.seed,
-                         jobs=args.jobs, settings=settings)
     meta = {"command": "hiddenweb bench find " + " ".join(sys.argv[3:]),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-                       f"Python {platform.python_version()}",
-            "code": code, "total_seconds": round(time.monotonic() - t0, 1)}
-    doc = {"meta": meta, "sites": entries, "mean": over_sites(entries, strategies)}
-    (out / "results.json").write_text(json.dumps(doc, indent=1))
+                       f"Python {platform.python_version()}", "code": code}
+
+    def write(entries: list[dict[str, Any]]) -> dict[str, Any]:
+        meta["total_seconds"] = round(time.monotonic() - t0, 1)
+        doc = {"meta": meta, "sites": entries, "mean": over_sites(entries, strategies)}
+        (out / "results.json").write_text(json.dumps(doc, indent=1))
+        return doc
+
+    entries = run_corpus([n.strip() for n in args.sites.split(",") if n.strip()], out / "work",
+                         sources, on_site=write, targets=args.targets, strategies=strategies,
+                         survey_pages=args.survey_pages, min_depth=args.min_depth,
+                         rare=args.rare, query_words=args.query_words, seed_rng=args.seed,
+                         jobs=args.jobs, settings=settings)
+    doc = write(entries)
     if args.json:
         print(json.dumps(doc))
     else:
