@@ -10,10 +10,11 @@ held-out target pages; LS2F S=100 T=.75 finds it in 84 % of the sites with D = 2
    policy's verdict on every link, robots.txt): every page's URL, depth and words (the stems
    find mode reads, :func:`hiddenweb.lostsheep.find.page_words`).
 2. **Kinds** (:class:`Templates`): a page's kind is its URL template. A path segment or query
-   value containing a digit is a variable; so is a path position (after the same prefix) with
-   :data:`VARIABLE_AT` or more distinct values in the survey, and a query key with as many
-   that are also at least :data:`IDENTIFIER_SHARE` of its URLs (an identifier, not a kind
-   selector such as an action name that many URLs share).
+   value containing a digit is a variable; so is every value of a path position (after the same
+   prefix) with :data:`VARIABLE_AT` or more distinct values in the survey, and of a query key
+   some value of which has a digit or with as many distinct values that are also at least
+   :data:`IDENTIFIER_SHARE` of its URLs (an identifier, not a kind selector such as an action
+   name that many URLs share).
 3. **Targets and queries** (:func:`pick_targets`): a target is a page at depth >= ``min_depth``
    whose kind is *rare* (at least 3 pages: the target and 2 held out; at most ``rare`` of the
    surveyed pages) and which has words of its own. Targets are taken round-robin over the rare
@@ -168,9 +169,12 @@ class Templates:
 
     @staticmethod
     def variable(values: Counter | None) -> bool:
-        """Identifier, not kind selector: many distinct values, few URLs each."""
-        return bool(values) and len(values) >= VARIABLE_AT \
-            and len(values) >= IDENTIFIER_SHARE * sum(values.values())
+        """A query key that names things, not kinds: some value has a digit, or many distinct
+        values that are also a good share of its URLs."""
+        if not values or len(values) < 2:
+            return False
+        return any(_DIGIT.search(v) for v in values) or (
+            len(values) >= VARIABLE_AT and len(values) >= IDENTIFIER_SHARE * sum(values.values()))
 
     @staticmethod
     def _split(url: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -179,8 +183,8 @@ class Templates:
         return segs, parse_qsl(parts.query, keep_blank_values=True)
 
     def _prefix(self, segs: list[str]) -> tuple:
-        return tuple("*" if seg != "{n}" and len(self.at.get(tuple(segs[:i]), ())) >= VARIABLE_AT
-                     else seg for i, seg in enumerate(segs))
+        return tuple("*" if len(self.at.get(tuple(segs[:i]), ())) >= VARIABLE_AT else seg
+                     for i, seg in enumerate(segs))
 
     def __call__(self, url: str) -> str:
         segs, query = self._split(url)
@@ -354,6 +358,7 @@ def run_site_finds(name: str, seed: str, *, targets: int, strategies: tuple[str,
         "name": name, "seed": seed, "surveyed": len(pages),
         "survey_seconds": round(time.monotonic() - t0, 1),
         "kinds": len({kinds(p.url) for p in pages}),
+        "survey": [[p.url, p.depth] for p in pages],
         "targets": [t.__dict__ for t in chosen]}
     say(f"[{name}] {len(pages)} pages, {entry['kinds']} kinds, {len(chosen)} targets")
     for t in chosen:
