@@ -29,7 +29,8 @@ page returned without having been read, fetched only to yield its item, is not c
 ``lostsheep["downloads"]`` counts every fetch, the start page and that last one included.
 
 Settings: ``lostsheep_states``, ``lostsheep_twofold``, ``lostsheep_maxdepth`` (lab knobs),
-``HIDDENWEB_LOSTSHEEP_THRESHOLD``, ``HIDDENWEB_LOSTSHEEP_START``, ``HIDDENWEB_FIND_STRATEGY``.
+``HIDDENWEB_LOSTSHEEP_THRESHOLD``, ``HIDDENWEB_LOSTSHEEP_START``, ``HIDDENWEB_FIND_STRATEGY``,
+``HIDDENWEB_FIND_TEXT`` (what every strategy reads of a page, :func:`page_words`).
 Stats: ``hiddenweb/lostsheep/find/downloads``, ``.../d``, ``.../prefiltered``, ``.../rounds``,
 ``.../download_errors``, and ``hiddenweb/downloads`` (every page fetched).
 """
@@ -51,18 +52,26 @@ from hiddenweb import defaults
 from hiddenweb.lostsheep.herder import Herder, SheepOutcome
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.lostsheep.middleware import SheepConfig
-from hiddenweb.pagetext import visible_text
+from hiddenweb.pagetext import content_text, visible_text
 from hiddenweb.safety import link_markup
 
 logger = logging.getLogger(__name__)
 
 FIND_META = "hiddenweb_find"
 FIND_STRATEGIES = ("ls2f", "sim", "bfs")
+FIND_TEXTS = ("visible", "content")
 
 
-def page_words(response: Response, analyzer: Any) -> list[str]:
+def page_words(response: Response | None, analyzer: Any, text: str = "visible") -> list[str]:
+    """The stems a strategy reads of a page: its visible text (``text="visible"``), or its own
+    content without navigation, links, headings, labels or buttons (``"content"``,
+    :func:`hiddenweb.pagetext.content_text`); the whole text when it is not markup."""
     if not isinstance(response, TextResponse):
         return []
+    if text == "content":
+        own = content_text(response)
+        if own is not None:
+            return analyzer(own)
     try:
         return analyzer(visible_text(response.selector))
     except (ValueError, AttributeError):  # not markup
@@ -102,13 +111,17 @@ class SheepFinder:
     ``query`` and ``find=1``)."""
 
     def __init__(self, spider: scrapy.Spider, config: SheepConfig, query: str,
-                 strategy: str = defaults.HIDDENWEB_FIND_STRATEGY) -> None:
+                 strategy: str = defaults.HIDDENWEB_FIND_STRATEGY,
+                 text: str = defaults.HIDDENWEB_FIND_TEXT) -> None:
         self.spider = spider
         self.crawler = spider.crawler
         if strategy not in FIND_STRATEGIES:
             raise ValueError(f"HIDDENWEB_FIND_STRATEGY must be one of {FIND_STRATEGIES}, "
                              f"got {strategy!r}")
         self.strategy = strategy
+        if text not in FIND_TEXTS:
+            raise ValueError(f"HIDDENWEB_FIND_TEXT must be one of {FIND_TEXTS}, got {text!r}")
+        self.text = text
         self.herder = Herder(
             query,
             states=config.states,
@@ -200,7 +213,7 @@ class SheepFinder:
                 pages[url] = got
             for url in todo:
                 got = pages[url]
-                words[url] = page_words(got, herder.analyzer) if got is not None else []
+                words[url] = page_words(got, herder.analyzer, self.text)
             outcomes = []
             for url, label, sheep, quit_ in released:
                 if quit_:
@@ -236,8 +249,8 @@ class SheepFinder:
         for url, got in zip(todo, await asyncio.gather(
                 *(self.fetch(u, current.url) for u in todo)), strict=True):
             pages[url] = got
-            scores[url] = cosine(page_words(got, self.herder.analyzer), self.herder.stems) \
-                if got is not None else 0.0
+            scores[url] = cosine(page_words(got, self.herder.analyzer, self.text),
+                                 self.herder.stems)
         return kids
 
     def _threshold(self, kids: list[str], scores: dict[str, float]) -> tuple[str | None, float]:
@@ -258,7 +271,8 @@ class SheepFinder:
                    ) -> tuple[str, Any, float, str, list[str], int]:
         """SIM: greedy, to the most query-similar child (paper, "Related work")."""
         herder = self.herder
-        scores = {response.url: cosine(page_words(response, herder.analyzer), herder.stems)}
+        scores = {response.url: cosine(page_words(response, herder.analyzer, self.text),
+                                       herder.stems)}
         stood, path, current = {response.url}, [response.url], response
         last_best, reason, rounds = response.url, "maxdepth", 0
         for rounds in range(1, herder.maxdepth + 1):  # noqa: B007
@@ -286,7 +300,8 @@ class SheepFinder:
                    ) -> tuple[str, Any, float, str, list[str], int]:
         """BFS: SIM's scores and stopping rule, pages expanded in breadth-first order."""
         herder = self.herder
-        scores = {response.url: cosine(page_words(response, herder.analyzer), herder.stems)}
+        scores = {response.url: cosine(page_words(response, herder.analyzer, self.text),
+                                       herder.stems)}
         queue, queued = deque([response.url]), {response.url}
         path, rounds, last_best = [], 0, response.url
         while queue and rounds < herder.maxdepth:

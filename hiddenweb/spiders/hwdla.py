@@ -153,7 +153,8 @@ class HwdlaSpider(scrapy.Spider):
 
             spider.finder = SheepFinder(
                 spider, SheepConfig.from_settings(s), spider.query,
-                str(s.get("HIDDENWEB_FIND_STRATEGY", defaults.HIDDENWEB_FIND_STRATEGY)).lower())
+                str(s.get("HIDDENWEB_FIND_STRATEGY", defaults.HIDDENWEB_FIND_STRATEGY)).lower(),
+                str(s.get("HIDDENWEB_FIND_TEXT", defaults.HIDDENWEB_FIND_TEXT)).lower())
         if spider.oracle_path:
             from hiddenweb.bench.oracle import Oracle
 

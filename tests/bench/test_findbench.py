@@ -99,3 +99,23 @@ def test_run_site_finds_table(municipal):
     assert entry["summary"]["ls2f"]["accuracy"] == 1.0 and entry["summary"]["ls2f"]["n"] == 2
     text = fb.table([entry], ("ls2f", "sim"))
     assert "| municipal | 49 |" in text and "mean over sites" in text
+
+
+def test_find_text_content_leaves_navigation_out():
+    from scrapy.http import HtmlResponse
+
+    from hiddenweb.lostsheep.find import page_words
+    from hiddenweb.lostsheep.text import analyze
+
+    body = _page("Roads", "gravel repaired", [("/s/roads/item/1", "notice one")])
+    response = HtmlResponse("http://x/s/roads", body=body, encoding="utf-8")
+    assert page_words(response, analyze)[:2] == ["home", "road"]  # the nav first
+    assert page_words(response, analyze, "content") == ["gravel", "repair"]
+
+
+def test_find_with_content_text(municipal):
+    pages = fb.survey(municipal, 200)
+    targets, kinds = fb.pick_targets(pages, 1, rare=0.2)
+    result = fb.run_find(municipal, targets[0], "ls2f@HIDDENWEB_FIND_TEXT=content", kinds,
+                         timeout=300)
+    assert result["hit"] and result["strategy"] == "ls2f@HIDDENWEB_FIND_TEXT=content", result

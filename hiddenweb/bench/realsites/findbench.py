@@ -242,6 +242,29 @@ def pick_targets(pages: list[Page], n: int, *, min_depth: int = 2, rare: float =
     return targets, kinds
 
 
+def sheep_reading(pages: list[Page], targets: list[Target], kinds: Templates,
+                  settings: dict[str, str] | None = None) -> dict[str, float]:
+    """What an LS2F sheep makes of the surveyed pages' text, per target's query (no label):
+    the share of pages on which it quits within 8 words (``f <= 8``, the least a twofold
+    S=100 sheep from ``B`` can score on misses), and its mean ``f`` on pages of the target's
+    kind against the others. Diagnoses why the herder cannot single a kind out."""
+    from hiddenweb.lostsheep.herder import Herder
+
+    start = (settings or {}).get("HIDDENWEB_LOSTSHEEP_START", "B")
+    low, total, mine, other = 0, 0, [], []
+    for t in targets:
+        herder = Herder(t.query, start=start)
+        for page in pages:
+            sheep = herder.sheep()
+            sheep.read(page.words, herder.stems)
+            total += 1
+            low += sheep.f <= 8
+            (mine if kinds(page.url) == t.kind else other).append(sheep.f)
+    return {"quit_within_8": round(low / total, 3) if total else math.nan,
+            "f_kind": round(sum(mine) / len(mine), 1) if mine else math.nan,
+            "f_other": round(sum(other) / len(other), 1) if other else math.nan}
+
+
 def find_command(seed: str, query: list[str], strategy: str, out: Path,
                  settings: dict[str, str] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", "-a", f"seed={seed}",
@@ -367,6 +390,7 @@ def run_site_finds(name: str, seed: str, *, targets: int, strategies: tuple[str,
     if not chosen:
         entry["skipped"] = "no target: no rare kind at the required depth"
         return entry
+    entry["sheep_reading"] = sheep_reading(pages, chosen, kinds)
     if cache is not None:  # every find of the site reads the same pristine GET pages: the
         # app answers each once, the others come from disk (D counts the finder's fetches)
         settings = {"HTTPCACHE_ENABLED": "True", "HTTPCACHE_DIR": str(cache),
