@@ -119,3 +119,20 @@ def test_find_with_content_text(municipal):
     result = fb.run_find(municipal, targets[0], "ls2f@HIDDENWEB_FIND_TEXT=content", kinds,
                          timeout=300)
     assert result["hit"] and result["strategy"] == "ls2f@HIDDENWEB_FIND_TEXT=content", result
+
+
+def test_runner_on_the_proving_ground(served_site):
+    """The proving ground (the project's generated site): kinds from its URLs, a find per
+    strategy; D is what the finder fetched, the start page excluded (the server may have
+    answered more: a redirect loop is one download to the finder, many requests to it)."""
+    seed = served_site.url + "/"
+    pages = fb.survey(seed, 150)
+    targets, kinds = fb.pick_targets(pages, 1, rare=0.2)
+    assert len(pages) == 150 and targets and targets[0].depth >= 2
+    assert kinds(targets[0].url) == targets[0].kind
+    for strategy in ("ls2f", "sim"):
+        served_site.reset_stats()
+        result = fb.run_find(seed, targets[0], strategy, kinds, timeout=300)
+        assert "error" not in result, result
+        assert 0 < result["d"] <= result["downloads"] - 1
+        assert served_site.stats()["requests"] >= result["downloads"]
