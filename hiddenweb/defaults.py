@@ -35,6 +35,9 @@ HIDDENWEB_DLA_WAIT = 0.5  # the best pending request waits while one in flight s
 HIDDENWEB_LOSTSHEEP_START = "B"
 HIDDENWEB_LOSTSHEEP_THRESHOLD = 0.75  # find mode: stop when f_best / sum(f) reaches this
 HIDDENWEB_LOSTSHEEP_ON_QUIT = "drop"  # a link whose sheep quits on its label: "drop" | "demote"
+# find mode (-a find=1): "ls2f" (the lost-sheep herder), or the baselines "sim" and "bfs" (issue 28)
+HIDDENWEB_FIND_STRATEGY = "ls2f"
+HIDDENWEB_FIND_TEXT = "visible"  # what find mode reads of a page: "visible" | "content"
 
 # --- visit store (issue 6) ---------------------------------------------------------------------
 HIDDENWEB_STORE_ENABLED = True

@@ -8,6 +8,8 @@
 * ``safety``: the safety policy on its labelled corpus (:mod:`hiddenweb.bench.safety`).
 * ``chaos``: a JOBDIR crawl SIGKILLed and resumed K times against an uninterrupted one
   (:mod:`hiddenweb.bench.chaos`).
+* ``find``: find mode (lost sheep, SIM, BFS) on the real-site corpus
+  (:mod:`hiddenweb.bench.realsites.findbench`).
 * ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
 """
 
@@ -80,6 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from hiddenweb.bench.realsites.cli import add_parser as add_realsites_parser
 
     add_realsites_parser(bench_sub)
+    from hiddenweb.bench.realsites.findbench import add_parser as add_find_parser
+
+    add_find_parser(bench_sub)
 
     saf = bench_sub.add_parser("safety", help="the safety policy on its labelled corpus")
     saf.add_argument("--corpus", type=Path, default=None,

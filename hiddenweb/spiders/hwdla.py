@@ -94,6 +94,13 @@ def parse_seed(seed: str | None) -> str:
     return seed.strip()
 
 
+def link_extractor() -> LinkExtractor:
+    """The spider's link extractor: anchors, areas and the pages a page frames (forms in
+    iframes); PDFs and feeds are read, :data:`SKIPPED_EXTENSIONS` are not."""
+    return LinkExtractor(unique=True, tags=("a", "area", "iframe", "frame"),
+                         attrs=("href", "src"), deny_extensions=sorted(SKIPPED_EXTENSIONS))
+
+
 class HwdlaSpider(scrapy.Spider):
     name = "hwdla"
 
@@ -131,9 +138,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.url_sources = s.getbool("HIDDENWEB_URL_SOURCES", defaults.HIDDENWEB_URL_SOURCES)
         spider.url_guesses = s.getbool("HIDDENWEB_URL_GUESSES", defaults.HIDDENWEB_URL_GUESSES)
         spider.obey_robots = s.getbool("ROBOTSTXT_OBEY")
-        spider.link_extractor = LinkExtractor(  # and the pages a page frames (forms in iframes)
-            unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"),
-            deny_extensions=sorted(SKIPPED_EXTENSIONS))  # PDFs and feeds are read
+        spider.link_extractor = link_extractor()
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
@@ -146,7 +151,10 @@ class HwdlaSpider(scrapy.Spider):
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig
 
-            spider.finder = SheepFinder(spider, SheepConfig.from_settings(s), spider.query)
+            spider.finder = SheepFinder(
+                spider, SheepConfig.from_settings(s), spider.query,
+                str(s.get("HIDDENWEB_FIND_STRATEGY", defaults.HIDDENWEB_FIND_STRATEGY)).lower(),
+                str(s.get("HIDDENWEB_FIND_TEXT", defaults.HIDDENWEB_FIND_TEXT)).lower())
         if spider.oracle_path:
             from hiddenweb.bench.oracle import Oracle
 
