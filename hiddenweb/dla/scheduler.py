@@ -175,6 +175,7 @@ class DLAScheduler(GroupHeap):
         self._budget_logged = False
         self.journal: Journal | None = None  # with a JOBDIR (hiddenweb.dla.jobdir)
         self.ticks, self._timer, self.failed = 0, None, None
+        self._commit_timer, self.commit_due = None, False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

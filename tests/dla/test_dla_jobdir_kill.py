@@ -10,7 +10,7 @@ from crawlrun import ENDED, run_crawl  # noqa: E402  (tests/ is on sys.path)
 from dlakit import SITE, drain, link, make  # noqa: E402
 
 from hiddenweb.bench import chaos
-from hiddenweb.dla.jobdir import settle
+from hiddenweb.dla.jobdir import commit, settle
 from hiddenweb.dla.journal import JOURNAL_FILE, replay
 
 
@@ -45,6 +45,7 @@ def test_served_unanswered_requests_are_pending_after_a_kill(tmp_path: Path) -> 
     second = s.next_request()
     s.engine = _engine_with(first)  # the second's answer was handled
     settle(s)
+    commit(s, tmp_path)  # ... and a checkpoint holds it
     # killed here: no close(); the journal is all there is
     again = make(settings)
     assert sorted(drain(again)) == sorted([first.url.removeprefix(SITE), "/c"])
@@ -120,6 +121,7 @@ def test_journal_is_compacted_as_it_grows(tmp_path: Path) -> None:
     for _ in range(45):
         s.next_request()
     settle(s)
+    commit(s, tmp_path)
     path = tmp_path / JOURNAL_FILE
     size = path.stat().st_size
     assert s.journal.compact_if_grown(floor=0)

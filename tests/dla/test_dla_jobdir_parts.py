@@ -1,0 +1,114 @@
+"""JOBDIR checkpoint of the crawl's stateful parts (hiddenweb/dla/jobdir.py): the form explorers
+and the trap guard's records come back after a kill, and an answer read before the page of its
+form (after a resume) does not take the form from its page."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from hiddenweb.bench.provingground.site import SiteModel
+from hiddenweb.dla.jobdir import commit, settle
+from hiddenweb.dla.journal import JOURNAL_FILE, replay
+from hiddenweb.forms.submit import plain_request
+from hiddenweb.spiders.hwdla import HwdlaSpider
+from hiddenweb.trapguard import TemplateTrapGuard
+
+HOST = "http://127.0.0.1:8"
+
+
+def _spider() -> HwdlaSpider:
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})
+    crawler.spider = crawler._create_spider(seed=f"{HOST}/")
+    return crawler.spider
+
+
+def _page(site: SiteModel, path: str, meta: dict | None = None) -> HtmlResponse:
+    _, _, body = site.render("GET", path)
+    url = HOST + path
+    return HtmlResponse(url, body=body, encoding="utf-8", request=Request(url, meta=meta or {}))
+
+
+@pytest.fixture(scope="module")
+def search_page() -> tuple[SiteModel, str]:
+    """The proving ground's first plain GET search form and the page that shows it."""
+    site = SiteModel(pages=100, seed=1)
+    col = next(c for c in site.collections if c.kind == "search" and c.style == "plain"
+               and not c.js)
+    return site, site.graph.url(col.hosts[0])
+
+
+def test_form_explorers_come_back_from_the_checkpoint(search_page) -> None:
+    site, path = search_page
+    spider = _spider()
+    response = _page(site, path)
+    sent = list(spider.forms.page(response, spider.visible(response)))
+    assert sent and spider.forms.explorers
+    state = pickle.loads(pickle.dumps(spider.jobdir_state()))  # as the checkpoint writes it
+    resumed = _spider()
+    resumed.restore_jobdir_state(state)
+    assert resumed.forms.explorers.keys() == spider.forms.explorers.keys()
+    for signature, before in spider.forms.explorers.items():
+        after = resumed.forms.explorers[signature]
+        assert after.tried == before.tried and after.submitted == before.submitted
+        assert after.page == before.page == response.url
+        data = {after.names[0]: "fern"}  # the form is parsed again: same request as before
+        again = plain_request(after, data, callback=resumed.parse, errback=resumed.on_error)
+        first = plain_request(before, data, callback=spider.parse, errback=spider.on_error)
+        assert (again.method, again.url, again.body) == (first.method, first.url, first.body)
+    # the page read again after the kill: its forms are known, nothing is sent twice
+    assert list(resumed.forms.page(response, resumed.visible(response))) == []
+
+
+def test_an_answer_read_before_its_form_page_leaves_the_form_to_its_page(search_page) -> None:
+    """After a resume whose checkpoint predates the form, the journal gives back both the page
+    that showed it and the form's answers, in any order: an answer that shows the form does
+    not start exploring it there (its submissions would load the answer, not the page)."""
+    site, path = search_page
+    probe = _spider()
+    response = _page(site, path)
+    submission = next(iter(probe.forms.page(response, probe.visible(response))))
+    resumed = _spider()  # nothing restored for this form
+    # an answer that shows the form again (a script's results shown in the page, its URL
+    # pushed: the proving ground's xhr forms)
+    answer = HtmlResponse(submission.url, body=response.body, encoding="utf-8",
+                          request=Request(submission.url, meta=dict(submission.meta)))
+    assert list(resumed.forms.page(answer, resumed.visible(answer))) == []
+    assert not resumed.forms.explorers
+    assert resumed.crawler.stats.get_value("hiddenweb/forms/skipped/before_its_page") >= 1
+    assert list(resumed.forms.page(response, resumed.visible(response)))  # its page: explored
+    assert {e.page for e in resumed.forms.explorers.values()} == {response.url}
+
+
+def test_trap_guard_counts_a_page_read_again_once_and_keeps_its_records() -> None:
+    crawler = get_crawler(settings_dict={"HIDDENWEB_TEMPLATE_BUDGET": 10})
+    guard = TemplateTrapGuard.from_crawler(crawler)
+    url = f"{HOST}/calendar?month=2026-11"
+    body = b"<html><body><a href='/calendar?month=2026-12'>next</a></body></html>"
+    for _ in range(3):  # read again after a resume: one page
+        guard.process_response(Request(url), HtmlResponse(url, body=body))
+    assert [len(p) for p in guard.pages.values()] == [1]
+    again = TemplateTrapGuard.from_crawler(get_crawler(
+        settings_dict={"HIDDENWEB_TEMPLATE_BUDGET": 10}))
+    again.restore_jobdir_state(pickle.loads(pickle.dumps(guard.jobdir_state())))
+    assert again.pages == guard.pages and again.records == guard.records
+    assert again.shapes == guard.shapes
+
+
+def test_done_requests_stay_pending_until_a_checkpoint_holds_them(tmp_path: Path) -> None:
+    """``D`` is written after the checkpoint of the parts: a kill before it reads the answer
+    again (the parts' state does not hold it)."""
+    from dlakit import link, make  # noqa: E402  (tests/ is on sys.path)
+
+    s = make({"JOBDIR": str(tmp_path)})
+    s.enqueue_request(link("/", "/a"))
+    s.next_request()
+    settle(s)  # done, but no checkpoint yet: killed here
+    assert [jid for jid, _ in replay(tmp_path / JOURNAL_FILE).pending] == [0]
+    commit(s, tmp_path)
+    assert replay(tmp_path / JOURNAL_FILE).pending == []
