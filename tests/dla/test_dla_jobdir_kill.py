@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from crawlrun import ENDED, run_crawl  # noqa: E402  (tests/ is on sys.path)
 from dlakit import SITE, drain, link, make  # noqa: E402
 
@@ -24,6 +25,21 @@ def test_killed_crawl_resumes_with_nothing_lost_and_nothing_emitted_twice(tmp_pa
     assert result["uninterrupted"]["hidden_found"] > 0
     assert result["lost_hidden_pages"] == 0
     assert result["killed"]["hidden_found"] == result["uninterrupted"]["hidden_found"]
+    assert result["duplicate_items"] == 0
+    assert result["store_integrity"] == "ok"
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="scripts/install.sh installs it")
+def test_killed_browser_crawl_resumes_with_nothing_lost_and_nothing_emitted_twice(
+        tmp_path: Path) -> None:
+    """The same with Chromium where pages need it (forms submitted by page actions, dependent
+    selects probed): SIGKILLed twice and resumed, against an uninterrupted crawl."""
+    result = chaos.run(pages=100, kills=2, seed=3, browser=True, progress=False,
+                       workdir=tmp_path)
+    assert result["kills"] == 2 and result["killed"]["returncodes"][-1] == 0
+    assert result["killed"]["finish_reason"] in ENDED
+    assert result["lost_hidden_pages"] == 0, result["lost_examples"]
+    assert result["killed"]["hidden_found"] >= result["uninterrupted"]["hidden_found"] > 0
     assert result["duplicate_items"] == 0
     assert result["store_integrity"] == "ok"
 

@@ -13,7 +13,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from hiddenweb.bench.provingground.site import SiteModel
-from hiddenweb.dla.jobdir import commit, settle
+from hiddenweb.dla.jobdir import PARTS_FILE, commit, settle
 from hiddenweb.dla.journal import JOURNAL_FILE, replay
 from hiddenweb.forms.submit import plain_request
 from hiddenweb.spiders.hwdla import HwdlaSpider
@@ -112,3 +112,13 @@ def test_done_requests_stay_pending_until_a_checkpoint_holds_them(tmp_path: Path
     assert [jid for jid, _ in replay(tmp_path / JOURNAL_FILE).pending] == [0]
     commit(s, tmp_path)
     assert replay(tmp_path / JOURNAL_FILE).pending == []
+
+
+def test_a_checkpoint_that_cannot_be_read_is_an_inconsistent_jobdir(tmp_path: Path) -> None:
+    from dlakit import link, make  # noqa: E402  (tests/ is on sys.path)
+
+    s = make({"JOBDIR": str(tmp_path)})
+    s.enqueue_request(link("/", "/a"))
+    (tmp_path / PARTS_FILE).write_bytes(b"not a pickle")
+    again = make({"JOBDIR": str(tmp_path)})
+    assert again.failed == "jobdir_inconsistent"
