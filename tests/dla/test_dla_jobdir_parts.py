@@ -122,3 +122,30 @@ def test_a_checkpoint_that_cannot_be_read_is_an_inconsistent_jobdir(tmp_path: Pa
     (tmp_path / PARTS_FILE).write_bytes(b"not a pickle")
     again = make({"JOBDIR": str(tmp_path)})
     assert again.failed == "jobdir_inconsistent"
+
+
+def test_explorer_judges_a_submission_once_and_adopts_one_sent_before_a_kill(search_page) -> None:
+    """After a resume, an explorer restored from a checkpoint (or made anew from its page) is
+    sent the answers of submissions the killed run made after it, and duplicates of its own:
+    each is judged once and counted as sent, so that when the crawl goes idle the paused form
+    is resumed (with more answers than submissions it never was: the chaos test lost the
+    answers of a search form's later rounds)."""
+    site, path = search_page
+    spider = _spider()
+    response = _page(site, path)
+    list(spider.forms.page(response, spider.visible(response)))
+    explorer = next(iter(spider.forms.explorers.values()))
+    first = [{}] + [dict(zip(explorer.names, c, strict=True)) for c in explorer.tried]
+    queue = []
+    for data in first:
+        queue += explorer.feedback(data, False)
+    field = explorer.names[0]
+    unsent = next(v for v in explorer.values[0]
+                  if (v,) not in explorer.tried and {field: v} not in queue)
+    queue += explorer.feedback({field: unsent}, False)  # the killed run sent it after the
+    queue += explorer.feedback(first[1], False)  # checkpoint; a duplicate the dupefilter drops
+    assert explorer.answers == len(first) + 1 and explorer.in_flight == len(queue)
+    while queue:  # the rest of its answers: its blind budget is spent, it pauses
+        queue += explorer.feedback(queue.pop(0), False)
+    assert explorer.paused and explorer.in_flight == 0
+    assert explorer.resume()  # idle: another round
