@@ -22,10 +22,11 @@ A state with another format/version or another ``dla_transfer`` is refused with 
   ``jobdir_name``, ``jobdir_state()`` and ``restore_jobdir_state(state)``: the form explorers,
   :meth:`~hiddenweb.spiders.hwdla.HwdlaSpider.jobdir_state`; the trap guard's records,
   :meth:`~hiddenweb.trapguard.TemplateTrapGuard.jobdir_state`), pickled in one piece, written
-  atomically every :data:`COMMIT_SECONDS` and at close; the journal's ``D`` of the requests done
-  before it are written only after it (:meth:`Journal.commit`), so that after a kill at any
-  instant the parts' state holds every answer the journal calls done, and the answers read
-  since are read again. It is written only at an instant when no answer is being read
+  atomically every :data:`COMMIT_SECONDS` (or, when writing it takes longer than a
+  :data:`COMMIT_SHARE` of that, so much less often) and at close; the journal's ``D`` of the
+  requests done before it are written only after it (:meth:`Journal.commit`), so that after a
+  kill at any instant the parts' state holds every answer the journal calls done, and the
+  answers read since are read again. It is written only at an instant when no answer is being read
   (:func:`quiescent`): a state holding half of an answer's effects (an explorer's values marked
   sent whose requests were not journaled yet) would lose them when the answer is read again.
   Restored at open, before any request; one that cannot be read is an inconsistent JOBDIR.
@@ -38,6 +39,7 @@ import logging
 import os
 import pickle
 import shutil
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,12 +50,15 @@ from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.journal import (
     EMITTED_META,
     JID_META,
+    PARENT_META,
     Journal,
     JournalError,
+    fingerprint,
     flush_feeds,
     fsync_dir,
     load_request,
     reconcile_dupefilter,
+    remade_key,
 )
 from hiddenweb.dla.kinds import PURSUE, SKIP
 from hiddenweb.dla.queues import QUEUE_DIR
@@ -75,6 +80,8 @@ PARTS_VERSION = 1
 #: how often the stateful parts are checkpointed and the requests done since journaled ``D``:
 #: what a kill costs is the answers read since (read again)
 COMMIT_SECONDS = 2
+#: at most this share of the crawl's time goes to writing the parts' checkpoint
+COMMIT_SHARE = 0.05
 
 
 def stateful_parts(scheduler: DLAScheduler) -> dict[str, Any]:
@@ -158,11 +165,15 @@ def try_commit(scheduler: DLAScheduler) -> None:
 
 def commit(scheduler: DLAScheduler, jobdir: Path) -> None:
     """Checkpoint the stateful parts, then journal ``D`` for the requests done before it."""
+    started = time.monotonic()
     settle(scheduler)
     journal = scheduler.journal
     jids = journal.take_settled()
     size = save_parts(scheduler, jobdir)
     journal.commit(jids)
+    scheduler.commit_cost = time.monotonic() - started
+    scheduler.stats.max_value("hiddenweb/jobdir/commit_seconds_max",
+                              round(scheduler.commit_cost, 3))
     scheduler.stats.set_value("hiddenweb/jobdir/parts_bytes", size)
     scheduler.stats.inc_value("hiddenweb/jobdir/commits")
 
@@ -265,12 +276,17 @@ def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
         logger.info("Resuming: %d requests the dupefilter saw were never queued (the crawl was "
                     "killed in between): they will be made again", forgotten)
         stats.set_value("hiddenweb/jobdir/forgotten", forgotten)
+    pending = {jid for jid, _ in replay.pending}
     for jid, payload in replay.pending:
         try:
             request = load_request(payload, scheduler.spider)
         except Exception as exc:  # a callback the spider no longer has, a class gone
             raise JournalError(f"{journal.path}: request {jid} cannot be read back: "
                                f"{exc!r}. Use a new JOBDIR.") from None
+        if request.dont_filter and request.meta.get(PARENT_META) in pending:
+            request.meta.pop(JID_META, None)  # its parent, read again, makes it again
+            scheduler.remade[remade_key(request, fingerprint(scheduler.df, scheduler.crawler,
+                                                             request))] += 1
         request.meta[JID_META] = jid
         if jid in replay.emitted:  # its items are in the feeds: download, do not emit again
             request.meta[EMITTED_META] = True
@@ -286,8 +302,8 @@ def checkpoint(scheduler: DLAScheduler) -> None:
     journal it (:func:`commit`); every :data:`CHECKPOINT_SECONDS` the automata (a timer)."""
     settle(scheduler)
     scheduler.ticks += 1
-    if scheduler.journal is not None and scheduler.jobdir \
-            and scheduler.ticks % COMMIT_SECONDS == 0:
+    every = max(COMMIT_SECONDS, round(scheduler.commit_cost / COMMIT_SHARE))
+    if scheduler.journal is not None and scheduler.jobdir and scheduler.ticks % every == 0:
         scheduler.commit_due = True  # written by try_commit once no answer is being read
     if scheduler.journal is not None and scheduler.journal.compact_if_grown():
         scheduler.stats.inc_value("hiddenweb/jobdir/compactions")

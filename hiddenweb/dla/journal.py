@@ -33,6 +33,13 @@ again (:class:`~hiddenweb.dla.middleware.DLAFeedbackMiddleware`); the content fi
 other emitted pages go back to the spider's ``seen`` (a page read before the kill is a repeat
 after it, as without it). A clean close compacts the log (tmp file, fsync, rename).
 
+A request its parent's answer makes again when that answer is read again (the parent was not
+done at the kill) is dropped by the dupefilter, unless it is not filtered (``dont_filter``: a
+retry, a form submitted in Chromium, a re-render): such a request, pending with its parent, is
+remembered on resume (:func:`remade_key`) and the scheduler drops its copy when the parent's
+answer makes it again (stat ``hiddenweb/jobdir/remade_dropped``); the pending one keeps its
+place and its ``I`` records.
+
 A line that cannot be read, a ``D`` or ``I`` of an unknown request, or a JOBDIR with a dupefilter
 file but no journal is an inconsistent JOBDIR: :class:`JournalError`, and the crawl stops at once
 (finish reason ``jobdir_inconsistent``, ``scrapy crawl`` exits 1).
@@ -61,6 +68,10 @@ JOURNAL_FILE = "hiddenweb_journal.log"
 HEADER = "H\thiddenweb-journal\t1\n"
 JID_META = "hiddenweb_jid"
 EMITTED_META = "hiddenweb_emitted"
+#: the journal number of the request whose answer made this one (set by the DLA feedback
+#: middleware on a callback's requests; a copy of a journaled request, a retry or a
+#: redirect, has its original's :data:`JID_META`): kept in the journal
+PARENT_META = "hiddenweb_parent"
 #: Scrapy's dupefilter file in JOBDIR (``RFPDupeFilter``)
 SEEN_FILE = "requests.seen"
 
@@ -196,6 +207,9 @@ class Journal:
         filtered); False when it cannot be pickled (it is then lost at a kill, as with Scrapy's
         disk queues)."""
         jid = self.next_jid
+        parent = parent_of(request)
+        if parent is not None:
+            request.meta[PARENT_META] = parent
         request.meta[JID_META] = jid
         payload = dump_request(request, self.spider)
         if payload is None:
@@ -277,6 +291,20 @@ class Journal:
         tmp.replace(self.path)
         fsync_dir(self.path.parent)
         self.compacted_size = self.path.stat().st_size
+
+
+def parent_of(request: Request) -> int | None:
+    """The journal number of the request whose answer made ``request`` (:data:`PARENT_META`),
+    before ``request`` is journaled."""
+    parent = request.meta.get(JID_META, request.meta.get(PARENT_META))
+    return parent if isinstance(parent, int) else None
+
+
+def remade_key(request: Request, fp: str) -> tuple:
+    """What identifies a request its parent's answer, read again after a resume, makes again:
+    its parent, its fingerprint ``fp`` and its ``hiddenweb_action`` (a form submission's values:
+    two submissions in Chromium of one form load the same URL)."""
+    return (parent_of(request), fp, repr(request.meta.get("hiddenweb_action")))
 
 
 def fsync_dir(path: Path) -> None:

@@ -149,3 +149,28 @@ def test_explorer_judges_a_submission_once_and_adopts_one_sent_before_a_kill(sea
         queue += explorer.feedback(queue.pop(0), False)
     assert explorer.paused and explorer.in_flight == 0
     assert explorer.resume()  # idle: another round
+
+
+def test_a_request_not_filtered_that_its_parent_makes_again_is_not_sent_twice(
+        tmp_path: Path) -> None:
+    """A page read after the last checkpoint is read again after a kill, and makes its requests
+    again: the dupefilter drops the copies, except of a request not filtered (a retry, a form
+    submitted in Chromium). Such a copy of a request the journal gives back is dropped (the
+    chaos test's ``/error/500``, retried, was emitted three times)."""
+    from dlakit import drain, link, make  # noqa: E402  (tests/ is on sys.path)
+
+    s = make({"JOBDIR": str(tmp_path)})
+    s.enqueue_request(link("/", "/error/500"))
+    parent = s.next_request()
+    retry = parent.replace(dont_filter=True)  # what RetryMiddleware sends: a copy
+    assert s.enqueue_request(retry)
+    settle(s)  # the parent is done, no checkpoint holds it: killed here
+    again = make({"JOBDIR": str(tmp_path)})
+    reread = again.next_request()  # the parent, read again, is retried again
+    assert reread.url == parent.url and not reread.dont_filter
+    assert not again.enqueue_request(reread.replace(dont_filter=True))
+    assert again.stats.get_value("hiddenweb/jobdir/remade_dropped") == 1
+    other = reread.replace(dont_filter=True, meta={**reread.meta, "hiddenweb_action": {
+        "kind": "form", "page": "/", "label": "", "form": {"signature": "s", "fields": {}}}})
+    assert again.enqueue_request(other)  # not a copy of what it made before
+    assert drain(again) == ["/error/500", "/error/500"]  # the retry given back, and `other`
