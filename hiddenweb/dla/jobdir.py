@@ -82,6 +82,9 @@ PARTS_VERSION = 1
 COMMIT_SECONDS = 2
 #: at most this share of the crawl's time goes to writing the parts' checkpoint
 COMMIT_SHARE = 0.05
+#: a checkpoint due for this long without an instant when no answer is being read (a busy
+#: crawl's scraper is seldom idle) holds new downloads back until the answers in hand are read
+COMMIT_PATIENCE = 0.5
 
 
 def stateful_parts(scheduler: DLAScheduler) -> dict[str, Any]:
@@ -156,11 +159,26 @@ def quiescent(scheduler: DLAScheduler) -> bool:
 
 def try_commit(scheduler: DLAScheduler) -> None:
     """A timer (20 a second): :func:`commit` once it is due and no answer is being read."""
-    if scheduler.commit_due and scheduler.journal is not None and quiescent(scheduler):
-        scheduler.commit_due = False
+    if scheduler.commit_due is not None and scheduler.journal is not None \
+            and quiescent(scheduler):
+        scheduler.commit_due = None
         commit(scheduler, Path(scheduler.jobdir))
-    elif scheduler.commit_due:
+        nextcall = getattr(getattr(scheduler.engine, "_slot", None), "nextcall", None)
+        if nextcall is not None:  # downloads held back by holding_for_commit go on
+            nextcall.schedule()
+    elif scheduler.commit_due is not None:
         scheduler.stats.inc_value("hiddenweb/jobdir/commit_waits")
+
+
+def holding_for_commit(scheduler: DLAScheduler) -> bool:
+    """Whether to start no download now: a checkpoint has waited :data:`COMMIT_PATIENCE` for
+    an instant when no answer is being read; the answers in hand are read first (the
+    downloads in flight go on), then :func:`try_commit` writes it and the crawl goes on."""
+    due = scheduler.commit_due
+    if due is None or time.monotonic() - due < COMMIT_PATIENCE:
+        return False
+    scheduler.stats.inc_value("hiddenweb/jobdir/commit_holds")
+    return True
 
 
 def commit(scheduler: DLAScheduler, jobdir: Path) -> None:
@@ -304,7 +322,8 @@ def checkpoint(scheduler: DLAScheduler) -> None:
     scheduler.ticks += 1
     every = max(COMMIT_SECONDS, round(scheduler.commit_cost / COMMIT_SHARE))
     if scheduler.journal is not None and scheduler.jobdir and scheduler.ticks % every == 0:
-        scheduler.commit_due = True  # written by try_commit once no answer is being read
+        if scheduler.commit_due is None:  # written by try_commit once no answer is being read
+            scheduler.commit_due = time.monotonic()
     if scheduler.journal is not None and scheduler.journal.compact_if_grown():
         scheduler.stats.inc_value("hiddenweb/jobdir/compactions")
     if scheduler.ticks % int(CHECKPOINT_SECONDS) == 0 and scheduler.jobdir:

@@ -112,7 +112,7 @@ from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
 from hiddenweb.dla.heap import SCORE_DECIMALS, GroupHeap
-from hiddenweb.dla.jobdir import item_emitted, settle, start_job, stop_job
+from hiddenweb.dla.jobdir import holding_for_commit, item_emitted, settle, start_job, stop_job
 from hiddenweb.dla.journal import Journal, fingerprint, remade_key
 from hiddenweb.dla.kinds import (
     NOFOLLOW,
@@ -176,7 +176,8 @@ class DLAScheduler(GroupHeap):
         self._budget_logged = False
         self.journal: Journal | None = None  # with a JOBDIR (hiddenweb.dla.jobdir)
         self.ticks, self._timer, self.failed = 0, None, None
-        self._commit_timer, self.commit_due, self.commit_cost = None, False, 0.0
+        #: when the parts' checkpoint fell due (None: not due; hiddenweb.dla.jobdir)
+        self._commit_timer, self.commit_due, self.commit_cost = None, None, 0.0
         #: requests given back by the journal whose parent's answer will make them again
         self.remade: Counter[tuple] = Counter()
 
@@ -277,6 +278,8 @@ class DLAScheduler(GroupHeap):
                 self.crawler.signals.send_catch_log(download_budget_exhausted)
             return None
         settle(self)
+        if self.journal is not None and holding_for_commit(self):
+            return None
         while self.heap:
             heap_key, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)
