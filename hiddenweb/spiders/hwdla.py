@@ -161,6 +161,23 @@ class HwdlaSpider(scrapy.Spider):
             spider.oracle = Oracle(spider.oracle_path)
         return spider
 
+    # -- JOBDIR ------------------------------------------------------------------------------
+    #: the name of its part of a JOBDIR's checkpoint (:mod:`hiddenweb.dla.jobdir`)
+    jobdir_name = "spider"
+
+    def jobdir_state(self) -> dict[str, Any]:
+        """What the crawl learned that a resume after a kill should not learn again: the forms
+        (:meth:`FormCrawler.jobdir_state`), the texts pages showed (``ShownText``) and which URL
+        templates need the browser (``BrowserPolicy``). Pages already read are the journal's
+        (:mod:`hiddenweb.dla.journal`)."""
+        return {"forms": self.forms.jobdir_state(), "shown": self.shown, "policy": self.policy}
+
+    def restore_jobdir_state(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`jobdir_state` (a resumed crawl, before any request)."""
+        self.forms.restore_jobdir_state(state["forms"])
+        for name in ("shown", "policy"):  # other parts hold these objects: updated in place
+            getattr(self, name).__dict__.update(state[name].__dict__)
+
     # -- start -----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.recrawl:
