@@ -15,7 +15,9 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
   600; off unless the spider has a ``query``);
 * the trap guard downloader middleware (:class:`hiddenweb.trapguard.TemplateTrapGuard`, 560)
   and the redirect scope (:class:`hiddenweb.scope.RedirectScope`, 51: a redirect never takes a
-  ``dont_filter`` request to another host);
+  ``dont_filter`` request to another host) and the redirect body's links
+  (:class:`hiddenweb.redirectbody.RedirectBodyLinks`, 650: before Scrapy's redirect, which
+  drops that body);
 * the visit-store pipeline (:class:`hiddenweb.pipelines.visitstore.VisitStorePipeline`, 800);
 * the progress, stats-file and crawl-report extensions (:mod:`hiddenweb.crawlreport`: a summary
   block at the end of the log and a JSON report), and third-party loggers (scrapy-playwright,
@@ -51,7 +53,8 @@ COMPONENTS = {
         "hiddenweb.lostsheep.middleware.LostSheepMiddleware": 600,
     },
     "DOWNLOADER_MIDDLEWARES": {"hiddenweb.scope.RedirectScope": 51,
-                               "hiddenweb.trapguard.TemplateTrapGuard": 560},
+                               "hiddenweb.trapguard.TemplateTrapGuard": 560,
+                               "hiddenweb.redirectbody.RedirectBodyLinks": 650},
     "ITEM_PIPELINES": {"hiddenweb.pipelines.visitstore.VisitStorePipeline": 800},
     "EXTENSIONS": {"hiddenweb.progress.HiddenProgress": 500,
                    "hiddenweb.statsfile.StatsFile": 510,

@@ -38,6 +38,8 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_REDIS_LEASE": (float, 0.0, None),  # seconds, > 0
     "HIDDENWEB_LOSTSHEEP_THRESHOLD": (float, 0.0, 1.0),
     "HIDDENWEB_LOSTSHEEP_ON_QUIT": (str, ("drop", "demote"), None),
+    "HIDDENWEB_FIND_STRATEGY": (str, ("ls2f", "sim", "bfs"), None),
+    "HIDDENWEB_FIND_TEXT": (str, ("visible", "content"), None),
     "HIDDENWEB_BROWSER": (str, ("auto", "always", "never"), None),
     "HIDDENWEB_BROWSER_MAX_PAGES": (int, 1, None),
     "HIDDENWEB_BROWSER_TIMEOUT": (float, 0.0, None),  # seconds, > 0

@@ -40,6 +40,9 @@ HIDDENWEB_REDIS_LEASE = 30.0  # seconds a dead worker's requests stay leased bef
 HIDDENWEB_LOSTSHEEP_START = "B"
 HIDDENWEB_LOSTSHEEP_THRESHOLD = 0.75  # find mode: stop when f_best / sum(f) reaches this
 HIDDENWEB_LOSTSHEEP_ON_QUIT = "drop"  # a link whose sheep quits on its label: "drop" | "demote"
+# find mode (-a find=1): "ls2f" (the lost-sheep herder), or the baselines "sim" and "bfs" (issue 28)
+HIDDENWEB_FIND_STRATEGY = "ls2f"
+HIDDENWEB_FIND_TEXT = "visible"  # what find mode reads of a page: "visible" | "content"
 
 # --- visit store (issue 6) ---------------------------------------------------------------------
 HIDDENWEB_STORE_ENABLED = True
@@ -99,6 +102,7 @@ LAB: dict = {
     "browser_event_seconds": 8.0,  # firing one page's events stops after this (and its budget)
     "browser_event_wait": 1.0,  # after each event, wait at most this for the page's requests
     "browser_scroll_seconds": 6.0,  # scrolling a page (its load-more clicks too) stops after this
+    "browser_timer_horizon": 5.0,  # a page's timers due within this many seconds run early
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)
     "stop_blind_rounds": 2,  # blind budgets an endpoint with no result spends before retiring
     "stop_window": 30,  # HIDDENWEB_STOP_MASS reads a form's missing mass over its last N answers

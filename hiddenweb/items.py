@@ -43,8 +43,10 @@ script_requests    list|null  requests the page's scripts made while Chromium re
 cache_control      str|null   the response's Cache-Control header (freshness, for the store)
 expires            str|null   the response's Expires header
 lostsheep          dict       find mode only (``-a find=1``), on the one item it yields:
-                              ``{"score": f, "ratio": f/sum f, "reason": "threshold"|"maxdepth"|
-                              "stuck", "path": [URLs stood on], "rounds", "downloads"}``
+                              ``{"score": f (sim, bfs: the cosine), "ratio": f/sum f,
+                              "reason": "threshold"|"maxdepth"|"stuck", "path": [URLs stood
+                              on], "rounds", "strategy": "ls2f"|"sim"|"bfs", "d": the paper's
+                              D (start page excluded), "downloads": every fetch}``
 =================  =========  ==============================================================
 """
 

@@ -15,6 +15,8 @@ per form.
 
 With a ``JOBDIR`` the trapped templates are appended to ``hiddenweb_trapped.txt`` as they are
 trapped and read back at start: a resumed crawl (even after a kill) does not fall into them again.
+The per-template records (pages, shapes, new ones, link targets) are part of the JOBDIR's
+checkpoint (:meth:`jobdir_state`, :mod:`hiddenweb.dla.jobdir`): a resumed crawl goes on counting.
 
 Settings: ``HIDDENWEB_TEMPLATE_BUDGET`` (0 disables), lab knob ``template_min_novelty``.
 Stats: ``hiddenweb/trapguard/dropped``, ``hiddenweb/trapguard/templates_trapped``.
@@ -22,6 +24,7 @@ Stats: ``hiddenweb/trapguard/dropped``, ``hiddenweb/trapguard/templates_trapped`
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import defaultdict
 from pathlib import Path
@@ -50,7 +53,9 @@ class TemplateTrapGuard:
         self.stats = crawler.stats
         self.budget = budget
         self.min_novelty = min_novelty
-        self.pages: dict[str, int] = defaultdict(int)
+        #: the pages of each template, by URL (stable 64-bit hashes): a page downloaded again
+        #: (read again after a JOBDIR resume) is not counted twice
+        self.pages: dict[str, set[int]] = defaultdict(set)
         self.shapes: dict[str, set[str]] = defaultdict(set)
         self.fresh: dict[str, int] = defaultdict(int)  # pages new by their records only
         self.records: dict[str, set[int]] = defaultdict(set)  # hashes of out-of-template links
@@ -59,6 +64,19 @@ class TemplateTrapGuard:
         if self.saved is not None and self.saved.exists():
             lines = self.saved.read_text(encoding="utf-8").split("\n")
             self.trapped.update(line for line in lines[:-1] if line)  # the last: torn or ""
+
+    #: the name of its part of a JOBDIR's checkpoint
+    jobdir_name = "trapguard"
+
+    def jobdir_state(self) -> dict[str, dict]:
+        """The per-template records, picklable (link targets as stable 64-bit hashes)."""
+        return {"pages": self.pages, "shapes": self.shapes, "fresh": self.fresh,
+                "records": self.records}
+
+    def restore_jobdir_state(self, state: dict[str, dict]) -> None:
+        """Go on counting from :meth:`jobdir_state` (a resumed crawl)."""
+        for name, records in state.items():
+            getattr(self, name).update(records)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TemplateTrapGuard:
@@ -86,7 +104,7 @@ class TemplateTrapGuard:
         if self._exempt(request) or not isinstance(response, TextResponse):
             return response
         key = template_key(request.url)
-        self.pages[key] += 1
+        self.pages[key].add(_hash(request.url))
         try:
             outward = outward_links(response.selector, request.url)
             shape = shape_fingerprint(response.selector, request.url, outward)
@@ -98,7 +116,7 @@ class TemplateTrapGuard:
             shapes.add(shape)
         elif new_records:
             self.fresh[key] += 1
-        pages = self.pages[key]
+        pages = len(self.pages[key])
         if pages >= self.budget and key not in self.trapped:
             novelty = (len(shapes) + self.fresh[key]) / pages
             if novelty < self.min_novelty:
@@ -121,8 +139,14 @@ class TemplateTrapGuard:
         for target in targets:
             if not target.startswith(("http://", "https://")):
                 continue
-            h = hash(urldefrag(target).url)
+            h = _hash(urldefrag(target).url)
             if h not in seen and len(seen) < MAX_RECORDS:
                 seen.add(h)
                 new = True
         return new
+
+
+def _hash(url: str) -> int:
+    """A URL's stable 64-bit hash (the same in every process: kept in a JOBDIR)."""
+    return int.from_bytes(hashlib.blake2b(url.encode("utf-8", "replace"), digest_size=8).digest(),
+                          "big")

@@ -37,6 +37,8 @@ script        yes        quoted strings in inline and external scripts that are 
 comment       yes        URLs and paths in HTML comments
 text          yes        absolute same-site URLs in plain text
 pdf           yes        ``/URI (…)`` link annotations of a PDF
+redirect-body            ``<a>``/``<area>`` of a redirect's own HTML body, which Scrapy's redirect
+                         drops (:mod:`hiddenweb.redirectbody`; read there, followed by the spider)
 ============  =========  ===============================================================
 
 *Guessed* sources name URLs a person never follows from the page as it is shown; the spider

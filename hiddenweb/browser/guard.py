@@ -68,7 +68,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy_playwright.headers import use_scrapy_headers
 
 from hiddenweb.browser.config import CLOSE_TIMEOUT
-from hiddenweb.browser.scripts import RECORD_EVENTS_JS, RECORD_OPEN_JS
+from hiddenweb.browser.scripts import RECORD_EVENTS_JS, RECORD_OPEN_JS, RECORD_TIMERS_JS
 from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
@@ -150,6 +150,7 @@ class Guard:
             page.on("popup", self._popup)
             await page.add_init_script(RECORD_OPEN_JS)
             await page.add_init_script(RECORD_EVENTS_JS)
+            await page.add_init_script(RECORD_TIMERS_JS)
         context = page.context
         if context not in self._contexts:
             self._contexts.add(context)

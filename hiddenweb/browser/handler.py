@@ -93,6 +93,7 @@ from hiddenweb.browser.scripts import (
     WRITE_DOCUMENT_JS,
 )
 from hiddenweb.browser.scroll import PageScroll
+from hiddenweb.browser.timers import PageTimers
 from hiddenweb.browser.watchdog import BrowserStuck, Job, Watchdog
 from hiddenweb.framedocs import append_html
 
@@ -128,6 +129,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         self.guard = Guard(crawler, self.hw.timeout)
         self.events = PageEvents(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.events else None
+        self.timers = PageTimers(crawler, self.guard, self.hw) if self.hw.events else None
         self.scroll = PageScroll(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.scroll_steps else None
         self.watchdog = Watchdog(crawler.stats,
@@ -378,10 +380,13 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                     pass
 
     async def _events(self, page: Any, render: Render, job: Job) -> str:
-        """The page's events fired (:mod:`~hiddenweb.browser.events`), then the page scrolled
-        and its load-more controls clicked (:mod:`~hiddenweb.browser.scroll`); HTML to
-        append."""
+        """The page's timers due soon run (:mod:`~hiddenweb.browser.timers`), its events fired
+        (:mod:`~hiddenweb.browser.events`), then the page scrolled and its load-more controls
+        clicked (:mod:`~hiddenweb.browser.scroll`); HTML to append."""
         extra = ""
+        if self.timers is not None and not page.is_closed():
+            job.stage = "running timers"
+            await self.timers.run(page, render)
         if self.events is not None and not page.is_closed():
             job.stage = "firing events"
             extra = await self.events.fire(page, render)

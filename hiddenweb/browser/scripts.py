@@ -116,3 +116,51 @@ RELEASE_SUBMIT_JS = """() => {
   HTMLFormElement.prototype.requestSubmit = held[1];
   delete window.__hiddenwebHeld;
 }"""
+
+
+# Installed in every page: each setTimeout with a delay is recorded with when it is due (by
+# performance.now()) until it runs or is cleared, so that FIRE_TIMERS_JS can run it early. The
+# page's own timer still runs as it would (cleared only when fired early): nothing changes for a
+# page whose timers are never fired. A string callback runs as the browser runs it: global eval.
+RECORD_TIMERS_JS = """(() => {
+  if (window.__hiddenwebTimers) return;
+  const pending = new Map(), set = window.setTimeout, clear = window.clearTimeout;
+  Object.defineProperty(window, "__hiddenwebTimers", {value: {pending, clear}});
+  window.setTimeout = function (callback, delay, ...args) {
+    let id;
+    const run = function () {
+      pending.delete(id);
+      if (typeof callback === "function") return callback.apply(this, args);
+      return (0, eval)(String(callback));
+    };
+    id = set.call(window, run, delay);
+    const ms = Number(delay) || 0;
+    if (ms > 0) pending.set(id, {run, due: performance.now() + ms});
+    return id;
+  };
+  window.clearTimeout = function (id) {
+    pending.delete(id);
+    return clear.call(window, id);
+  };
+})();"""
+
+# Run the page's pending timers due within ``horizon`` ms from now, soonest first, at most
+# ``limit`` of them: each one's own timer cleared, then its callback run. Returns how many ran.
+FIRE_TIMERS_JS = """([horizon, limit]) => {
+  const timers = window.__hiddenwebTimers;
+  if (!timers) return 0;
+  const now = performance.now();
+  const due = Array.from(timers.pending.entries())
+    .filter(([, t]) => t.due - now <= horizon)
+    .sort((a, b) => a[1].due - b[1].due)
+    .slice(0, limit);
+  let ran = 0;
+  for (const [id, t] of due) {
+    if (!timers.pending.has(id)) continue;  // cleared by a timer that ran before it
+    timers.pending.delete(id);
+    timers.clear.call(window, id);
+    try { t.run.call(window); } catch (e) {}
+    ran += 1;
+  }
+  return ran;
+}"""

@@ -10,6 +10,8 @@
   (:mod:`hiddenweb.bench.chaos`).
 * ``distributed``: K workers sharing one crawl on a Redis it starts, against one process
   (:mod:`hiddenweb.bench.distributed`).
+* ``find``: find mode (lost sheep, SIM, BFS) on the real-site corpus
+  (:mod:`hiddenweb.bench.realsites.findbench`).
 * ``emris``: the lost-sheep paper's experiment (:mod:`hiddenweb.lostsheep`), when installed.
 """
 
@@ -82,6 +84,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from hiddenweb.bench.realsites.cli import add_parser as add_realsites_parser
 
     add_realsites_parser(bench_sub)
+    from hiddenweb.bench.realsites.findbench import add_parser as add_find_parser
+
+    add_find_parser(bench_sub)
 
     saf = bench_sub.add_parser("safety", help="the safety policy on its labelled corpus")
     saf.add_argument("--corpus", type=Path, default=None,

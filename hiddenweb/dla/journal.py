@@ -16,12 +16,10 @@ line, written when the kill came, is dropped on resume)::
     F  fp                            (compacted) a done request's dupefilter fingerprint
     S  fp                            (compacted) the content fingerprint of an emitted page
 
-A response on which forms started exploring (a page with new forms, a dependent select's probe
-and the page that sent it, a post-back answer) gets no ``D`` until the crawl finishes
-(:meth:`Journal.settle`): the form explorers' state is in memory only, so after a kill the page
-is read again and its forms explored anew (their submissions already made are duplicates the
-dupefilter drops, answered "nothing new" at once: the explorer re-learns, as it would after any
-restart, and goes on to the values not tried yet).
+A request's ``D`` is written only once a checkpoint of what the crawl learned in memory (the
+form explorers, the trap guard's records: :mod:`hiddenweb.dla.jobdir`) that includes its answer
+is on disk (:meth:`Journal.settle` collects, :meth:`Journal.commit` writes): after a kill, the
+checkpoint and the journal agree, and the answers read after the checkpoint are read again.
 
 The log is compacted at a clean close, and during the crawl whenever it has grown past twice its
 size after the last compaction (:meth:`Journal.compact_if_grown`, from the scheduler's timer).
@@ -34,6 +32,13 @@ is downloaded again with ``hiddenweb_emitted`` in its meta, and its items are no
 again (:class:`~hiddenweb.dla.middleware.DLAFeedbackMiddleware`); the content fingerprints of the
 other emitted pages go back to the spider's ``seen`` (a page read before the kill is a repeat
 after it, as without it). A clean close compacts the log (tmp file, fsync, rename).
+
+A request its parent's answer makes again when that answer is read again (the parent was not
+done at the kill) is dropped by the dupefilter, unless it is not filtered (``dont_filter``: a
+retry, a form submitted in Chromium, a re-render): such a request, pending with its parent, is
+remembered on resume (:func:`remade_key`) and the scheduler drops its copy when the parent's
+answer makes it again (stat ``hiddenweb/jobdir/remade_dropped``); the pending one keeps its
+place and its ``I`` records.
 
 A line that cannot be read, a ``D`` or ``I`` of an unknown request, or a JOBDIR with a dupefilter
 file but no journal is an inconsistent JOBDIR: :class:`JournalError`, and the crawl stops at once
@@ -63,9 +68,10 @@ JOURNAL_FILE = "hiddenweb_journal.log"
 HEADER = "H\thiddenweb-journal\t1\n"
 JID_META = "hiddenweb_jid"
 EMITTED_META = "hiddenweb_emitted"
-#: set on a response while reading which forms started exploring (hiddenweb.forms.crawl: new
-#: forms on a page, a dependent select's probe and its answer, a post-back): such a page is held
-HOLD_META = "hiddenweb_explores"
+#: the journal number of the request whose answer made this one (set by the DLA feedback
+#: middleware on a callback's requests; a copy of a journaled request, a retry or a
+#: redirect, has its original's :data:`JID_META`): kept in the journal
+PARENT_META = "hiddenweb_parent"
 #: Scrapy's dupefilter file in JOBDIR (``RFPDupeFilter``)
 SEEN_FILE = "requests.seen"
 
@@ -164,7 +170,7 @@ class Journal:
         self.next_jid = 0
         self.open_jids: set[int] = set()  # E without D
         self.flight: dict[int, Request] = {}  # served, not done yet
-        self.held: set[int] = set()  # done pages whose forms are being explored
+        self.settled: list[int] = []  # done, not committed (no checkpoint holds it yet)
         self.compacted_size = 0
         self.fh: Any = None
 
@@ -201,6 +207,9 @@ class Journal:
         filtered); False when it cannot be pickled (it is then lost at a kill, as with Scrapy's
         disk queues)."""
         jid = self.next_jid
+        parent = parent_of(request)
+        if parent is not None:
+            request.meta[PARENT_META] = parent
         request.meta[JID_META] = jid
         payload = dump_request(request, self.spider)
         if payload is None:
@@ -217,28 +226,28 @@ class Journal:
             self.flight[jid] = request
 
     def settle(self, in_progress: Iterable[Request]) -> None:
-        """Journal ``D`` for every served request no longer in the engine's ``in_progress``;
-        a page whose forms started exploring (meta :data:`HOLD_META`) is *held* instead: its
-        explorers live in memory only, so after a kill it is read again (its forms explored
-        anew), until :meth:`release_held` at the crawl's end."""
+        """Collect every served request no longer in the engine's ``in_progress``: done, its
+        ``D`` to be written by :meth:`commit` once a checkpoint holds its answer."""
         if not self.flight:
             return
         busy = {id(r) for r in in_progress}
         for jid, request in list(self.flight.items()):
             if id(request) not in busy:
                 del self.flight[jid]
-                if request.meta.get(HOLD_META):
-                    self.held.add(jid)
-                    continue
-                self.open_jids.discard(jid)
-                self._write(f"D\t{jid}\n")
+                self.settled.append(jid)
 
-    def release_held(self) -> None:
-        """The crawl finished: every form was explored to its end; the held pages are done."""
-        for jid in sorted(self.held):
+    def commit(self, jids: list[int]) -> None:
+        """Journal ``D`` for ``jids`` (collected by :meth:`settle` before a checkpoint that is
+        now on disk)."""
+        for jid in jids:
             self.open_jids.discard(jid)
-            self._write(f"D\t{jid}\n")
-        self.held.clear()
+        if jids:
+            self._write("".join(f"D\t{jid}\n" for jid in jids))
+
+    def take_settled(self) -> list[int]:
+        """The requests settled so far, to commit after the next checkpoint."""
+        jids, self.settled = self.settled, []
+        return jids
 
     def emitted(self, jid: int, fp: str | None) -> None:
         if jid in self.open_jids:
@@ -282,6 +291,20 @@ class Journal:
         tmp.replace(self.path)
         fsync_dir(self.path.parent)
         self.compacted_size = self.path.stat().st_size
+
+
+def parent_of(request: Request) -> int | None:
+    """The journal number of the request whose answer made ``request`` (:data:`PARENT_META`),
+    before ``request`` is journaled."""
+    parent = request.meta.get(JID_META, request.meta.get(PARENT_META))
+    return parent if isinstance(parent, int) else None
+
+
+def remade_key(request: Request, fp: str) -> tuple:
+    """What identifies a request its parent's answer, read again after a resume, makes again:
+    its parent, its fingerprint ``fp`` and its ``hiddenweb_action`` (a form submission's values:
+    two submissions in Chromium of one form load the same URL)."""
+    return (parent_of(request), fp, repr(request.meta.get("hiddenweb_action")))
 
 
 def fsync_dir(path: Path) -> None:

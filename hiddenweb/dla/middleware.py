@@ -36,7 +36,7 @@ from itemadapter import ItemAdapter, is_item
 from scrapy import Request
 
 from hiddenweb.dla.feedback import feedback, feedback_signal
-from hiddenweb.dla.journal import EMITTED_META
+from hiddenweb.dla.journal import EMITTED_META, JID_META, PARENT_META
 from hiddenweb.dla.kinds import ACTION_META, infer_action
 from hiddenweb.pagetext import NEW_CONTENT_META, NOVEL_META
 from hiddenweb.redis_shared import seen_content
@@ -64,6 +64,8 @@ class DLAFeedbackMiddleware:
         verdict: dict[str, Any] | None = None
         async for obj in result:
             if isinstance(obj, Request):
+                if JID_META in response.meta:  # its parent, for the JOBDIR journal
+                    obj.meta.setdefault(PARENT_META, response.meta[JID_META])
                 if ACTION_META not in obj.meta:
                     obj.meta[ACTION_META] = infer_action(obj, page=response.url)
                     self.crawler.stats.inc_value("hiddenweb/dla/tagged")

@@ -100,6 +100,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -111,8 +112,8 @@ from hiddenweb.dla.automaton import Automaton
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
 from hiddenweb.dla.heap import SCORE_DECIMALS, GroupHeap
-from hiddenweb.dla.jobdir import item_emitted, settle, start_job, stop_job
-from hiddenweb.dla.journal import Journal, fingerprint
+from hiddenweb.dla.jobdir import holding_for_commit, item_emitted, settle, start_job, stop_job
+from hiddenweb.dla.journal import Journal, fingerprint, remade_key
 from hiddenweb.dla.kinds import (
     NOFOLLOW,
     PRIOR_REWARDS,
@@ -175,6 +176,10 @@ class DLAScheduler(GroupHeap):
         self._budget_logged = False
         self.journal: Journal | None = None  # with a JOBDIR (hiddenweb.dla.jobdir)
         self.ticks, self._timer, self.failed = 0, None, None
+        #: when the parts' checkpoint fell due (None: not due; hiddenweb.dla.jobdir)
+        self._commit_timer, self.commit_due, self.commit_cost = None, None, 0.0
+        #: requests given back by the journal whose parent's answer will make them again
+        self.remade: Counter[tuple] = Counter()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -222,6 +227,12 @@ class DLAScheduler(GroupHeap):
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
+        if request.dont_filter and self.remade:  # after a resume (hiddenweb.dla.journal)
+            key = remade_key(request, fingerprint(self.df, self.crawler, request))
+            if self.remade.get(key):
+                self.remade[key] -= 1
+                self.stats.inc_value("hiddenweb/jobdir/remade_dropped")
+                return False
         if self.journal is not None:
             fp = None if request.dont_filter else fingerprint(self.df, self.crawler, request)
             if not self.journal.enqueued(request, fp):
@@ -267,6 +278,8 @@ class DLAScheduler(GroupHeap):
                 self.crawler.signals.send_catch_log(download_budget_exhausted)
             return None
         settle(self)
+        if self.journal is not None and holding_for_commit(self):
+            return None
         while self.heap:
             heap_key, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)

@@ -75,11 +75,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: response meta: forms started exploring while it was read (their explorers live in memory
-#: only; with a JOBDIR the response is read again after a kill: hiddenweb.dla.journal)
-EXPLORES_META = "hiddenweb_explores"
-
-
 class FormCrawler:
     """The forms of one crawl (see the module docstring)."""
 
@@ -106,6 +101,30 @@ class FormCrawler:
     @property
     def stats(self) -> Any:
         return self.crawler.stats  # set once the crawl starts, after the spider is built
+
+    # -- JOBDIR ------------------------------------------------------------------------------
+    #: what :meth:`jobdir_state` keeps: every explorer (values tried, values that paid,
+    #: suggestions, pauses), the endpoints (blind budgets, records, values shown), the
+    #: dependent-select probes, the LVS with its learnt values and the site's words
+    _STATE = ("lvs", "site", "vocabulary", "seen", "explorers", "endpoints", "to_release",
+              "reading_seq", "budget_exhausted")
+
+    def jobdir_state(self) -> dict[str, Any]:
+        """What the forms learned, picklable in one piece (shared objects stay shared): the
+        JOBDIR checkpoint (:mod:`hiddenweb.dla.jobdir`) writes it with the journal's done
+        requests, so a resumed crawl goes on from it instead of re-learning."""
+        return {**{name: getattr(self, name) for name in self._STATE},
+                "probes": self.versions.probes, "recent": self.stopping.recent}
+
+    def restore_jobdir_state(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`jobdir_state` (a resumed crawl, before any request)."""
+        for name in self._STATE:
+            setattr(self, name, state[name])
+        self.versions.probes = state["probes"]
+        self.stopping.recent = state["recent"]
+        # reading tokens issued after the checkpoint are in the journal's replayed requests:
+        # new ones must not take their numbers
+        self.reading_seq += 1 << 20
 
     def _budget_exhausted(self) -> None:
         self.budget_exhausted = True
@@ -155,6 +174,9 @@ class FormCrawler:
                 # copy of the form on another page may not: the form is not marked seen
                 stats.inc_value("hiddenweb/forms/skipped/needs_browser")
                 continue
+            if self._lost_explorer(form, response.meta):
+                stats.inc_value("hiddenweb/forms/skipped/before_its_page")
+                continue
             if self.claims is not None and not self.claims.claim(form.signature, response.request):
                 continue  # shared mode: another worker explores it (hiddenweb.redis_shared)
             self.seen.add(form.signature)
@@ -170,13 +192,11 @@ class FormCrawler:
                 probe = FormExplorer(form, self.lvs, 0, form_class=form_class, button=button,
                                      page=response.url, by_browser=by_script,
                                      form_only=form_only, dependent=dependent)
-                response.meta[EXPLORES_META] = True  # a JOBDIR reads it again after a kill
                 yield self.versions.probe(response, probe)
                 continue
             prior = prior or self.site.prior(text or "", content_text(response))
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
-            response.meta[EXPLORES_META] = True
             for version, chosen in [(form, button), *self.versions.buttons(form, verdict, button)]:
                 explorer = FormExplorer(
                     version, self.lvs, self.config.max_submissions, self.wave_for(by_script),
@@ -197,6 +217,20 @@ class FormCrawler:
                 if by_script:
                     stats.inc_value("hiddenweb/forms/browser_forms")
                 yield from self.start(explorer)
+
+    def _lost_explorer(self, form: FormInfo, meta: dict) -> bool:
+        """Whether ``form`` is met on an answer of its own endpoint (meta ``hiddenweb_origin``)
+        while no explorer of that endpoint exists: only after a JOBDIR resume, when the answer
+        is read before the page whose explorers sent it (the journal reads that page again).
+        The form is left for its page: explored from here, its page would be the answer's."""
+        origin = meta.get("hiddenweb_origin")
+        if not origin:
+            return False
+        ep = self.endpoints.get(origin)
+        if ep is not None and ep.explorers:
+            return False
+        return origin in {endpoint(form.method, form.action),
+                          *(endpoint(b.method, b.action) for b in form.buttons)}
 
     def _button(self, form: FormInfo, verdict: FormVerdict, url: str
                 ) -> ButtonInfo | None | bool:
@@ -339,6 +373,9 @@ class FormCrawler:
         if explorer is None:
             return
         data = meta.get("hiddenweb_explore_data") or {}
+        if explorer.answered_before(data):  # a duplicate after a JOBDIR resume: judged once
+            self.stats.inc_value("hiddenweb/forms/answered_twice")
+            return
         success = empty = False
         words: list[str] = []
         if response is not None and response.status == 200 \

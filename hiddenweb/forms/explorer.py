@@ -99,6 +99,8 @@ class FormExplorer:
         self.tried: set[tuple] = set()
         self.submitted = 0
         self.answers = 0
+        #: the submissions answered (``()``: the defaults): each is judged once
+        self.answered: set[tuple] = set()
         self.new_pages = 0
         self.since_new = 0
         self.rounds = 1
@@ -256,7 +258,17 @@ class FormExplorer:
 
         A form whose values never gave a new page and whose answers to :data:`INERT` of them
         showed exactly what its defaults' answer showed (not "no results": the same page) does
-        not read those values (a box the site echoes and ignores): it is ended."""
+        not read those values (a box the site echoes and ignores): it is ended.
+
+        A submission answered before is not judged again (nothing is released): after a JOBDIR
+        resume, an answer read again re-releases submissions whose requests are pending, and
+        those come back as duplicates the dupefilter drops besides their own answer."""
+        if self.answered_before(data):
+            return []
+        key = self._answer_key(data)
+        self.answered.add(key)
+        if data and key not in self.tried:  # sent after the checkpoint this state comes from
+            self._adopt(key)
         self.answers += 1
         if not data:
             self.defaults_shown = shown
@@ -281,6 +293,24 @@ class FormExplorer:
         # at most ``wave`` submissions outstanding (queued or downloading): released ones are
         # not recalled, so a pause must not find a backlog of blind guesses still to go out
         return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
+
+    def _adopt(self, combo: tuple) -> None:
+        """A submission this explorer did not send, answered: sent by a crawl killed after the
+        JOBDIR checkpoint this explorer was restored from. Counted as sent, so that what is in
+        flight stays right."""
+        self.tried.add(combo)
+        self.submitted += 1
+        for i, v in enumerate(combo):
+            counts = self.stats[i].get(v)
+            if counts is not None:
+                counts[0] += 1
+
+    def _answer_key(self, data: Assignment) -> tuple:
+        return tuple(data.get(name) for name in self.names) if data else ()
+
+    def answered_before(self, data: Assignment) -> bool:
+        """Whether the submission ``data`` was answered (judged by :meth:`feedback`) before."""
+        return self._answer_key(data) in self.answered
 
     def _judge_values(self, data: Assignment, new: bool, empty: bool) -> None:
         """What the answer to ``data`` says of its values: its place in the endpoint's wave, a

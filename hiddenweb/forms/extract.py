@@ -57,6 +57,22 @@ class FormInfo:
     element_id: str = ""
     pinned: dict[str, str] = field(default_factory=dict)  # a dependent select's parent choice
 
+    def __getstate__(self) -> dict:
+        """Pickled (a JOBDIR checkpoint: :meth:`FormCrawler.jobdir_state`) with its selector as
+        the form's markup and base URL: parsed again when loaded."""
+        state = dict(self.__dict__)
+        sel = state.pop("selector", None)
+        state["_markup"] = None if sel is None else (sel.get(), sel.root.base_url)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        markup = state.pop("_markup", None)
+        self.__dict__.update(state)
+        self.selector = None
+        if markup is not None:
+            forms = Selector(text=markup[0], base_url=markup[1]).xpath("//form")
+            self.selector = forms[0] if forms else None
+
     @property
     def signature(self) -> str:
         """Same form on other pages ⇒ same signature: action path + method + field names, plus

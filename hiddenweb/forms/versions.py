@@ -99,7 +99,6 @@ class FormVersions:
             if not explorer.fillable:
                 continue
             stats.inc_value("hiddenweb/forms/dependent_values")
-            response.meta["hiddenweb_explores"] = True  # FormCrawler's EXPLORES_META
             yield from self.forms.start(explorer, offer=False)
 
     def post_back(self, explorer: FormExplorer, form: FormInfo, response: TextResponse
@@ -123,7 +122,6 @@ class FormVersions:
                                explorer, page=response.url, form_only=True,
                                vocabulary=self.forms.vocabulary)
         self.forms.stats.inc_value("hiddenweb/forms/post_backs")
-        response.meta["hiddenweb_explores"] = True  # FormCrawler's EXPLORES_META
         logger.debug("Post-back of %s: %s now offers %s", explorer.signature, changed,
                      version.pinned)
         yield from self.forms.start(child, offer=False)

@@ -95,6 +95,13 @@ def parse_seed(seed: str | None) -> str:
     return seed.strip()
 
 
+def link_extractor() -> LinkExtractor:
+    """The spider's link extractor: anchors, areas and the pages a page frames (forms in
+    iframes); PDFs and feeds are read, :data:`SKIPPED_EXTENSIONS` are not."""
+    return LinkExtractor(unique=True, tags=("a", "area", "iframe", "frame"),
+                         attrs=("href", "src"), deny_extensions=sorted(SKIPPED_EXTENSIONS))
+
+
 class HwdlaSpider(scrapy.Spider):
     name = "hwdla"
 
@@ -132,9 +139,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.url_sources = s.getbool("HIDDENWEB_URL_SOURCES", defaults.HIDDENWEB_URL_SOURCES)
         spider.url_guesses = s.getbool("HIDDENWEB_URL_GUESSES", defaults.HIDDENWEB_URL_GUESSES)
         spider.obey_robots = s.getbool("ROBOTSTXT_OBEY")
-        spider.link_extractor = LinkExtractor(  # and the pages a page frames (forms in iframes)
-            unique=True, tags=("a", "area", "iframe", "frame"), attrs=("href", "src"),
-            deny_extensions=sorted(SKIPPED_EXTENSIONS))  # PDFs and feeds are read
+        spider.link_extractor = link_extractor()
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode)
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
@@ -148,12 +153,32 @@ class HwdlaSpider(scrapy.Spider):
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig
 
-            spider.finder = SheepFinder(spider, SheepConfig.from_settings(s), spider.query)
+            spider.finder = SheepFinder(
+                spider, SheepConfig.from_settings(s), spider.query,
+                str(s.get("HIDDENWEB_FIND_STRATEGY", defaults.HIDDENWEB_FIND_STRATEGY)).lower(),
+                str(s.get("HIDDENWEB_FIND_TEXT", defaults.HIDDENWEB_FIND_TEXT)).lower())
         if spider.oracle_path:
             from hiddenweb.bench.oracle import Oracle
 
             spider.oracle = Oracle(spider.oracle_path)
         return spider
+
+    # -- JOBDIR ------------------------------------------------------------------------------
+    #: the name of its part of a JOBDIR's checkpoint (:mod:`hiddenweb.dla.jobdir`)
+    jobdir_name = "spider"
+
+    def jobdir_state(self) -> dict[str, Any]:
+        """What the crawl learned that a resume after a kill should not learn again: the forms
+        (:meth:`FormCrawler.jobdir_state`), the texts pages showed (``ShownText``) and which URL
+        templates need the browser (``BrowserPolicy``). Pages already read are the journal's
+        (:mod:`hiddenweb.dla.journal`)."""
+        return {"forms": self.forms.jobdir_state(), "shown": self.shown, "policy": self.policy}
+
+    def restore_jobdir_state(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`jobdir_state` (a resumed crawl, before any request)."""
+        self.forms.restore_jobdir_state(state["forms"])
+        for name in ("shown", "policy"):  # other parts hold these objects: updated in place
+            getattr(self, name).__dict__.update(state[name].__dict__)
 
     # -- start -----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -399,6 +424,16 @@ class HwdlaSpider(scrapy.Spider):
             stats.inc_value(f"hiddenweb/sources/{found.source}")
             yield self.follow(response, found.url, found.label, found.source,
                               nofollow=found.last, guess=found.last)
+
+    def redirect_body_requests(self, response: Response, urls: list[str]
+                               ) -> Iterator[scrapy.Request]:
+        """Requests of the links a redirect's own HTML body shows (``response``: the ``3xx``
+        reply; :mod:`hiddenweb.redirectbody` schedules them), source ``redirect-body``, each
+        allowed by the safety policy; none when :meth:`named_urls` would name none."""
+        if not self.url_sources or not self.follow_links or self.recrawl or self.host is None:
+            return
+        yield from self.source_requests(response, [Found(u, "redirect-body") for u in urls],
+                                        set())
 
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,

@@ -197,14 +197,23 @@ def test_wivet_kinds_take_the_plainest_path_a_path_as_hard_as_its_hardest_step(t
         '<a href="../innerpages/<?php tc(\'1_aa\'); ?>.php">x</a>'
         '<script>location.href = "../innerpages/1_bb.php";</script>'
         '<form action="../innerpages/1_cc.php"><input name=q></form>'
+        '<form method="post" action="../innerpages/1_bc.php"><input name="ip">'
+        '<input type="submit" value="Continue"></form>'
         '<a href="#" onclick="go(\'1_ee\')">y</a>')
     (inner / "1_aa.php").write_text('<a href="1_dd.php">next</a>')
     (inner / "1_bb.php").write_text('<a href="1_ff.php">after a script</a>')
     (inner / "1_cc.php").write_text('<a href="1_dd.php">also</a><a href="1_ac.php">on</a>')
-    for name in ("1_dd", "1_ee", "1_ff", "1_ac", "2_ad"):
+    (inner / "1_bc.php").write_text('<a href="1_bd.php">behind a refused form</a>'
+                                    '<a href="1_ac.php">and one reached besides</a>')
+    for name in ("1_dd", "1_ee", "1_ff", "1_ac", "2_ad", "1_bd"):
         (inner / f"{name}.php").write_text("<p>case</p>")
-    assert kinds(tmp_path) == {"1_aa": "link", "1_bb": "js", "1_cc": "form", "1_dd": "link",
-                               "1_ee": "js", "1_ff": "js", "1_ac": "form", "2_ad": "js"}
+    # an unknown POST form (no word the safety policy knows) is never sent: what only it
+    # reaches is not allowed
+    assert kinds(tmp_path) == {
+        "1_aa": ("link", True), "1_bb": ("js", True), "1_cc": ("form", True),
+        "1_dd": ("link", True), "1_ee": ("js", True), "1_ff": ("js", True),
+        "1_ac": ("form", True), "2_ad": ("js", True), "1_bc": ("form", False),
+        "1_bd": ("form", False)}
     site = Wivet()
     assert site.found_in(get("/innerpages/1_aa.php")) == {"1_aa"}
     assert site.dangerous(get("/logout.php")) == "GET logout.php"

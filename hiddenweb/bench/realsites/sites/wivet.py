@@ -12,6 +12,10 @@ the markup on the way to it from the ``pages/*.php`` (listed in a ``pages/index.
 build time, as Apache's directory listing would): a plain ``href`` or ``src`` outside any script
 is a ``link`` step, a form's ``action`` a ``form`` step, anything else (script, event handler,
 Flash) a ``js`` step; a path is as hard as its hardest step and a unit takes its plainest path.
+A unit is *allowed* when some path to it takes no form step the crawler's safety policy refuses
+(:func:`hiddenweb.safety.judge_form` on the form's markup, as the crawler reads it: an unknown
+POST form is never sent); its kind is that of its plainest allowed path (of its plainest path
+when none is allowed). Steps inside scripts are not judged (counted as allowed).
 Found on a 2xx answer to its URL. Dangerous: ``logout.php``
 (resets the session WIVET counts in) and ``offscanpages/remove-all-stats.php``.
 """
@@ -36,36 +40,59 @@ FORM_ACTION = re.compile(r"<form[^>]*action\s*=\s*[\"'][^\"']*?(?:tc\('|)(\d+_[0
 PLAIN = re.compile(r"(?:href|src)\s*=\s*[\"'][^\"']*?(?:tc\('|)(\d+_[0-9a-f]+)", re.I)
 
 
-def _edges(text: str) -> dict[str, str]:
-    """The test cases ``text`` points to, each by its plainest kind of reference."""
+def _edges(text: str) -> dict[str, tuple[str, bool]]:
+    """The test cases ``text`` points to, each by its plainest kind of reference, and whether
+    that reference is one the safety policy allows (a form it refuses is not)."""
     plain = SCRIPT.sub(" ", text)
-    here: dict[str, str] = {}
+    here: dict[str, tuple[str, bool]] = {}
     for case in PLAIN.findall(plain):
-        here[case] = "link"
+        here[case] = ("link", True)
+    refused = _refused_forms(plain)
     for case in FORM_ACTION.findall(plain):
-        here.setdefault(case, "form")
+        if case not in here or not here[case][1]:
+            here[case] = ("form", case not in refused)
     for case in re.findall(r"(\d+_[0-9a-f]+)", text):
-        here.setdefault(case, "js")
+        here.setdefault(case, ("js", True))
     return here
 
 
-def kinds(root: Path) -> dict[str, str]:
-    """Each test case's kind: the plainest path to it from the ``pages/*.php`` (linked from
-    the directory listing), a path being as hard as its hardest step (link < form < js)."""
+def _refused_forms(markup: str) -> set[str]:
+    """The test cases named by the action of a form the safety policy refuses to submit."""
+    from parsel import Selector
+
+    from hiddenweb.forms.extract import extract_forms
+    from hiddenweb.safety import judge_form
+
+    refused: set[str] = set()
+    for form in extract_forms(Selector(text=markup), "http://wivet.invalid/innerpages/"):
+        if not judge_form(form).allowed:
+            refused.update(re.findall(r"(\d+_[0-9a-f]+)", form.action))
+    return refused
+
+
+def kinds(root: Path) -> dict[str, tuple[str, bool]]:
+    """Each test case's kind and whether the safety policy allows reaching it: the plainest
+    allowed path to it from the ``pages/*.php`` (linked from the directory listing), a path
+    being as hard as its hardest step (link < form < js); the plainest path of all when no
+    path is allowed."""
     rank = {"link": 0, "form": 1, "js": 2}
     cases = {p.stem for p in (root / "innerpages").glob("*_*.php")}
-    best: dict[str, str] = {}
-    frontier = [(case, kind) for page in (root / "pages").glob("*.php")
-                for case, kind in _edges(page.read_text(errors="replace")).items()]
+    best: dict[str, tuple[str, bool]] = {}
+
+    def better(new: tuple[str, bool], old: tuple[str, bool] | None) -> bool:
+        return old is None or (new[1], -rank[new[0]]) > (old[1], -rank[old[0]])
+
+    frontier = [(case, edge) for page in (root / "pages").glob("*.php")
+                for case, edge in _edges(page.read_text(errors="replace")).items()]
     while frontier:
-        case, kind = frontier.pop()
-        if case not in cases or (case in best and rank[best[case]] <= rank[kind]):
+        case, (kind, allowed) = frontier.pop()
+        if case not in cases or not better((kind, allowed), best.get(case)):
             continue
-        best[case] = kind
+        best[case] = (kind, allowed)
         text = (root / "innerpages" / f"{case}.php").read_text(errors="replace")
-        for nxt, step in _edges(text).items():
-            frontier.append((nxt, max(kind, step, key=rank.__getitem__)))
-    return {c: best.get(c, "js") for c in sorted(cases)}
+        for nxt, (step, ok) in _edges(text).items():
+            frontier.append((nxt, (max(kind, step, key=rank.__getitem__), allowed and ok)))
+    return {c: best.get(c, ("js", True)) for c in sorted(cases)}
 
 
 class Wivet(Site):
@@ -76,7 +103,7 @@ class Wivet(Site):
     @property
     def data_version(self) -> str:  # type: ignore[override]
         """Built anew for another source."""
-        return "2-" + hashlib.sha1((self.source or "").encode()).hexdigest()[:10]
+        return "3-" + hashlib.sha1((self.source or "").encode()).hexdigest()[:10]
     seed_path = "/index.php"
     ready_path = "/index.php"
     hidden = "62 crawler test cases: JS events, frames, forms, Flash, session state; a logout"
@@ -117,8 +144,8 @@ class Wivet(Site):
     def truth(self, data: Path) -> Truth:
         import json
 
-        return Truth.of(Unit(c, k) for c, k in json.loads((data / "kinds.json").read_text())
-                        .items())
+        return Truth.of(Unit(c, k, allowed) for c, (k, allowed)
+                        in json.loads((data / "kinds.json").read_text()).items())
 
     def found_in(self, entry: Entry) -> set[str]:
         return set(CASE.findall(entry.route))
