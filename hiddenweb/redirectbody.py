@@ -55,8 +55,10 @@ class RedirectBodyLinks:
 
     def process_response(self, request: Request, response: Response,
                          spider: Spider | None = None) -> Response:
+        if not 300 <= response.status < 400 or not response.body:
+            return response
         ctype = response.headers.get(b"Content-Type", b"").split(b";")[0].strip().lower()
-        if not 300 <= response.status < 400 or ctype not in HTML_TYPES or not response.body:
+        if ctype not in HTML_TYPES:
             return response
         location = response.headers.get(b"Location")
         if not location:

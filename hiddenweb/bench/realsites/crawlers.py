@@ -77,14 +77,15 @@ class CrawlResult:
 
 
 def variant(crawler: str) -> tuple[str, dict[str, str]]:
-    """``hwdla@NAME=VALUE+NAME=VALUE``: the crawler ``hwdla`` with those settings (an arm of
-    an A/B measured in the same run); a plain name has none."""
+    """``hwdla@NAME=VALUE+NAME=VALUE``: the crawler ``hwdla`` (or a find strategy,
+    ``ls2f@…``) with those settings (an arm of an A/B measured in the same run); a plain name
+    has none."""
     base, _, spec = crawler.partition("@")
     settings = {}
     for part in filter(None, spec.split("+")):
         name, sep, value = part.partition("=")
         if not sep or not name:
-            raise ValueError(f"crawler {crawler!r}: expected {base}@NAME=VALUE[+NAME=VALUE]")
+            raise ValueError(f"{crawler!r}: expected {base}@NAME=VALUE[+NAME=VALUE]")
         settings[name] = value
     return base, settings
 

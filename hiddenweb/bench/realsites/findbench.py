@@ -56,6 +56,7 @@ from scrapy.responsetypes import responsetypes
 from scrapy.settings import Settings
 from w3lib.url import canonicalize_url
 
+from hiddenweb.bench.realsites.crawlers import variant
 from hiddenweb.lostsheep.find import FIND_STRATEGIES, find_links, page_words
 from hiddenweb.lostsheep.text import analyze
 
@@ -277,23 +278,10 @@ def find_command(seed: str, query: list[str], strategy: str, out: Path,
     return cmd
 
 
-def arm(strategy: str) -> tuple[str, dict[str, str]]:
-    """``ls2f@NAME=VALUE+NAME=VALUE``: the strategy ``ls2f`` with those settings (an arm of an
-    A/B measured in the same run, e.g. ``ls2f@HIDDENWEB_LOSTSHEEP_START=middle``)."""
-    base, _, spec = strategy.partition("@")
-    extra = {}
-    for part in filter(None, spec.split("+")):
-        name, sep, value = part.partition("=")
-        if not sep or not name:
-            raise ValueError(f"strategy {strategy!r}: expected {base}@NAME=VALUE[+NAME=VALUE]")
-        extra[name] = value
-    return base, extra
-
-
 def run_find(seed: str, target: Target, strategy: str, kinds: Templates,
              settings: dict[str, str] | None = None, timeout: int = 600) -> dict[str, Any]:
     """One ``scrapy crawl hwdla … -a find=1`` run, scored against ``target``."""
-    base, extra = arm(strategy)
+    base, extra = variant(strategy)
     settings = {**(settings or {}), **extra}
     with tempfile.TemporaryDirectory(prefix="hw-find-") as tmp:
         out = Path(tmp) / "items.jsonl"
@@ -369,7 +357,7 @@ def run_site_finds(name: str, seed: str, *, targets: int, strategies: tuple[str,
                    ) -> dict[str, Any]:
     """Survey ``seed``, pick the targets, run every strategy on every target (``cache``: a
     Scrapy HTTP cache directory shared by the finds of this site)."""
-    unknown = [s for s in strategies if arm(s)[0] not in FIND_STRATEGIES]
+    unknown = [s for s in strategies if variant(s)[0] not in FIND_STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}; known: {', '.join(FIND_STRATEGIES)}")
     say(f"[{name}] survey: breadth-first from {seed}, at most {survey_pages} pages")
@@ -462,7 +450,8 @@ def run_corpus(names: list[str], workdir: Path, sources: dict[str, str],
     ``on_site`` gets the entries so far after each site."""
     import shutil
 
-    from hiddenweb.bench.realsites.install import InstallError, git_source
+    from hiddenweb.bench.realsites.install import InstallError
+    from hiddenweb.bench.realsites.runner import install_site
     from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
     from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES, SiteSkipped
 
@@ -473,12 +462,7 @@ def run_corpus(names: list[str], workdir: Path, sources: dict[str, str],
             raise ValueError(f"unknown site {name!r}; known: {known}")
         site = SITES[name](sources.get(name))
         try:
-            if site.origin == "git":
-                if not site.source:
-                    raise SiteSkipped(f"lives only in git; give --source {name}=URL-OR-PATH")
-                site.src = git_source(name, site.source)
-            say(f"[{name}] installing ({site.origin}: {', '.join(site.pins) or site.source})")
-            site.install()
+            install_site(site, name)
             wd = workdir / name
             data = site.fresh(wd / "data")
             shutil.rmtree(wd / "httpcache", ignore_errors=True)

@@ -65,6 +65,17 @@ class _Ticker:
             say(f"  {self.label}: {self.lines} requests, {now - self.start:.0f} s")
 
 
+def install_site(site: Site, name: str) -> None:
+    """Fetch a git-only app's checkout (``SiteSkipped`` without a source) and install ``site``,
+    saying so."""
+    if site.origin == "git":
+        if not site.source:
+            raise SiteSkipped(f"lives only in git; give --source {name}=URL-OR-PATH")
+        site.src = git_source(name, site.source)
+    say(f"[{name}] installing ({site.origin}: {', '.join(site.pins) or site.source})")
+    site.install()
+
+
 def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
                caps: Caps) -> dict[str, Any]:
     """One crawl of a fresh copy of ``site``; its score from the proxy's log."""
@@ -118,12 +129,7 @@ def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | N
         results.append(entry)
         try:
             t0 = time.monotonic()
-            if site.origin == "git":
-                if not site.source:
-                    raise SiteSkipped(f"lives only in git; give --source {name}=URL-OR-PATH")
-                site.src = git_source(name, site.source)
-            say(f"[{name}] installing ({site.origin}: {', '.join(site.pins) or site.source})")
-            site.install()
+            install_site(site, name)
             say(f"[{name}] building data")
             truth = site.truth(site.pristine())
             entry["setup_seconds"] = round(time.monotonic() - t0, 1)
