@@ -337,13 +337,13 @@ class FormCrawler:
                 self.stats.inc_value("hiddenweb/forms/site_values", queued)
                 yield from self.release(explorer)
 
-    def answered(self, meta: dict, response: Response | None, new: bool
-                 ) -> Iterator[scrapy.Request]:
+    def answered(self, meta: dict, response: Response | None, new: bool,
+                 repeat: bool = False) -> Iterator[scrapy.Request]:
         """After a response (or, with ``response`` None, a failure) of a request with ``meta``
         was read: a form's feedback, and what the endpoints whose answers are now all read may
-        send."""
+        send. ``repeat``: the answer redirected to a page the crawl had already read."""
         if meta.get("hiddenweb_explore"):
-            yield from self.feedback(meta, response, new)
+            yield from self.feedback(meta, response, new, repeat=repeat)
         yield from self.release_read()
 
     def harvest(self, response: TextResponse, record: dict[str, list[str]]
@@ -366,9 +366,11 @@ class FormCrawler:
                 self.stats.inc_value("hiddenweb/forms/harvested_values", queued)
                 yield from self.release(explorer)
 
-    def feedback(self, meta: dict, response: Response | None, new: bool
-                 ) -> Iterator[scrapy.Request]:
-        """Tell the form's explorer what a submission gave; yield the submissions it releases."""
+    def feedback(self, meta: dict, response: Response | None, new: bool,
+                 repeat: bool = False) -> Iterator[scrapy.Request]:
+        """Tell the form's explorer what a submission gave; yield the submissions it releases.
+        ``repeat``: the submission redirected to a page the crawl had already read (the
+        redirect was dropped as a duplicate), see :meth:`FormExplorer.feedback`."""
         explorer = self.explorers.get(meta["hiddenweb_explore"])
         if explorer is None:
             return
@@ -394,7 +396,7 @@ class FormCrawler:
         pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
         inert = explorer.ended_inert
         released = explorer.feedback(data, success, words, empty=empty,
-                                     shown=meta.get(SHOWN_META))
+                                     shown=meta.get(SHOWN_META), repeat=repeat)
         if explorer.ended_inert and not inert:
             stats.inc_value("hiddenweb/forms/inert")  # its values change nothing: ended
         if explorer.holds > holds:
@@ -440,13 +442,18 @@ class FormCrawler:
     def request_dropped(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
         """``request_dropped`` (a duplicate): it will not be read. A form's submission that
         duplicates an earlier request (its defaults were the page's defaults) is answered
-        "nothing new" at once, so its slot in the form's wave is not held for ever."""
+        "nothing new" at once, so its slot in the form's wave is not held for ever. A
+        submission whose *redirect* is dropped (Post/Redirect/Get back to a page already read:
+        a preferences form) is a *repeat*: its answer shows nothing the crawl has not read."""
         self.answer_read(request.meta)
         if request.meta.get("hiddenweb_form_only"):
             self.spider.mass.recapture(request)  # a hidden page asked for again
         if request.meta.get("hiddenweb_explore"):
             self.stats.inc_value("hiddenweb/forms/duplicates")
-            for follow in list(self.answered(request.meta, None, False)):
+            repeat = bool(request.meta.get("redirect_urls"))
+            if repeat:
+                self.stats.inc_value("hiddenweb/forms/redirected_to_read")
+            for follow in list(self.answered(request.meta, None, False, repeat=repeat)):
                 self.crawler.engine.crawl(follow)
 
     def answer_read(self, meta: dict) -> None:

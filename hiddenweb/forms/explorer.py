@@ -251,14 +251,17 @@ class FormExplorer:
         return out + self._take(min(self.wave, self.limit) - len(out))
 
     def feedback(self, data: Assignment, new: bool, found_words: list[str] | None = None,
-                 empty: bool = False, shown: int | None = None) -> list[Assignment]:
+                 empty: bool = False, shown: int | None = None, repeat: bool = False
+                 ) -> list[Assignment]:
         """Record the answer to ``data`` (``new``: it showed a new result page; ``empty``: it
-        said "no results"; ``shown``: the hash of the set of texts it showed); return the
-        submissions it releases.
+        said "no results"; ``shown``: the hash of the set of texts it showed; ``repeat``: it
+        redirected to a page the crawl had already read); return the submissions it releases.
 
         A form whose values never gave a new page and whose answers to :data:`INERT` of them
-        showed exactly what its defaults' answer showed (not "no results": the same page) does
-        not read those values (a box the site echoes and ignores): it is ended.
+        showed exactly what its defaults' answer showed (not "no results": the same page), or
+        redirected to a page already read (a preferences form that stores its values and sends
+        the reader back), does not read those values for the crawl (a box the site echoes and
+        ignores): it is ended.
 
         A submission answered before is not judged again (nothing is released): after a JOBDIR
         resume, an answer read again re-releases submissions whose requests are pending, and
@@ -274,7 +277,7 @@ class FormExplorer:
             self.defaults_shown = shown
         elif new:
             self.value_hits += 1
-        elif shown is not None and shown == self.defaults_shown and not empty:
+        elif repeat or shown is not None and shown == self.defaults_shown and not empty:
             self.inert += 1
             if self.inert >= INERT and not self.value_hits and not self.ended_inert:
                 self.ended_inert = True

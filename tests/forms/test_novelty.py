@@ -146,3 +146,50 @@ def test_a_form_whose_answers_are_its_defaults_answer_is_ended(tmp_path: Path):
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stats["hiddenweb/forms/inert"] == 1
     assert sent <= 1 + INERT + 8  # the defaults, the values that showed it, a wave in flight
+
+
+class PreferencesSite(SiteHandler):
+    """A page whose form only stores view preferences: it is posted, and the site answers
+    "303 See Other" back to the page the reader was on (Post/Redirect/Get). Whatever values
+    go, the crawl is sent to a page it has already read."""
+
+    WORDS = " ".join(f"word{i}" for i in range(60))
+
+    def _page(self) -> None:
+        body = ("<h1>Changes of the guide</h1>"
+                f"<p>{self.WORDS}</p><a href='/'>home</a>"
+                '<form action="/doc" method="post"><label>Style <select name="style">'
+                '<option>inline</option><option>side by side</option></select></label>'
+                '<label>Lines around each change <input type="text" name="lines" value="2">'
+                '</label><input type="submit" value="Apply"></form>')
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).log.append(("GET", self.path))
+        if self.path == "/":
+            return self._send(b"<html><body><a href='/doc'>the guide's changes</a></body></html>")
+        if self.path == "/doc":
+            return self._page()
+        self._send(b"not found", status=404)
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        type(self).log.append(("POST", self.path))
+        self.send_response(303)
+        self.send_header("Location", "/doc")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_a_form_whose_answers_redirect_to_a_page_read_is_ended(tmp_path: Path):
+    """A preferences form (POST, answered by a redirect to the page already read): each answer
+    is dropped as a duplicate, so no answer was ever "the defaults' page"; eight such answers,
+    none new, end the form as inert instead of sending every value it has (62 before)."""
+    with serve(PreferencesSite) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
+            "HIDDENWEB_BROWSER": "never", "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": 300})
+        posts = sum(method == "POST" for method, _ in PreferencesSite.log)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stats["hiddenweb/forms/redirected_to_read"] >= INERT
+    assert run.stats["hiddenweb/forms/inert"] == 1
+    assert posts <= 1 + INERT + 8  # the defaults, the values that showed it, a wave in flight
