@@ -3,6 +3,9 @@
 * :func:`extract_forms` reads every ``<form>`` of a page into :class:`FormInfo` (fields with their
   kind, finite domain and descriptive texts: label, name, id, placeholder, nearby text; the
   buttons that submit it with their ``formaction`` / ``formmethod``).
+* An ``<isindex>`` outside any form (HTML 2's searchable index, still served by old sites) is a
+  one-box GET form of its own (:func:`isindex_forms`): its answer URL is ``action?keywords``,
+  the box's value with no ``name=`` (:func:`keywords_url`).
 * :attr:`FormInfo.signature` names the same form on other pages.
 * :func:`dependent_fields` finds a select whose options a script fills once another is chosen;
   :func:`pin` fixes the parent's choice (one form per parent value, like a wizard step).
@@ -172,7 +175,43 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                          *(b.text for b in buttons[:1])])
         forms.append(FormInfo(index, action, method, list(fields.values()), text, form, buttons,
                               form.attrib.get("id", "")))
-    return forms
+    return forms + isindex_forms(page, base_url, len(forms))
+
+
+#: the name of an ``<isindex>``'s box: its value is sent alone (:func:`keywords_url`)
+ISINDEX = "isindex"
+#: what a browser showed beside an ``<isindex>`` without a ``prompt``
+ISINDEX_PROMPT = "This is a searchable index. Enter search keywords:"
+
+
+def isindex_forms(page: Selector, base_url: str, first: int = 0) -> list[FormInfo]:
+    """Each ``<isindex>`` outside a ``<form>`` as a GET form with one text box named
+    :data:`ISINDEX` (RFC 1866 section 7.5: the document's own URL, or the element's
+    ``action``, queried with the keywords). Its markup is made here: a browser no longer
+    shows the element, so such a form is always sent over plain HTTP."""
+    out = []
+    for el in page.xpath("//isindex[not(ancestor::form)]"):
+        action = urljoin(base_url, el.attrib.get("action") or base_url.split("?")[0])
+        prompt = (el.attrib.get("prompt") or "").strip() or ISINDEX_PROMPT
+        markup = Selector(text='<form method="get"><input type="text"></form>', base_url=action)
+        form = markup.xpath("//form")[0]
+        form.root.set("action", action)
+        form.root.find("input").set("name", ISINDEX)
+        # the element is a keyword search by definition, whatever its prompt says
+        box = FieldInfo(ISINDEX, "text", [], "", False, list(dict.fromkeys([prompt,
+                                                                          ISINDEX_PROMPT])))
+        out.append(FormInfo(first + len(out), action, "GET", [box], prompt, form))
+    return out
+
+
+def keywords_url(form: FormInfo, url: str) -> str:
+    """The URL of an ``<isindex>`` form's submission (:func:`isindex_forms`): ``?isindex=x``
+    becomes ``?x``. Any other form's URL is returned as it is."""
+    if form.fields and form.fields[0].name == ISINDEX and len(form.fields) == 1:
+        head, sep, query = url.partition("?")
+        if sep and query.startswith(ISINDEX + "="):
+            return f"{head}?{query[len(ISINDEX) + 1:]}"
+    return url
 
 
 _SUBMITS_ON_CHANGE = re.compile(r"submit\s*\(|__doPostBack", re.I)

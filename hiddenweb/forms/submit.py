@@ -23,7 +23,7 @@ from form2request import form2request
 
 from hiddenweb.browser import BROWSER_SLOT
 from hiddenweb.forms.explorer import FormExplorer
-from hiddenweb.forms.extract import SUBMITS
+from hiddenweb.forms.extract import SUBMITS, keywords_url
 from hiddenweb.safety import secret_fields
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,9 @@ def plain_request(explorer: FormExplorer, data: Assignment, *, callback: Callabl
     except (ValueError, NotImplementedError) as exc:  # a control form2request cannot build
         logger.warning("Cannot build a submission of %s: %s", form.signature, exc)
         return None
-    return spec.to_scrapy(callback=callback, errback=errback)
+    request = spec.to_scrapy(callback=callback, errback=errback)
+    url = keywords_url(form, request.url)  # an <isindex>: the keywords alone
+    return request if url == request.url else request.replace(url=url)
 
 
 def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Callable,

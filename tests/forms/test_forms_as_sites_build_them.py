@@ -13,6 +13,7 @@ found is read from the server's own log:
 * a control outside the ``<form>`` joined by ``form="id"``, whose value the server requires;
 * a form inside a same-site ``<iframe>``;
 * a second submit button with its own ``formaction``; a group of checkboxes of one name;
+* an ``<isindex>`` (HTML 2's searchable index): its answer is ``/glossary?keywords``;
 * unsafe forms beside them (a login, a delete, a POST that inserts a note) and an item's
   read-only view in a POST form with no control, that must not be sent.
 """
@@ -20,14 +21,14 @@ found is read from the server's own log:
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 from parsel import Selector
 
-from hiddenweb.forms.extract import extract_forms
+from hiddenweb.forms.extract import ISINDEX, extract_forms, keywords_url
 from hiddenweb.forms.lvs import LVS, LVSLabel
 from hiddenweb.forms.records import rejected
 from hiddenweb.forms.values import field_domains
@@ -59,7 +60,7 @@ def zone_form(zone: str = "", token: str = VIEW_STATE) -> str:
 HOME = page(
     '<a href="/tickers">Tickers</a> <a href="/quote">Quote</a> <a href="/catalog">Catalog</a>'
     ' <a href="/stock">Stock</a> <a href="/codes">Codes</a> <a href="/account">Account</a>'
-    ' <a href="/library">Library</a>')
+    ' <a href="/library">Library</a> <a href="/glossary">Glossary</a>')
 TICKER_TABLE = page(
     "<table><tr><th>Ticker</th><th>Company</th></tr>"
     + "".join(f"<tr><td>{t}</td><td>{t.title()} Corporation</td></tr>" for t in TICKERS)
@@ -76,6 +77,9 @@ LIBRARY = page('<form action="/library/find"><label>Title <input name="title"></
                '</button></form><form action="/issues"><label><input type="checkbox" '
                'name="status" value="open" checked>open</label><label><input type="checkbox" '
                'name="status" value="closed">closed</label><button>Filter</button></form>')
+TERMS = ["bracken", "osmunda"]
+GLOSSARY = page(f"<h1>Glossary of ferns</h1><p>It explains {' and '.join(TERMS)}.</p>"
+                '<isindex prompt="Look up a term">')
 FRAMED = page('<form action="/framed/go"><select name="shelf"><option>top</option>'
               '<option>low</option></select><button>Go</button></form>')
 CODES = page('<form id="lookup" action="/codes/find"><button>Look up</button></form>'
@@ -117,11 +121,16 @@ class Site(SiteHandler):
             return self._send(page(f'<a href="/rec/framed-{query.get("shelf")}">shelf</a>'))
         if path == "/codes/find" and query.get("region") == "R7":
             return self._send(page('<a href="/rec/codes-R7">region R7</a>'))
+        if path == "/glossary" and url.query and "=" not in url.query:  # <isindex>'s keywords
+            term = unquote_plus(url.query)
+            if term in TERMS:
+                return self._send(page(f'<a href="/rec/glossary-{term}">{term}</a>'))
+            return self._send(page("No such term"))
         if path.startswith("/rec/"):
             return self._send(page(f"<h1>{path}</h1>", title=path))
         pages = {"/": HOME, "/tickers": TICKER_TABLE, "/quote": QUOTE, "/catalog": CATALOG,
                  "/stock": page(zone_form()), "/codes": CODES, "/account": ACCOUNT,
-                 "/framed": FRAMED, "/library": LIBRARY}
+                 "/framed": FRAMED, "/library": LIBRARY, "/glossary": GLOSSARY}
         if path in pages:
             return self._send(pages[path])
         return self._send(page("Not found"), status=404)
@@ -158,7 +167,8 @@ def test_every_kind_of_safe_form_is_sent_and_its_hidden_pages_reached(site, tmp_
     expected = ({f"/rec/quote-{t}" for t in TICKERS} | {"/rec/catalog-all", "/rec/codes-R7"}
                 | {f"/rec/stock-{d}" for depots in ZONES.values() for d in depots}
                 | {"/rec/sorted-name", "/rec/framed-top", "/rec/framed-low"}
-                | {"/rec/library-old", "/rec/issues-open", "/rec/issues-closed"})
+                | {"/rec/library-old", "/rec/issues-open", "/rec/issues-closed"}
+                | {f"/rec/glossary-{t}" for t in TERMS})
     assert expected <= reached, sorted(expected - reached)
     # a login, a delete, a POST that writes, an item's read-only view with no control
     assert not [p for _, p, _ in Site.log
@@ -196,6 +206,21 @@ def test_extraction_reads_what_a_browser_would_send():
     assert values["c"] == ["y", None]  # checked: its default state first
     assert values["q"][:4] == ["", "Springfield", "Boston", "Austin"] and not unfillable
     assert labels["q"].startswith("site:")
+
+
+def test_an_isindex_is_a_one_box_get_form_sent_as_keywords():
+    html = ('<p>Ferns</p><isindex prompt="Look up a term"><isindex action="/other">'
+            '<form action="/f"><isindex><input name="q"></form>')
+    forms = extract_forms(Selector(text=html), "http://h/glossary?page=2#top")
+    assert [f.fields[0].name for f in forms] == ["q", ISINDEX, ISINDEX]  # none inside a form
+    first, second = forms[1], forms[2]
+    assert (first.method, first.action) == ("GET", "http://h/glossary")
+    assert first.text == "Look up a term"
+    assert second.action == "http://h/other" and second.text.startswith("This is a searchable")
+    assert first.signature != second.signature
+    assert keywords_url(first, "http://h/glossary?isindex=royal+fern") == \
+        "http://h/glossary?royal+fern"
+    assert keywords_url(forms[0], "http://h/f?q=x") == "http://h/f?q=x"
 
 
 def test_site_vocabulary_keeps_the_written_form_and_reads_table_columns():
