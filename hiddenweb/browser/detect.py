@@ -105,8 +105,11 @@ class BrowserPolicy:
       something, the template's pages go straight to the browser (one download instead of two);
     * :meth:`worth_rendering`: once ``min_seen`` renders of a template were made and fewer than
       ``useful_share`` of them added anything, its pages are no longer rendered (a site whose
-      every page loads a script that builds nothing), but one in ``sample`` still is, so that
-      the template is looked at again.
+      every page loads a script that builds nothing), but a few still are, so that the
+      template is looked at again: the ``sample``-th page skipped, then the one at twice that
+      count each time a look added nothing (the 10th, 20th, 40th, 80th, …: about
+      log2(n / sample) renders for n pages), the gap back to ``sample`` once a render of the
+      template adds something.
     """
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
@@ -118,6 +121,8 @@ class BrowserPolicy:
         self.renders: dict[str, int] = defaultdict(int)
         self.useful: dict[str, int] = defaultdict(int)
         self.skipped: dict[str, int] = defaultdict(int)
+        self.gap: dict[str, int] = {}  # pages an idle template skips before its next look
+        self.due: dict[str, int] = {}  # the skipped count at which it is looked at again
         self.script_requests: set[str] = set()
 
     def record(self, url: str, needed: bool) -> None:
@@ -129,6 +134,8 @@ class BrowserPolicy:
         key = template_key(url)
         self.renders[key] += 1
         self.useful[key] += int(useful)
+        if useful:  # looked at as often as at first again
+            self.gap.pop(key, None)
 
     def new_script_requests(self, urls: list[str]) -> bool:
         """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render."""
@@ -146,15 +153,20 @@ class BrowserPolicy:
         return "useful" if self.useful.get(key, 0) >= self.useful_share * renders else "idle"
 
     def worth_rendering(self, url: str) -> bool:
-        """False for the page of an idle template (:meth:`verdict`), but for one in ``sample``
-        of them, so that the template is looked at again."""
+        """False for the page of an idle template (:meth:`verdict`), but for a few of them
+        (the class docstring), so that the template is looked at again."""
         if self.mode != "auto":
             return self.mode == "always"
         if self.verdict(url) != "idle":
             return True
         key = template_key(url)
         self.skipped[key] += 1
-        return self.skipped[key] % self.sample == 0
+        skipped = self.skipped[key]
+        if skipped < self.due.get(key, self.sample):
+            return False
+        gap = self.gap.get(key, self.sample // 2) * 2
+        self.gap[key], self.due[key] = gap, skipped + gap
+        return True
 
     def direct(self, url: str) -> bool:
         if self.mode == "always":

@@ -39,8 +39,13 @@ def test_a_template_is_judged_after_its_first_renders():
         policy.rendered(f"http://h/app/{i}", i == 2)
     assert policy.verdict("http://h/item/9") == "idle"
     assert policy.verdict("http://h/app/9") == "useful"
-    assert sum(policy.worth_rendering(f"http://h/item/{i}") for i in range(100)) == 10
+    # an idle template is looked at again less and less often: its 10th, 20th, 40th, 80th page
+    looked = [i + 1 for i in range(1000) if policy.worth_rendering(f"http://h/item/{i}")]
+    assert looked == [10, 20, 40, 80, 160, 320, 640]
     assert all(policy.worth_rendering(f"http://h/app/{i}") for i in range(100))
+    policy.rendered("http://h/item/640", True)  # a look that added something: 1 of 5 renders
+    assert policy.verdict("http://h/item/1") == "useful"
+    assert all(policy.worth_rendering(f"http://h/item/{i}") for i in range(1000, 1030))
     # straight to the browser only once renders showed it was worth it
     for i in range(4):
         policy.record(f"http://h/item/{i}", True)
