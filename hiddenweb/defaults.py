@@ -92,7 +92,7 @@ LAB: dict = {
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
     # a URL template whose first renders added nothing to the plain copy is not rendered again
-    # (but one page in ten): hiddenweb.browser.renders
+    # (but its 10th, 20th, 40th, ... page): hiddenweb.browser.renders
     "browser_render_gate": True,
     "browser_page_reuse": 25,  # requests served by one page before it is closed
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
