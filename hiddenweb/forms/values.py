@@ -23,6 +23,9 @@ company, and the misses of the site's own words must not lift it past them (wher
 indexes words of every subject, as on the proving ground's 10^4-page sites, an additive affinity
 did exactly that and cost 250 downloads).
 ``form_affinity`` (docs/settings.md) switches it off.
+
+:func:`field_domains` gives each field its candidate values; a date or time input
+(:data:`DATE_TYPES`), which takes no word, gets its own default and then :func:`typed_values`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from datetime import date
 from math import sqrt
 from typing import TYPE_CHECKING
 
@@ -98,6 +102,29 @@ def _cosine(x: int, y: int) -> float:
     return (x & y).bit_count() / sqrt(x.bit_count() * y.bit_count())
 
 
+#: inputs whose value is a date or time in HTML's own format (a browser's picker fills them)
+DATE_TYPES = frozenset({"date", "month", "week", "time", "datetime-local"})
+
+
+def typed_values(kind: str, today: date | None = None) -> list[str]:
+    """A date or time input's values (:data:`DATE_TYPES`) in the format a browser sends
+    (HTML, "Dates and times"): today, the first day of this year and of last year; noon and
+    midnight for a time. Nothing the LVS or the site could say: a box of this type accepts no
+    word, and a search by date mostly runs over recent records."""
+    day = today or date.today()
+    days = [day, date(day.year, 1, 1), date(day.year - 1, 1, 1)]
+    if kind == "time":
+        return ["12:00", "00:00"]
+    if kind == "month":
+        return list(dict.fromkeys(d.strftime("%Y-%m") for d in days))
+    if kind == "week":
+        weeks = (d.isocalendar() for d in days)
+        return list(dict.fromkeys(f"{y}-W{w:02d}" for y, w, _ in weeks))
+    if kind == "datetime-local":
+        return list(dict.fromkeys(f"{d.isoformat()}T12:00" for d in days))
+    return list(dict.fromkeys(d.isoformat() for d in days))
+
+
 def field_domains(form: FormInfo, lvs: LVS, vocabulary: SiteVocabulary | None = None
                   ) -> tuple[list[tuple[str, list[str | None]]], dict[str, str], list[str]]:
     """(field name, candidate values) per fillable field, the LVS label used per free-text field,
@@ -132,6 +159,8 @@ def field_domains(form: FormInfo, lvs: LVS, vocabulary: SiteVocabulary | None = 
             boxes = list(f.options) or ["on"]
             values = [f.default, None] if f.default else [None]
             values += [v for v in boxes if v not in values]
+        elif f.kind in DATE_TYPES:  # the page's own value, then dates in the box's format
+            values = [f.default, *(v for v in typed_values(f.kind) if v != f.default)]
         elif f.kind in TEXT_TYPES or f.kind == "textarea":
             label = lvs.match(f.descriptors)
             if label is None:

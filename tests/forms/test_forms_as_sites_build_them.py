@@ -14,12 +14,15 @@ found is read from the server's own log:
 * a form inside a same-site ``<iframe>``;
 * a second submit button with its own ``formaction``; a group of checkboxes of one name;
 * an ``<isindex>`` (HTML 2's searchable index): its answer is ``/glossary?keywords``;
+* a date box (``type=date``) that answers only a real date;
 * unsafe forms beside them (a login, a delete, a POST that inserts a note) and an item's
   read-only view in a POST form with no control, that must not be sent.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from pathlib import Path
 from urllib.parse import parse_qs, unquote_plus, urlsplit
 
@@ -31,7 +34,7 @@ from parsel import Selector
 from hiddenweb.forms.extract import ISINDEX, extract_forms, keywords_url
 from hiddenweb.forms.lvs import LVS, LVSLabel
 from hiddenweb.forms.records import rejected
-from hiddenweb.forms.values import field_domains
+from hiddenweb.forms.values import field_domains, typed_values
 from hiddenweb.forms.vocabulary import SiteVocabulary, placeholder_example
 
 TICKERS = ["ALPHA", "BRAVO", "CHARLIE"]
@@ -60,7 +63,8 @@ def zone_form(zone: str = "", token: str = VIEW_STATE) -> str:
 HOME = page(
     '<a href="/tickers">Tickers</a> <a href="/quote">Quote</a> <a href="/catalog">Catalog</a>'
     ' <a href="/stock">Stock</a> <a href="/codes">Codes</a> <a href="/account">Account</a>'
-    ' <a href="/library">Library</a> <a href="/glossary">Glossary</a>')
+    ' <a href="/library">Library</a> <a href="/glossary">Glossary</a>'
+    ' <a href="/events">Events</a>')
 TICKER_TABLE = page(
     "<table><tr><th>Ticker</th><th>Company</th></tr>"
     + "".join(f"<tr><td>{t}</td><td>{t.title()} Corporation</td></tr>" for t in TICKERS)
@@ -80,6 +84,8 @@ LIBRARY = page('<form action="/library/find"><label>Title <input name="title"></
 TERMS = ["bracken", "osmunda"]
 GLOSSARY = page(f"<h1>Glossary of ferns</h1><p>It explains {' and '.join(TERMS)}.</p>"
                 '<isindex prompt="Look up a term">')
+EVENTS = page('<form action="/events/on"><label>Day <input type="date" name="day" required>'
+              '</label><button>Show</button></form>')
 FRAMED = page('<form action="/framed/go"><select name="shelf"><option>top</option>'
               '<option>low</option></select><button>Go</button></form>')
 CODES = page('<form id="lookup" action="/codes/find"><button>Look up</button></form>'
@@ -126,11 +132,13 @@ class Site(SiteHandler):
             if term in TERMS:
                 return self._send(page(f'<a href="/rec/glossary-{term}">{term}</a>'))
             return self._send(page("No such term"))
+        if path == "/events/on" and re.fullmatch(r"\d{4}-\d\d-\d\d", query.get("day", "")):
+            return self._send(page('<a href="/rec/events-dated">that day</a>'))
         if path.startswith("/rec/"):
             return self._send(page(f"<h1>{path}</h1>", title=path))
         pages = {"/": HOME, "/tickers": TICKER_TABLE, "/quote": QUOTE, "/catalog": CATALOG,
                  "/stock": page(zone_form()), "/codes": CODES, "/account": ACCOUNT,
-                 "/framed": FRAMED, "/library": LIBRARY, "/glossary": GLOSSARY}
+                 "/framed": FRAMED, "/library": LIBRARY, "/glossary": GLOSSARY, "/events": EVENTS}
         if path in pages:
             return self._send(pages[path])
         return self._send(page("Not found"), status=404)
@@ -168,7 +176,7 @@ def test_every_kind_of_safe_form_is_sent_and_its_hidden_pages_reached(site, tmp_
                 | {f"/rec/stock-{d}" for depots in ZONES.values() for d in depots}
                 | {"/rec/sorted-name", "/rec/framed-top", "/rec/framed-low"}
                 | {"/rec/library-old", "/rec/issues-open", "/rec/issues-closed"}
-                | {f"/rec/glossary-{t}" for t in TERMS})
+                | {f"/rec/glossary-{t}" for t in TERMS} | {"/rec/events-dated"})
     assert expected <= reached, sorted(expected - reached)
     # a login, a delete, a POST that writes, an item's read-only view with no control
     assert not [p for _, p, _ in Site.log
@@ -206,6 +214,19 @@ def test_extraction_reads_what_a_browser_would_send():
     assert values["c"] == ["y", None]  # checked: its default state first
     assert values["q"][:4] == ["", "Springfield", "Boston", "Austin"] and not unfillable
     assert labels["q"].startswith("site:")
+
+
+def test_a_date_box_gets_dates_in_its_own_format():
+    html = ('<form action="/x"><input type="date" name="d" value="2020-02-02">'
+            '<input type="month" name="m"><input type="time" name="t"><button>Go</button></form>')
+    form = extract_forms(Selector(text=html), "http://h/")[0]
+    values = dict(field_domains(form, LVS([]))[0])
+    assert values["d"][0] == "2020-02-02" and re.fullmatch(r"\d{4}-\d\d-\d\d", values["d"][1])
+    assert values["m"][0] == "" and re.fullmatch(r"\d{4}-\d\d", values["m"][1])
+    assert values["t"] == ["", "12:00", "00:00"]
+    assert typed_values("week", date(2026, 11, 26)) == ["2026-W48", "2026-W01", "2025-W01"]
+    assert typed_values("datetime-local", date(2026, 1, 1)) == ["2026-01-01T12:00",
+                                                                 "2025-01-01T12:00"]
 
 
 def test_an_isindex_is_a_one_box_get_form_sent_as_keywords():
