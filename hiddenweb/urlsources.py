@@ -42,7 +42,7 @@ redirect-body            ``<a>``/``<area>`` of a redirect's own HTML body, which
 ============  =========  ===============================================================
 
 *Guessed* sources name URLs a person never follows from the page as it is shown; the spider
-follows them only with ``HIDDENWEB_URL_GUESSES`` (off by default). They and the JSON values
+follows them with ``HIDDENWEB_URL_GUESSES`` (on by default; ``0`` leaves them out). They and the JSON values
 (:data:`SERVED_LAST`) are filed as links served last (like ``rel="nofollow"`` links,
 :mod:`hiddenweb.dla.kinds`): after every link and form of the site's pages.
 Only same-host URLs (host compared, not host:port) of http(s) are returned, without fragments,

@@ -400,7 +400,7 @@ class HwdlaSpider(scrapy.Spider):
         """The URLs a reply names besides its links (:mod:`hiddenweb.urlsources`: headers,
         refresh, CSS, srcset, data attributes, scripts, comments, robots.txt, sitemaps, feeds,
         JSON); none with ``HIDDENWEB_URL_SOURCES`` off, links off or in a recrawl; the guessed
-        ones only with ``HIDDENWEB_URL_GUESSES`` (JSON values are not guessed)."""
+        ones not with ``HIDDENWEB_URL_GUESSES`` off (JSON values are not guessed)."""
         if not self.url_sources or not self.follow_links or self.recrawl or self.host is None:
             return []
         found = reply_urls(response, self.host, obey_robots=self.obey_robots)

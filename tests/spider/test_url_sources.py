@@ -113,9 +113,9 @@ def site():
 
 
 def test_every_url_source_is_followed_and_every_reply_type_is_an_item(site, tmp_path: Path):
+    """By default: the declared sources and the guessed ones."""
     run = run_crawl(tmp_path, "-a", f"seed={site}/",
-                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO",
-                              "HIDDENWEB_URL_GUESSES": "1"})
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert " ERROR: " not in run.stderr and "Traceback" not in run.stderr, run.stderr[-3000:]
     by_path = {urlsplit(i["url"]).path: i for i in run.items}
@@ -150,14 +150,15 @@ def test_url_sources_off_follows_links_only(site, tmp_path: Path):
     assert {urlsplit(i["url"]).path for i in run.items} == {"/", *TYPES}
 
 
-#: the sources followed by default (HIDDENWEB_URL_GUESSES off), JSON values among them
+#: the sources followed with HIDDENWEB_URL_GUESSES off, JSON values among them
 DECLARED = {"/header-page", "/refresh-page", "/next-page", "/sm-index.xml", "/sm-pages.xml",
             "/sitemap-page", "/feed-item", "/json-page", "/json-absolute"}
 
 
-def test_by_default_only_declared_sources_are_followed(site, tmp_path: Path):
+def test_with_guesses_off_only_declared_sources_are_followed(site, tmp_path: Path):
     run = run_crawl(tmp_path, "-a", f"seed={site}/",
-                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"})
+                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO",
+                              "HIDDENWEB_URL_GUESSES": "0"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert " ERROR: " not in run.stderr
     assert DECLARED <= set(Site.log), sorted(DECLARED - set(Site.log))
