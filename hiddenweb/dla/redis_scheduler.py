@@ -14,7 +14,8 @@ of the whole crawl, and every feedback teaches all workers at once.
   the better of its lane and the shared one.
 * **Leases.** A request served is leased to the worker until it leaves the engine (its answer
   and the requests it led to are handled, or it failed or was dropped); then the feeds are
-  flushed (its items are written) and its lease ends. A worker renews
+  flushed and the visit store's buffered visits written (``flush_items``), and its lease ends
+  (a store another process keeps locked holds the lease until they are). A worker renews
   ``hw:{KEY}:alive:<worker>`` every 0.2 s (:data:`TICK` x :data:`HEARTBEAT_TICKS`); one that
   stops (SIGKILL) has, ``HIDDENWEB_REDIS_LEASE`` seconds later, its leased requests and its lane
   handed to the shared lane by whichever worker reaps first, and the pages of the forms it
@@ -28,7 +29,7 @@ Not shared: the page automata (they order nothing with transfer on; ``dla_transf
 refused), the step budget ``dla_max_steps`` (per worker), ``best_served`` (per worker).
 Meta: as :class:`DLAScheduler`, plus ``hiddenweb_lease`` (the lease id) and
 ``hiddenweb_owner``. Stats: as :class:`DLAScheduler`'s ``hiddenweb/dla/*``, plus
-``hiddenweb/redis/{handed_back,acked,unserializable,idle_waits}``.
+``hiddenweb/redis/{handed_back,acked,acks_held,unserializable,idle_waits}``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from twisted.internet import task
 
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
-from hiddenweb.dla.journal import flush_feeds
+from hiddenweb.dla.journal import flush_items
 from hiddenweb.dla.kinds import (
     PRIOR_REWARDS,
     RENDER,
@@ -265,7 +266,11 @@ class RedisDLAScheduler(DLAScheduler):
         held = self.held()
         done = [lease for lease in self.leases if lease not in held]
         if done:
-            flush_feeds(self.crawler)  # their items are on the OS's side before the leases end
+            # their items in the feeds (on the OS's side) and the visit store before the leases
+            # end: a worker killed after this hands nothing back, so what it read must be kept
+            if not flush_items(self.crawler):
+                self.stats.inc_value("hiddenweb/redis/acks_held")
+                return  # the store is locked: the leases wait (and are renewed) for a tick
             self.frontier.ack(done)
             for lease in done:
                 del self.leases[lease]
