@@ -112,6 +112,7 @@ class RedisDLAScheduler(DLAScheduler):
         self.lanes = [frontier.worker, SHARED]
         self.leases: dict[str, Request] = {}
         self.local: deque[Request] = deque()  # requests that cannot be pickled: never shared
+        self.idling = False  # kept open by :meth:`idle` for the others' work
         self._loop: Any = None
 
     @classmethod
@@ -238,6 +239,7 @@ class RedisDLAScheduler(DLAScheduler):
         request = request_from_dict(pickle.loads(payload.lstrip(HANDED_MARK)), spider=self.spider)
         if handed:
             request.meta[HANDED_META] = True
+        self.idling = False
         request.meta[SCORE_META] = score
         request.meta[GROUP_META] = group
         request.meta[LEASE_META] = lease
@@ -277,7 +279,9 @@ class RedisDLAScheduler(DLAScheduler):
             self.stats.inc_value("hiddenweb/redis/acked", len(done))
 
     def tick(self) -> None:
-        """Every :data:`TICK`: leases ended, the engine woken; every few, heartbeat and reap."""
+        """Every :data:`TICK`: leases ended, the engine woken (a request waits in this worker's
+        lanes, or it idles and the crawl is over: it closes now, not at the engine's next 5 s
+        heartbeat); every few ticks, heartbeat and reap."""
         self.ticks += 1
         try:
             if self.ticks % HEARTBEAT_TICKS == 0:
@@ -286,7 +290,8 @@ class RedisDLAScheduler(DLAScheduler):
             if self.ticks % REAP_TICKS == 0:
                 self.reap()
             slot = getattr(self.engine, "_slot", None)
-            if slot is not None and self.frontier.pending(self.lanes):
+            if slot is not None and (self.frontier.pending(self.lanes) or self.idling and not (
+                    self.frontier.pending() or self.frontier.leased())):
                 slot.nextcall.schedule()  # the engine's own heartbeat is 5 s
         except Exception:  # Redis away for a moment: the next tick tries again
             logger.exception("Shared frontier tick failed", extra={"spider": self.spider})
@@ -303,7 +308,8 @@ class RedisDLAScheduler(DLAScheduler):
         """``spider_idle``: stay open while any worker's request is queued or leased."""
         self.sweep()
         self.reap()
-        if self.frontier.pending() or self.frontier.leased():
+        self.idling = bool(self.frontier.pending() or self.frontier.leased())
+        if self.idling:
             self.stats.inc_value("hiddenweb/redis/idle_waits")
             raise DontCloseSpider
 
