@@ -23,7 +23,11 @@ of the whole crawl, and every feedback teaches all workers at once.
   handed back carries ``hiddenweb_handed_back`` (the spider emits and expands its page even when
   its content was seen: the dead worker may have read it without its item reaching the feed).
 * **End.** A worker with nothing to serve stays open (``DontCloseSpider``) while any request is
-  queued in any lane or leased; the crawl ends when the frontier and all leases are empty.
+  queued in any lane or leased, or another live worker has not been idle since it last took a
+  request (it may still queue paused forms at its own ``spider_idle``); the crawl ends when the
+  frontier and all leases are empty and every live worker is idle
+  (:meth:`~hiddenweb.dla.redis_frontier.RedisFrontier.over`). A worker kept open checks it at
+  every tick, not only at the engine's 5 s heartbeat.
 
 Not shared: the page automata (they order nothing with transfer on; ``dla_transfer`` off is
 refused), the step budget ``dla_max_steps`` (per worker), ``best_served`` (per worker).
@@ -239,7 +243,9 @@ class RedisDLAScheduler(DLAScheduler):
         request = request_from_dict(pickle.loads(payload.lstrip(HANDED_MARK)), spider=self.spider)
         if handed:
             request.meta[HANDED_META] = True
-        self.idling = False
+        if self.idling:
+            self.idling = False
+            self.frontier.busy()
         request.meta[SCORE_META] = score
         request.meta[GROUP_META] = group
         request.meta[LEASE_META] = lease
@@ -290,8 +296,8 @@ class RedisDLAScheduler(DLAScheduler):
             if self.ticks % REAP_TICKS == 0:
                 self.reap()
             slot = getattr(self.engine, "_slot", None)
-            if slot is not None and (self.frontier.pending(self.lanes) or self.idling and not (
-                    self.frontier.pending() or self.frontier.leased())):
+            if slot is not None and (self.frontier.pending(self.lanes)
+                                     or self.idling and self.frontier.over(idle=True)):
                 slot.nextcall.schedule()  # the engine's own heartbeat is 5 s
         except Exception:  # Redis away for a moment: the next tick tries again
             logger.exception("Shared frontier tick failed", extra={"spider": self.spider})
@@ -305,10 +311,11 @@ class RedisDLAScheduler(DLAScheduler):
                         extra={"spider": self.spider})
 
     def idle(self, spider: Spider) -> None:
-        """``spider_idle``: stay open while any worker's request is queued or leased."""
+        """``spider_idle``: stay open while any worker's request is queued or leased, or another
+        live worker is not idle yet (it may still queue what it holds in memory)."""
         self.sweep()
         self.reap()
-        self.idling = bool(self.frontier.pending() or self.frontier.leased())
+        self.idling = not self.frontier.over(idle=True)
         if self.idling:
             self.stats.inc_value("hiddenweb/redis/idle_waits")
             raise DontCloseSpider

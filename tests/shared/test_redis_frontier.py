@@ -242,8 +242,9 @@ def test_dead_workers_forms_read_again(redis_url, redis_client):
 
 
 def test_an_idle_worker_closes_when_the_others_finish(redis_url, redis_client):
-    """A worker kept open for another's leased request is woken within a tick once that lease
-    ends (not at the engine's next 5 s heartbeat): the crawl is over for it too."""
+    """A worker kept open for another's work is woken within a tick once that worker is idle
+    too and nothing is queued or leased (not at the engine's next 5 s heartbeat); not before:
+    a worker between its last answer and its own spider_idle may still queue paused forms."""
     from types import SimpleNamespace
 
     from scrapy import Spider
@@ -266,10 +267,13 @@ def test_an_idle_worker_closes_when_the_others_finish(redis_url, redis_client):
         with pytest.raises(DontCloseSpider):
             scheduler.idle(crawler.spider)
         scheduler.tick()
-        assert not woken  # the other worker still holds its request
+        assert not woken  # the other worker holds its request
         other.ack([lease])
         scheduler.tick()
-        assert woken
-        scheduler.idle(crawler.spider)  # closes: nothing queued or leased
+        assert not woken  # ... and has not been idle since: it may queue more
+        assert other.over(idle=True)  # it is idle: the crawl is over ...
+        scheduler.tick()
+        assert woken  # ... for this worker too, woken at once
+        scheduler.idle(crawler.spider)  # no DontCloseSpider: it closes
     finally:
         scheduler.close("finished")
