@@ -19,6 +19,8 @@ raises ``NotConfigured`` when it is empty, and the crawl is the single-process o
   next worker to meet it takes it over, with an explorer of its own (what the dead one had
   tried is in the shared dupefilter).
 * :func:`worker_id` — this process's name in the crawl (host, pid, a random suffix).
+* :func:`shared_crawl_id` — the crawl's id in the visit store (``hw:{KEY}:crawl``), the same for
+  all its workers.
 
 Stats: ``hiddenweb/redis/dupefilter/filtered``, ``hiddenweb/redis/forms/{claimed,
 taken_over,left_to_others}``.
@@ -239,6 +241,20 @@ def seen_content(crawler: Crawler) -> SeenContent:
         return SharedSeenContent.from_crawler(crawler)
     except NotConfigured:
         return SeenContent()
+
+
+def shared_crawl_id(crawler: Crawler) -> str | None:
+    """The id of the shared crawl (``hw:{KEY}:crawl``, a random hex set by its first worker; it
+    lives as long as the crawl's other keys), or None outside shared mode. The visit store names
+    a visit by it and the page, so a page of the crawl is one visit whichever worker, and however
+    many times, wrote it (:mod:`hiddenweb.pipelines.visitstore`)."""
+    try:
+        config, client = connection(crawler)
+    except NotConfigured:
+        return None
+    key = config.prefix + "crawl"
+    client.set(key, uuid.uuid4().hex, nx=True)
+    return client.get(key).decode()
 
 
 def is_shared(settings: Any) -> bool:

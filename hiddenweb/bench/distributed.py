@@ -26,8 +26,20 @@ when killed), ``handed_back`` (requests the others took back from leases and the
 leases never handed back), ``redis_peak_bytes`` (``used_memory_peak``), ``finish_reasons``, and
 the baseline's ``single_worker_{pages_downloaded,duplicate_downloads,hidden_coverage,
 downloads_to_90,pages_per_second,crawl_seconds,wall_seconds}``. ``--memory N`` measures instead
-the Redis memory of N pending requests and N fingerprints (:func:`redis_memory`). Not measured:
-the visit store (each worker writes its own SQLite file here).
+the Redis memory of N pending requests and N fingerprints (:func:`redis_memory`).
+
+The visit store: the baseline writes ``single.db``, the K workers of a run one store together
+(``k<K>.db``, through SQLite's lock, as workers on one host do). ``store_matches_single``: every
+page the workers read (their feeds) is in it once, with the frequency and ttl the baseline's
+store gives it where both crawls read it, and it is consistent (:func:`compare_stores`).
+``store_same_pages``: the two stores hold the same pages; they need not, as the crawls need not
+read the same pages (the trap guard is each worker's own): ``store_only_here``,
+``store_only_single`` count the difference. Also ``store_pages``, ``store_visits``,
+``store_frequency``, ``store_weightage`` (seconds spent: a timing) and the baseline's
+``single_worker_store_{pages,visits,frequency,weightage}``; ``store_frequency_differs`` (pages
+both read whose frequency or ttl differs), ``store_repeats`` (pages visited more than once),
+``store_missing_read_pages`` (pages in a feed and not in the store), ``store_problems``
+(:meth:`~hiddenweb.store.VisitStore.check`).
 """
 
 from __future__ import annotations
@@ -154,6 +166,57 @@ def site_counts(base_url: str, processes: int, retries: int = 0) -> tuple[int, i
     return requests - processes, requests - distinct - processes - retries
 
 
+def store_figures(path: Path) -> dict[str, Any]:
+    """The store's counts, its total weightage and, per page key, ``(frequency, ttl)``."""
+    from hiddenweb.store import VisitStore
+
+    with VisitStore(path, readonly=True) as store:
+        pages = {key: (frequency, ttl) for key, frequency, ttl in store.conn.execute(
+            "SELECT key, frequency, ttl FROM pages")}
+        weightage = store.conn.execute("SELECT coalesce(sum(weightage), 0) FROM pages"
+                                       ).fetchone()[0]
+        return {**store.counts(), "weightage": round(weightage, 2), "by_key": pages,
+                "problems": store.check()}
+
+
+def compare_stores(single: dict[str, Any], here: dict[str, Any], read: set[str]
+                   ) -> dict[str, Any]:
+    """The K workers' store (``here``, :func:`store_figures`) against the single process's:
+    ``store_matches_single`` when every page the workers read (``read``: their feeds' page
+    keys) is in it once, with the frequency and ttl the single process's store gives it where
+    both crawls read it, and it is consistent (:meth:`VisitStore.check`). Which pages the two
+    crawls read is the crawl's affair (``store_same_pages``; ``store_only_here`` and
+    ``store_only_single`` count the difference)."""
+    a, b = single["by_key"], here["by_key"]
+    differs = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+    only_here, only_single = sorted(b.keys() - a.keys()), sorted(a.keys() - b.keys())
+    repeats = sum(1 for f, _ in b.values() if f > 1)
+    single_repeats = sum(1 for f, _ in a.values() if f > 1)
+    missing = read - b.keys()
+    return {"store_matches_single": not (differs or missing or here["problems"])
+            and repeats == single_repeats,
+            "store_same_pages": not (only_here or only_single),
+            "store_pages": here["pages"], "store_visits": here["visits"],
+            "store_frequency": here["frequency"], "store_weightage": here["weightage"],
+            "store_only_here": len(only_here), "store_only_single": len(only_single),
+            "store_frequency_differs": len(differs), "store_repeats": repeats,
+            "store_missing_read_pages": len(missing), "store_problems": len(here["problems"])}
+
+
+def feed_keys(items: list[dict]) -> set[str]:
+    """The visit store's page keys of feed items."""
+    from hiddenweb.store import visit_from_item
+
+    return {visit_from_item(item, "").key for item in items if item.get("url")}
+
+
+def fresh_store(path: Path) -> Path:
+    """``path``, its SQLite files of an earlier run (a reused ``--workdir``) deleted."""
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        path.with_name(name).unlink(missing_ok=True)
+    return path
+
+
 def _start(cmd: list[str], log: Path) -> subprocess.Popen:
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     with log.open("w") as fh:
@@ -174,6 +237,7 @@ def baseline(base_url: str, site: SiteModel, truth: Truth, tmp: Path,
     """One process, no Redis."""
     _reset(base_url)
     out = tmp / "single.jsonl"
+    fresh_store(out.with_suffix(".db"))
     started = time.monotonic()
     proc = _start(crawl_command("hwdla", base_url, out, 0, None,
                                 worker_settings(concurrency, None)), tmp / "single.log")
@@ -192,12 +256,14 @@ def baseline(base_url: str, site: SiteModel, truth: Truth, tmp: Path,
             "single_worker_pages_per_second": round(downloads / seconds, 2) if seconds else None,
             "single_worker_crawl_seconds": round(seconds, 2),
             "single_worker_wall_seconds": round(wall, 2),
-            "single_worker_served": stats.get("hiddenweb/dla/dequeued", downloads)}
+            "single_worker_served": stats.get("hiddenweb/dla/dequeued", downloads),
+            "single_store": store_figures(out.with_suffix(".db"))}
 
 
 def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers: int,
                 concurrency: int, kill_after: int | None) -> dict[str, Any]:
-    """K workers on a fresh Redis; one SIGKILLed after ``kill_after`` requests served."""
+    """K workers on a fresh Redis, one visit store; one SIGKILLed after ``kill_after``
+    requests served."""
     import redis
 
     _reset(base_url)
@@ -205,9 +271,11 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
         client = redis.Redis.from_url(url)
         prefix = "hw:{hwdla}:"
         outs = [tmp / f"k{workers}-worker{i}.jsonl" for i in range(workers)]
+        db = fresh_store(tmp / f"k{workers}.db")
         started = time.monotonic()
         procs = [_start(crawl_command("hwdla", base_url, out, 0, None,
-                                      worker_settings(concurrency, url)),
+                                      {**worker_settings(concurrency, url),
+                                       "HIDDENWEB_STORE_PATH": str(db)}),
                         out.with_suffix(".log")) for out in outs]
         killed, victim_leases, peak = None, 0, 0
         while any(p.poll() is None for p in procs):
@@ -235,7 +303,9 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
     retries = sum(stats.get("retry/count", 0) for stats in all_stats)
     seconds = crawl_seconds(all_stats)
     downloads, duplicates = site_counts(base_url, workers, retries)
-    scored = score(site, truth, merged([read_items(out) for out in outs]), downloads)
+    items = [read_items(out) for out in outs]
+    scored = score(site, truth, merged(items), downloads)
+    store = store_figures(db)
     handed = counts.get("handed_back", 0)
     return {"workers": workers, "pages_downloaded": downloads,
             "duplicate_downloads": duplicates, "hidden_found": scored["hidden_found"],
@@ -247,7 +317,8 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
             "killed": killed, "victim_leases": victim_leases, "handed_back": handed,
             "lost_requests_after_kill": left + max(0, victim_leases - handed),
             "redis_peak_bytes": peak, "finish_reasons": reasons,
-            "requests_served": counts.get("served", 0)}
+            "requests_served": counts.get("served", 0), "store": store,
+            "read": feed_keys([item for run in items for item in run])}
 
 
 def run(pages: int, seed: int, workers: list[int], latency: float = 0.1,
@@ -264,9 +335,14 @@ def run(pages: int, seed: int, workers: list[int], latency: float = 0.1,
         for k in workers:
             kill_after = int(KILL_AT * base["single_worker_served"]) if kill and k > 1 else None
             result = distributed(base_url, site, truth, tmp, k, concurrency, kill_after)
+            single, here = base["single_store"], result.pop("store")
+            result.update(compare_stores(single, here, result.pop("read")))
+            result.update({f"single_worker_store_{key}": single[key]
+                           for key in ("pages", "visits", "frequency", "weightage")})
             results.append({"pages": pages, "seed": seed, "latency": latency,
                             "concurrency": concurrency, **result,
-                            **{key: v for key, v in base.items() if key != "single_worker_served"},
+                            **{key: v for key, v in base.items()
+                               if key not in ("single_worker_served", "single_store")},
                             "workdir": str(tmp), "code": code_revision(PROJECT_DIR)})
     return results
 

@@ -351,6 +351,20 @@ def fingerprint(dupefilter: Any, crawler: Crawler, request: Request) -> str:
             else crawler.request_fingerprinter.fingerprint(request)).hex()
 
 
+#: Sent (``send_catch_log``) before requests are marked done for good (shared mode: their leases
+#: end, :func:`flush_items`): a receiver writes what it holds of their items and returns False
+#: when it could not yet (the marks wait, and it is asked again).
+flush_items_signal = object()
+
+
+def flush_items(crawler: Crawler) -> bool:
+    """The feeds flushed (:func:`flush_feeds`) and :data:`flush_items_signal` sent: whether
+    every receiver has written its items (a receiver that raised has not)."""
+    flush_feeds(crawler)
+    results = crawler.signals.send_catch_log(signal=flush_items_signal)
+    return all(ok is None or ok is True for _, ok in results)
+
+
 def flush_feeds(crawler: Crawler) -> None:
     """Flush the feed exporters' files, so that an item in a feed is on the OS's side before
     the journal says it was emitted (Scrapy buffers them; a kill loses the buffer)."""

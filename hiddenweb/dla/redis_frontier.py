@@ -17,6 +17,8 @@ meanwhile. Keys (``P`` = ``hw:{KEY}:``, :class:`hiddenweb.redis_shared.RedisConf
 * ``P leases`` sorted set lease id -> deadline (ms), ``P lease:data`` and ``P lease:info`` hashes
   (the request, and ``owner \t lane \t group``) — requests taken and not yet handled;
 * ``P workers`` set and ``P alive:<worker>`` keys (expire after the lease) — who is alive;
+  ``P idle`` set — the workers that found nothing to do and took nothing since (the crawl is
+  over when every live one is, and nothing is queued or leased: :meth:`RedisFrontier.over`);
   ``P claims:<worker>`` sets and the ``P forms`` and ``P formpage`` hashes — the forms each
   worker explores and the pages they were met on (:class:`hiddenweb.redis_shared.FormClaims`);
 * ``P dupefilter`` set — request fingerprints (:class:`hiddenweb.redis_dupefilter.RedisDupeFilter`),
@@ -356,6 +358,24 @@ end
 return 0
 """
 
+# ARGV: worker, '1' to mark it idle. 1 when the crawl is over: nothing queued in any lane,
+# nothing leased, and every live worker idle (it found the same at its last spider_idle, and has
+# taken nothing since: a worker between its last answer and its spider_idle may still queue
+# what it holds in memory, e.g. paused forms). A worker is marked only when nothing is queued
+# or leased.
+_OVER = r"""
+for _, n in ipairs(redis.call('HVALS', P .. 'pending')) do
+  if tonumber(n) > 0 then return 0 end
+end
+if redis.call('ZCARD', P .. 'leases') > 0 then return 0 end
+if ARGV[2] == '1' then redis.call('SADD', P .. 'idle', ARGV[1]) end
+for _, w in ipairs(redis.call('SMEMBERS', P .. 'workers')) do
+  if redis.call('EXISTS', P .. 'alive:' .. w) == 1
+      and redis.call('SISMEMBER', P .. 'idle', w) == 0 then return 0 end
+end
+return 1
+"""
+
 # ARGV: kinds. Their current scores (what DLAScheduler.kind_score gives in one process).
 _SCORES = r"""
 local out = {}
@@ -383,6 +403,7 @@ class RedisFrontier:
         self._reap = client.register_script(_lua(_REAP))
         self._learn = client.register_script(_lua(_LEARN))
         self._scores = client.register_script(_lua(_SCORES))
+        self._over = client.register_script(_lua(_OVER))
 
     def _keys(self) -> list[str]:
         return [self.prefix]
@@ -429,10 +450,20 @@ class RedisFrontier:
         """Hand back the requests of dead workers; how many."""
         return int(self._reap(keys=self._keys(), args=[self.lease_ms]))
 
+    def over(self, idle: bool = False) -> bool:
+        """Whether the crawl is over (:data:`_OVER`); ``idle``: this worker found nothing to
+        do (marked idle when nothing is queued or leased)."""
+        return bool(self._over(keys=self._keys(), args=[self.worker, "1" if idle else "0"]))
+
+    def busy(self) -> None:
+        """This worker took a request: not idle any more."""
+        self.client.srem(self.prefix + "idle", self.worker)
+
     def retire(self) -> None:
         """This worker closes with the crawl: not alive any more, not dead either (its forms'
         pages are not read again); what is still in its lane goes to the shared lane."""
         self.client.delete(self.prefix + "alive:" + self.worker)
+        self.client.srem(self.prefix + "idle", self.worker)
         self._reap(keys=self._keys(), args=[self.lease_ms, self.worker])
 
     def learn(self, outcome: str, ks: list[str], prior: dict[str, int], a: float | None,

@@ -14,7 +14,8 @@ of the whole crawl, and every feedback teaches all workers at once.
   the better of its lane and the shared one.
 * **Leases.** A request served is leased to the worker until it leaves the engine (its answer
   and the requests it led to are handled, or it failed or was dropped); then the feeds are
-  flushed (its items are written) and its lease ends. A worker renews
+  flushed and the visit store's buffered visits written (``flush_items``), and its lease ends
+  (a store another process keeps locked holds the lease until they are). A worker renews
   ``hw:{KEY}:alive:<worker>`` every 0.2 s (:data:`TICK` x :data:`HEARTBEAT_TICKS`); one that
   stops (SIGKILL) has, ``HIDDENWEB_REDIS_LEASE`` seconds later, its leased requests and its lane
   handed to the shared lane by whichever worker reaps first, and the pages of the forms it
@@ -22,13 +23,17 @@ of the whole crawl, and every feedback teaches all workers at once.
   handed back carries ``hiddenweb_handed_back`` (the spider emits and expands its page even when
   its content was seen: the dead worker may have read it without its item reaching the feed).
 * **End.** A worker with nothing to serve stays open (``DontCloseSpider``) while any request is
-  queued in any lane or leased; the crawl ends when the frontier and all leases are empty.
+  queued in any lane or leased, or another live worker has not been idle since it last took a
+  request (it may still queue paused forms at its own ``spider_idle``); the crawl ends when the
+  frontier and all leases are empty and every live worker is idle
+  (:meth:`~hiddenweb.dla.redis_frontier.RedisFrontier.over`). A worker kept open checks it at
+  every tick, not only at the engine's 5 s heartbeat.
 
 Not shared: the page automata (they order nothing with transfer on; ``dla_transfer`` off is
 refused), the step budget ``dla_max_steps`` (per worker), ``best_served`` (per worker).
 Meta: as :class:`DLAScheduler`, plus ``hiddenweb_lease`` (the lease id) and
 ``hiddenweb_owner``. Stats: as :class:`DLAScheduler`'s ``hiddenweb/dla/*``, plus
-``hiddenweb/redis/{handed_back,acked,unserializable,idle_waits}``.
+``hiddenweb/redis/{handed_back,acked,acks_held,unserializable,idle_waits}``.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from twisted.internet import task
 
 from hiddenweb.dla.config import DLAConfig
 from hiddenweb.dla.feedback import Outcome, feedback_signal
-from hiddenweb.dla.journal import flush_feeds
+from hiddenweb.dla.journal import flush_items
 from hiddenweb.dla.kinds import (
     PRIOR_REWARDS,
     RENDER,
@@ -111,6 +116,7 @@ class RedisDLAScheduler(DLAScheduler):
         self.lanes = [frontier.worker, SHARED]
         self.leases: dict[str, Request] = {}
         self.local: deque[Request] = deque()  # requests that cannot be pickled: never shared
+        self.idling = False  # kept open by :meth:`idle` for the others' work
         self._loop: Any = None
 
     @classmethod
@@ -237,6 +243,9 @@ class RedisDLAScheduler(DLAScheduler):
         request = request_from_dict(pickle.loads(payload.lstrip(HANDED_MARK)), spider=self.spider)
         if handed:
             request.meta[HANDED_META] = True
+        if self.idling:
+            self.idling = False
+            self.frontier.busy()
         request.meta[SCORE_META] = score
         request.meta[GROUP_META] = group
         request.meta[LEASE_META] = lease
@@ -265,14 +274,20 @@ class RedisDLAScheduler(DLAScheduler):
         held = self.held()
         done = [lease for lease in self.leases if lease not in held]
         if done:
-            flush_feeds(self.crawler)  # their items are on the OS's side before the leases end
+            # their items in the feeds (on the OS's side) and the visit store before the leases
+            # end: a worker killed after this hands nothing back, so what it read must be kept
+            if not flush_items(self.crawler):
+                self.stats.inc_value("hiddenweb/redis/acks_held")
+                return  # the store is locked: the leases wait (and are renewed) for a tick
             self.frontier.ack(done)
             for lease in done:
                 del self.leases[lease]
             self.stats.inc_value("hiddenweb/redis/acked", len(done))
 
     def tick(self) -> None:
-        """Every :data:`TICK`: leases ended, the engine woken; every few, heartbeat and reap."""
+        """Every :data:`TICK`: leases ended, the engine woken (a request waits in this worker's
+        lanes, or it idles and the crawl is over: it closes now, not at the engine's next 5 s
+        heartbeat); every few ticks, heartbeat and reap."""
         self.ticks += 1
         try:
             if self.ticks % HEARTBEAT_TICKS == 0:
@@ -281,7 +296,8 @@ class RedisDLAScheduler(DLAScheduler):
             if self.ticks % REAP_TICKS == 0:
                 self.reap()
             slot = getattr(self.engine, "_slot", None)
-            if slot is not None and self.frontier.pending(self.lanes):
+            if slot is not None and (self.frontier.pending(self.lanes)
+                                     or self.idling and self.frontier.over(idle=True)):
                 slot.nextcall.schedule()  # the engine's own heartbeat is 5 s
         except Exception:  # Redis away for a moment: the next tick tries again
             logger.exception("Shared frontier tick failed", extra={"spider": self.spider})
@@ -295,10 +311,12 @@ class RedisDLAScheduler(DLAScheduler):
                         extra={"spider": self.spider})
 
     def idle(self, spider: Spider) -> None:
-        """``spider_idle``: stay open while any worker's request is queued or leased."""
+        """``spider_idle``: stay open while any worker's request is queued or leased, or another
+        live worker is not idle yet (it may still queue what it holds in memory)."""
         self.sweep()
         self.reap()
-        if self.frontier.pending() or self.frontier.leased():
+        self.idling = not self.frontier.over(idle=True)
+        if self.idling:
             self.stats.inc_value("hiddenweb/redis/idle_waits")
             raise DontCloseSpider
 

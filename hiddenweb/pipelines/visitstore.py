@@ -8,6 +8,16 @@ close, each batch in one ``BEGIN IMMEDIATE`` transaction that holds the visit ro
 updates together. Visit ids are ``<crawl id>:<sequence>`` with a fresh crawl id per run, so two
 crawls can share a store and a batch written twice counts once.
 
+Shared mode (``HIDDENWEB_REDIS_URL``, docs/scaling.md): the N workers of one crawl write one store
+(through SQLite's lock, each batch one transaction) and name a visit by the crawl and the page,
+``<shared crawl id>:<sha1 of the page key>`` (:func:`hiddenweb.redis_shared.shared_crawl_id`):
+the crawl visits a page once, whichever worker and however many times wrote it (a page handed
+back after its worker died is emitted again; its second visit is a duplicate, counted in
+``hiddenweb/store/duplicates``), so the store's figures are a single process's. The buffer is
+also written whenever the scheduler ends leases (:data:`hiddenweb.dla.journal.flush_items_signal`,
+:meth:`VisitStorePipeline.write_now`): a worker killed after its requests were done has written
+their visits (the others never download those pages again).
+
 Failures fail: a store another process keeps locked is retried without freezing the crawl (each
 try waits at most :data:`TRY_WAIT` seconds, tries are spaced by :data:`RETRY_EVERY`, the visits stay
 buffered), for at most ``HIDDENWEB_STORE_TIMEOUT`` seconds; past that, or at the first error that
@@ -20,17 +30,19 @@ timeout for a lock.
 Settings: ``HIDDENWEB_STORE_ENABLED``, ``HIDDENWEB_STORE_PATH``, ``store_batch_size``,
 ``store_flush_interval``, ``HIDDENWEB_STORE_TIMEOUT`` (``docs/settings.md``).
 Stats: ``hiddenweb/store/visits``, ``…/pages_new``, ``…/pages_updated``, ``…/duplicates``,
-``…/batches``, ``…/errors``, ``…/skipped``, ``…/lost``, ``…/locked_retries``.
+``…/batches``, ``…/errors``, ``…/skipped``, ``…/lost``, ``…/locked_retries``, and in shared mode
+``…/shared_crawl`` (the crawl id the workers share).
 Items are returned unchanged; the pipeline never drops one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -40,6 +52,8 @@ from scrapy.utils.defer import deferred_from_coro
 
 from hiddenweb import defaults
 from hiddenweb.config import lab
+from hiddenweb.dla.journal import flush_items_signal
+from hiddenweb.redis_shared import shared_crawl_id
 from hiddenweb.store import (
     StoreError,
     Visit,
@@ -91,6 +105,7 @@ class VisitStorePipeline:
         self.stats = crawler.stats
         self.config = config
         self.crawl_id = uuid.uuid4().hex
+        self.per_page = False  # shared mode: one visit per page of the crawl (module docstring)
         self.store: VisitStore | None = None
         self._buffer: list[Visit] = []
         self._seq = 0
@@ -106,7 +121,9 @@ class VisitStorePipeline:
         settings = crawler.settings
         if not settings.getbool("HIDDENWEB_STORE_ENABLED", defaults.HIDDENWEB_STORE_ENABLED):
             raise NotConfigured("visit store disabled (HIDDENWEB_STORE_ENABLED is False)")
-        return cls(crawler, StoreConfig.from_settings(settings))
+        pipeline = cls(crawler, StoreConfig.from_settings(settings))
+        crawler.signals.connect(pipeline.write_now, signal=flush_items_signal)
+        return pipeline
 
     def open_spider(self) -> None:
         path = resolve_store_path(self.config.path)
@@ -116,6 +133,10 @@ class VisitStorePipeline:
             self._fail(str(exc))
             return
         self.store.conn.execute(f"PRAGMA busy_timeout = {int(TRY_WAIT * 1000)}")
+        shared = shared_crawl_id(self.crawler)
+        if shared is not None:
+            self.crawl_id, self.per_page = shared, True
+            self.stats.set_value("hiddenweb/store/shared_crawl", shared)
         self._last_flush = time.monotonic()
         if self.config.flush_interval > 0:
             self._timer = create_looping_call(self._flush_if_due)
@@ -131,7 +152,11 @@ class VisitStorePipeline:
         if self.failed is not None:
             self.stats.inc_value("hiddenweb/store/lost")
             return item
-        self._buffer.append(visit_from_item(adapter, f"{self.crawl_id}:{self._seq}"))
+        visit = visit_from_item(adapter, f"{self.crawl_id}:{self._seq}")
+        if self.per_page:
+            digest = hashlib.sha1(visit.key.encode()).hexdigest()
+            visit = replace(visit, visit_id=f"{self.crawl_id}:{digest}")
+        self._buffer.append(visit)
         if len(self._buffer) >= self.config.batch_size and time.monotonic() >= self._retry_at:
             self.flush()
         else:
@@ -181,6 +206,17 @@ class VisitStorePipeline:
         if result.duplicates:
             self.stats.inc_value("hiddenweb/store/duplicates", result.duplicates)
         return True
+
+    def write_now(self) -> bool:
+        """Write the buffered visits now (:data:`~hiddenweb.dla.journal.flush_items_signal`:
+        the scheduler is about to mark their requests done); False while the store is locked
+        (tried again no sooner than a retry is due). A store that failed or is closed has
+        nothing more to write."""
+        if not self._buffer or self.store is None or self.failed is not None:
+            return True
+        if time.monotonic() < self._retry_at:
+            return False
+        return self.flush() or self.failed is not None
 
     def _fail(self, why: str) -> None:
         """Stop the crawl: the store cannot be written (one error line, finish reason

@@ -239,3 +239,41 @@ def test_dead_workers_forms_read_again(redis_url, redis_client):
     assert pop(survivor) is None
     assert alive.claim("GET /search [q]", page)
     assert crawlers[1].stats.get_value("hiddenweb/redis/forms/claimed") == 1
+
+
+def test_an_idle_worker_closes_when_the_others_finish(redis_url, redis_client):
+    """A worker kept open for another's work is woken within a tick once that worker is idle
+    too and nothing is queued or leased (not at the engine's next 5 s heartbeat); not before:
+    a worker between its last answer and its own spider_idle may still queue paused forms."""
+    from types import SimpleNamespace
+
+    from scrapy import Spider
+    from scrapy.exceptions import DontCloseSpider
+
+    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
+
+    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
+                                                 "HIDDENWEB_REDIS_KEY": "test"})
+    crawler.spider = Spider("hwdla")
+    scheduler = RedisDLAScheduler.from_crawler(crawler)
+    woken = []
+    crawler.engine = SimpleNamespace(_slot=SimpleNamespace(
+        inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: woken.append(1))))
+    scheduler.open(crawler.spider)
+    try:
+        other = frontier(redis_client, "other")
+        other.enqueue(SHARED, b"r", LINKS, {}, {}, False, None)
+        lease = pop(other, [SHARED])[0]
+        with pytest.raises(DontCloseSpider):
+            scheduler.idle(crawler.spider)
+        scheduler.tick()
+        assert not woken  # the other worker holds its request
+        other.ack([lease])
+        scheduler.tick()
+        assert not woken  # ... and has not been idle since: it may queue more
+        assert other.over(idle=True)  # it is idle: the crawl is over ...
+        scheduler.tick()
+        assert woken  # ... for this worker too, woken at once
+        scheduler.idle(crawler.spider)  # no DontCloseSpider: it closes
+    finally:
+        scheduler.close("finished")

@@ -120,3 +120,85 @@ def test_killed_workers_leases_done_by_the_other(redis_url, redis_client, tmp_pa
     assert stats["finish_reason"] == "finished"
     assert stats["hiddenweb/redis/handed_back"] >= 2
     assert redis_client.zcard("hw:{hwdla}:leases") == 0
+
+
+class PagedSite(SiteHandler):
+    """``/`` links to six pages and two slow ones; the first request for each slow page hangs
+    while ``hang`` is set (its worker holds it leased when killed); the next answers at once."""
+
+    hang = threading.Event()
+    release = threading.Event()
+
+    def do_GET(self) -> None:
+        self.log.append(self.path)
+        if self.path == "/":
+            links = "".join(f"<a href='/p/{i}'>page {i}</a> " for i in range(1, 7))
+            self._send(f"<html><body>{links}<a href='/slow/1'>slow one</a> "
+                       f"<a href='/slow/2'>slow two</a></body></html>".encode())
+        elif self.path.startswith(("/p/", "/slow/")):
+            if self.path.startswith("/slow/") and self.hang.is_set() \
+                    and self.log.count(self.path) == 1:
+                self.release.wait(60)
+            try:
+                self._send(f"<html><body><p>Text of {self.path}</p><a href='/'>home</a>"
+                           f"</body></html>".encode())
+            except ConnectionError:  # the killed worker's
+                pass
+        else:
+            self._send(b"not found", "text/plain", 404)
+
+
+def store_pages(db: Path, base: str) -> dict[str, tuple[int, int]]:
+    """The store's pages (keys without the site's address): ``(frequency, ttl)`` each."""
+    from hiddenweb.store import VisitStore
+
+    with VisitStore(db, readonly=True) as store:
+        assert store.check() == []
+        rows = store.conn.execute("SELECT key, frequency, ttl FROM pages").fetchall()
+        assert store.counts()["visits"] == len(rows)  # one visit row per page
+    return {key.replace(base, ""): (frequency, ttl) for key, frequency, ttl in rows}
+
+
+def test_store_after_a_kill_equals_one_process(redis_url, redis_client, tmp_path):
+    """Two workers write one visit store, one SIGKILLed holding two leased pages: the store
+    holds every page once, as one process's store does. The visits the victim buffered for the
+    pages it finished are written before their leases end (a flush interval of a minute: the
+    timer never writes them); the pages it held are downloaded by the other worker."""
+    lab = {"store_flush_interval": 60}
+    PagedSite.hang.clear()
+    with serve(PagedSite) as url:
+        single = start(tmp_path, "single", url, {"HIDDENWEB_STORE_ENABLED": 1,
+                                                 "HIDDENWEB_STORE_PATH": tmp_path / "single.db",
+                                                 "HIDDENWEB_LAB": lab})
+        assert single.wait(timeout=120) == 0, (tmp_path / "single.log").read_text()[-2000:]
+        expected = store_pages(tmp_path / "single.db", url)
+    settings = {"HIDDENWEB_REDIS_URL": redis_url, "HIDDENWEB_REDIS_LEASE": 1,
+                "HIDDENWEB_STORE_ENABLED": 1, "HIDDENWEB_STORE_PATH": tmp_path / "shared.db",
+                "HIDDENWEB_LAB": lab}
+    PagedSite.hang.set()
+    PagedSite.release.clear()
+    with serve(PagedSite) as url:
+        try:
+            victim = start(tmp_path, "victim", url, settings)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # all done but the two slow pages, held
+                held = [v for v in redis_client.hvals("hw:{hwdla}:lease:info")
+                        if f":{victim.pid}:".encode() in v]
+                pages = {p for p in PagedSite.log if p.startswith(("/p/", "/slow/"))}
+                if len(held) == 2 and len(pages) == 8 and redis_client.hlen(
+                        "hw:{hwdla}:lease:data") == 2:
+                    break
+                time.sleep(0.05)
+            assert len(held) == 2, (tmp_path / "victim.log").read_text()[-2000:]
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(10)
+            other = start(tmp_path, "other", url, settings)
+            assert other.wait(timeout=120) == 0, (tmp_path / "other.log").read_text()[-2000:]
+        finally:
+            PagedSite.release.set()
+        got = store_pages(tmp_path / "shared.db", url)
+    assert "/slow/1" in got and "/p/6" in got
+    assert got == expected
+    stats = json.loads((tmp_path / "other.stats.json").read_text())
+    assert stats["hiddenweb/redis/handed_back"] >= 2
+    assert stats["hiddenweb/store/shared_crawl"]
