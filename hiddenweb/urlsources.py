@@ -42,8 +42,8 @@ redirect-body            ``<a>``/``<area>`` of a redirect's own HTML body, which
 ============  =========  ===============================================================
 
 *Guessed* sources name URLs a person never follows from the page as it is shown; the spider
-follows them with ``HIDDENWEB_URL_GUESSES`` (on by default; ``0`` leaves them out). They and the JSON values
-(:data:`SERVED_LAST`) are filed as links served last (like ``rel="nofollow"`` links,
+follows them with ``HIDDENWEB_URL_GUESSES`` (on by default; ``0`` leaves them out). They and
+the JSON values (:data:`SERVED_LAST`) are filed as links served last (like ``rel="nofollow"`` links,
 :mod:`hiddenweb.dla.kinds`): after every link and form of the site's pages.
 Only same-host URLs (host compared, not host:port) of http(s) are returned, without fragments,
 each once per reply, at most :data:`MAX_PER_REPLY`; obvious static assets (images, fonts,
