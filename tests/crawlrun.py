@@ -96,7 +96,10 @@ def resolve(site, item):
 def browser_crawl(tmp_path: Path, site: str, download_timeout: int = 20,
                   **settings: Any) -> CrawlRun:
     """A crawl of a test's small site (``site``: its root URL) with the browser: a short
-    render timeout, generous download and closing bounds for a loaded machine."""
+    render timeout, generous download and closing bounds for a loaded machine, and no guessed
+    URL sources (``HIDDENWEB_URL_GUESSES``, on by default): a test of what the browser reaches
+    must not pass by a script's quoted path read over plain HTTP."""
     return run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300, settings={
         "HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": str(download_timeout),
-        "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO", **settings})
+        "CLOSESPIDER_TIMEOUT": "150", "LOG_LEVEL": "INFO", "HIDDENWEB_URL_GUESSES": "0",
+        **settings})

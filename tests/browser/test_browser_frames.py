@@ -113,8 +113,7 @@ def _check_static(run) -> None:
 
 
 def test_templates_shadow_roots_srcdoc_and_frames_over_plain_http(site, tmp_path):
-    # no guessed sources: the script's quoted path would be one (tests/spider/test_url_sources)
-    run = _crawl(tmp_path, site, HIDDENWEB_BROWSER="never", HIDDENWEB_URL_GUESSES="0")
+    run = _crawl(tmp_path, site, HIDDENWEB_BROWSER="never")  # (no guessed sources: crawlrun)
     _check_static(run)
     paths, _ = _asked()
     assert "/t/shadow-js" not in paths  # built by a script: the browser's
