@@ -214,16 +214,34 @@ class ShownText:
         if not self.enabled:
             meta[NOVEL_META] = True  # (no set: no explorer compares answers)
             return True
+        entries = block_keys(blocks)
+        known = self._known([key for key, _ in entries]) if entries else []
         keys: set[bytes] = set()
-        for key, words in block_keys(blocks):
-            if key in self.blocks:
+        new: list[bytes] = []
+        for (key, words), seen in zip(entries, known, strict=True):
+            if seen:
                 keys.add(key)
             elif not echoed.intersection(words):
-                self.blocks.add(key)
+                new.append(key)
                 keys.add(key)
+        if new:
+            self._add_blocks(new)
         whole = set_key(keys)
-        meta[NOVEL_META] = novel = whole not in self.sets
+        meta[NOVEL_META] = novel = self._add_set(whole)
         meta[SHOWN_META] = int.from_bytes(whole, "big")
+        return novel
+
+    # where the blocks and sets shown are kept (in Redis in shared mode: hiddenweb.redis_shared)
+    def _known(self, keys: list[bytes]) -> list[bool]:
+        """Whether each block key was shown before."""
+        return [key in self.blocks for key in keys]
+
+    def _add_blocks(self, keys: list[bytes]) -> None:
+        self.blocks.update(keys)
+
+    def _add_set(self, whole: bytes) -> bool:
+        """Remember a set's key; whether it is new."""
+        novel = whole not in self.sets
         self.sets.add(whole)
         return novel
 

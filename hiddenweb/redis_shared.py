@@ -39,14 +39,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 
 from hiddenweb import defaults
-from hiddenweb.pagetext import (
-    NOVEL_META,
-    SHOWN_META,
-    SeenContent,
-    ShownText,
-    block_keys,
-    set_key,
-)
+from hiddenweb.pagetext import SeenContent, ShownText
 
 if TYPE_CHECKING:
     from typing import Self
@@ -204,26 +197,14 @@ class SharedShownText(ShownText):
         super().__init__(enabled)
         self.client, self.prefix = client, prefix
 
-    def judge(self, meta: dict, blocks: list[str], echoed: set[str]) -> bool:
-        if NOVEL_META in meta or not self.enabled:
-            return super().judge(meta, blocks, echoed)
-        entries = block_keys(blocks)
-        known = self.client.smismember(self.prefix + "shown:blocks",
-                                       [key for key, _ in entries]) if entries else []
-        keys: set[bytes] = set()
-        new: list[bytes] = []
-        for (key, words), seen in zip(entries, known, strict=True):
-            if seen:
-                keys.add(key)
-            elif not echoed.intersection(words):
-                new.append(key)
-                keys.add(key)
-        if new:
-            self.client.sadd(self.prefix + "shown:blocks", *new)
-        whole = set_key(keys)
-        meta[NOVEL_META] = novel = bool(self.client.sadd(self.prefix + "shown:sets", whole))
-        meta[SHOWN_META] = int.from_bytes(whole, "big")
-        return novel
+    def _known(self, keys: list[bytes]) -> list[bool]:
+        return [bool(seen) for seen in self.client.smismember(self.prefix + "shown:blocks", keys)]
+
+    def _add_blocks(self, keys: list[bytes]) -> None:
+        self.client.sadd(self.prefix + "shown:blocks", *keys)
+
+    def _add_set(self, whole: bytes) -> bool:
+        return bool(self.client.sadd(self.prefix + "shown:sets", whole))
 
 
 def shown_text(crawler: Crawler, enabled: bool) -> ShownText:

@@ -49,7 +49,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -68,18 +67,13 @@ from hiddenweb.bench.coverage import (
     server_stats,
 )
 from hiddenweb.bench.provingground.site import SiteModel
+from hiddenweb.bench.realsites.servers import free_port
 from hiddenweb.bench.revision import code_revision
 
 #: the victim is killed once the crawl has served this share of the baseline's requests
 KILL_AT = 0.3
 #: ``HIDDENWEB_REDIS_LEASE`` of the workers: a dead worker's requests are handed back this soon
 LEASE = 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager

@@ -207,7 +207,7 @@ def isindex_forms(page: Selector, base_url: str, first: int = 0) -> list[FormInf
 def keywords_url(form: FormInfo, url: str) -> str:
     """The URL of an ``<isindex>`` form's submission (:func:`isindex_forms`): ``?isindex=x``
     becomes ``?x``. Any other form's URL is returned as it is."""
-    if form.fields and form.fields[0].name == ISINDEX and len(form.fields) == 1:
+    if len(form.fields) == 1 and form.fields[0].name == ISINDEX:
         head, sep, query = url.partition("?")
         if sep and query.startswith(ISINDEX + "="):
             return f"{head}?{query[len(ISINDEX) + 1:]}"

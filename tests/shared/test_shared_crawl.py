@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,25 @@ def start(out_dir: Path, name: str, seed: str, settings: dict) -> subprocess.Pop
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
     with (out_dir / f"{name}.log").open("w") as log:
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def kill_then_finish(out_dir: Path, seed: str, settings: dict, redis_client, poll: float,
+                     ready: Callable[[list[bytes]], bool]) -> None:
+    """Start worker ``victim``; once ``ready(held)`` (``held``: its lease records in Redis;
+    60 s at most), SIGKILL it and run worker ``other`` to the crawl's end."""
+    victim = start(out_dir, "victim", seed, settings)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        held = [v for v in redis_client.hvals("hw:{hwdla}:lease:info")
+                if f":{victim.pid}:".encode() in v]
+        if ready(held):
+            break
+        time.sleep(poll)
+    assert ready(held), (out_dir / "victim.log").read_text()[-2000:]
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(10)
+    other = start(out_dir, "other", seed, settings)
+    assert other.wait(timeout=120) == 0, (out_dir / "other.log").read_text()[-2000:]
 
 
 def finish(procs: list[subprocess.Popen], out_dir: Path) -> list[dict]:
@@ -96,20 +116,9 @@ def test_killed_workers_leases_done_by_the_other(redis_url, redis_client, tmp_pa
     settings = {"HIDDENWEB_REDIS_URL": redis_url, "HIDDENWEB_REDIS_LEASE": 1}
     SlowSite.release.clear()
     with serve(SlowSite) as url:
-        try:
-            victim = start(tmp_path, "victim", url, settings)
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:  # both slow pages leased to the victim
-                held = [v for v in redis_client.hvals("hw:{hwdla}:lease:info")
-                        if f":{victim.pid}:".encode() in v and b"\t" in v]
-                if len(held) == 2:
-                    break
-                time.sleep(0.1)
-            assert len(held) == 2, (tmp_path / "victim.log").read_text()[-2000:]
-            victim.send_signal(signal.SIGKILL)
-            victim.wait(10)
-            other = start(tmp_path, "other", url, settings)
-            assert other.wait(timeout=120) == 0, (tmp_path / "other.log").read_text()[-2000:]
+        try:  # both slow pages leased to the victim
+            kill_then_finish(tmp_path, url, settings, redis_client, 0.1,
+                             lambda held: sum(b"\t" in v for v in held) == 2)
         finally:
             SlowSite.release.set()
         log = list(SlowSite.log)
@@ -178,22 +187,13 @@ def test_store_after_a_kill_equals_one_process(redis_url, redis_client, tmp_path
     PagedSite.hang.set()
     PagedSite.release.clear()
     with serve(PagedSite) as url:
+        def ready(held: list[bytes]) -> bool:  # all done but the two slow pages, held
+            pages = {p for p in PagedSite.log if p.startswith(("/p/", "/slow/"))}
+            return len(held) == 2 and len(pages) == 8 \
+                and redis_client.hlen("hw:{hwdla}:lease:data") == 2
+
         try:
-            victim = start(tmp_path, "victim", url, settings)
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:  # all done but the two slow pages, held
-                held = [v for v in redis_client.hvals("hw:{hwdla}:lease:info")
-                        if f":{victim.pid}:".encode() in v]
-                pages = {p for p in PagedSite.log if p.startswith(("/p/", "/slow/"))}
-                if len(held) == 2 and len(pages) == 8 and redis_client.hlen(
-                        "hw:{hwdla}:lease:data") == 2:
-                    break
-                time.sleep(0.05)
-            assert len(held) == 2, (tmp_path / "victim.log").read_text()[-2000:]
-            victim.send_signal(signal.SIGKILL)
-            victim.wait(10)
-            other = start(tmp_path, "other", url, settings)
-            assert other.wait(timeout=120) == 0, (tmp_path / "other.log").read_text()[-2000:]
+            kill_then_finish(tmp_path, url, settings, redis_client, 0.05, ready)
         finally:
             PagedSite.release.set()
         got = store_pages(tmp_path / "shared.db", url)
