@@ -133,6 +133,9 @@ def template_key(url: str) -> str:
 
 
 NEW_CONTENT_META = "hiddenweb_new_content"
+#: the content fingerprint of the page this request's answer was, read and emitted before a kill
+#: left the request pending (JOBDIR resume, :func:`hiddenweb.dla.jobdir.open_job`)
+REREAD_META = "hiddenweb_reread"
 
 
 class SeenContent:
@@ -156,9 +159,16 @@ class SeenContent:
         return new
 
     def judge(self, meta: dict, fp: str | None) -> bool:
-        """:meth:`is_new`, decided once per response: the verdict is kept in its ``meta``."""
+        """:meth:`is_new`, decided once per response: the verdict is kept in its ``meta``.
+
+        After a JOBDIR resume, the pages emitted by requests the kill left pending are among the
+        fingerprints, so another request that reaches one first reads a repeat (as without the
+        kill), and the same page is new once more to its own request's re-read
+        (:data:`REREAD_META`): its links and forms are made again, its items are not emitted
+        again (``hiddenweb_emitted``)."""
         if NEW_CONTENT_META not in meta:
-            meta[NEW_CONTENT_META] = self.is_new(fp)
+            reread = fp is not None and meta.get(REREAD_META) == fp
+            meta[NEW_CONTENT_META] = self.is_new(fp) or reread
         return bool(meta[NEW_CONTENT_META])
 
 

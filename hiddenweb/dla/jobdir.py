@@ -62,7 +62,7 @@ from hiddenweb.dla.journal import (
 )
 from hiddenweb.dla.kinds import PURSUE, SKIP
 from hiddenweb.dla.queues import QUEUE_DIR
-from hiddenweb.pagetext import NEW_CONTENT_META
+from hiddenweb.pagetext import NEW_CONTENT_META, REREAD_META
 
 if TYPE_CHECKING:
     from hiddenweb.dla.scheduler import DLAScheduler
@@ -308,11 +308,14 @@ def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
         request.meta[JID_META] = jid
         if jid in replay.emitted:  # its items are in the feeds: download, do not emit again
             request.meta[EMITTED_META] = True
+            if replay.emitted[jid]:  # its page: a repeat to any other request (SeenContent)
+                request.meta[REREAD_META] = replay.emitted[jid]
         scheduler._place(request)
     stats.set_value("hiddenweb/jobdir/resumed", len(replay.pending))
     seen = getattr(getattr(scheduler.spider, "seen", None), "fingerprints", None)
     if isinstance(seen, set):  # the hwdla spider's SeenContent: pages read before are repeats
         seen.update(replay.content)
+        seen.update(fp for fp in replay.emitted.values() if fp)
 
 
 def checkpoint(scheduler: DLAScheduler) -> None:

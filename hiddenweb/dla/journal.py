@@ -29,9 +29,11 @@ the scheduler queues them again (its disk queues are only a cache of them). Scra
 is set to the ``E`` fingerprints, so a request it saw whose ``E`` the kill prevented is not lost:
 its parent, not done, is downloaded again and produces it again. A pending request with an ``I``
 is downloaded again with ``hiddenweb_emitted`` in its meta, and its items are not emitted
-again (:class:`~hiddenweb.dla.middleware.DLAFeedbackMiddleware`); the content fingerprints of the
-other emitted pages go back to the spider's ``seen`` (a page read before the kill is a repeat
-after it, as without it). A clean close compacts the log (tmp file, fsync, rename).
+again (:class:`~hiddenweb.dla.middleware.DLAFeedbackMiddleware`); the content fingerprints of
+every emitted page go back to the spider's ``seen`` (a page read before the kill is a repeat
+after it, as without it, to any request that reaches it: a pending one's page is new once more
+only to that request's own re-read, ``hiddenweb_reread``, so that its links and forms are made
+again). A clean close compacts the log (tmp file, fsync, rename).
 
 A request its parent's answer makes again when that answer is read again (the parent was not
 done at the kill) is dropped by the dupefilter, unless it is not filtered (``dont_filter``: a

@@ -8,11 +8,14 @@ from types import SimpleNamespace
 
 import pytest
 from crawlrun import ENDED, run_crawl  # noqa: E402  (tests/ is on sys.path)
-from dlakit import SITE, drain, link, make  # noqa: E402
+from dlakit import SITE, _Spider, drain, link, make  # noqa: E402
+from scrapy.utils.test import get_crawler
 
 from hiddenweb.bench import chaos
 from hiddenweb.dla.jobdir import commit, settle
-from hiddenweb.dla.journal import JOURNAL_FILE, replay
+from hiddenweb.dla.journal import EMITTED_META, JID_META, JOURNAL_FILE, replay
+from hiddenweb.dla.scheduler import DLAScheduler
+from hiddenweb.pagetext import SeenContent
 
 
 def test_killed_crawl_resumes_with_nothing_lost_and_nothing_emitted_twice(tmp_path: Path) -> None:
@@ -67,6 +70,31 @@ def test_served_unanswered_requests_are_pending_after_a_kill(tmp_path: Path) -> 
     assert sorted(drain(again)) == sorted([first.url.removeprefix(SITE), "/c"])
     assert not again.enqueue_request(link("/", second.url.removeprefix(SITE)))  # seen, done
     assert not again.enqueue_request(link("/", "/c"))  # seen, pending: not twice
+
+
+def test_a_page_emitted_before_the_kill_is_a_repeat_to_any_request_but_its_own(
+        tmp_path: Path) -> None:
+    """Request /a's page was emitted (``I``), then the kill came before /a was done. Resumed,
+    /a is read again without emitting; /b, whose answer is the same page, must read a repeat
+    even when it comes first (before, it was new to it: the page was emitted twice)."""
+    settings = {"JOBDIR": str(tmp_path)}
+    s = make(settings)
+    for path in ("/a", "/b"):
+        assert s.enqueue_request(link("/", path))
+    a = s.next_request()
+    s.journal.emitted(a.meta[JID_META], "fp-of-page")
+    # killed here
+    crawler = get_crawler(_Spider, settings)
+    crawler.spider = crawler._create_spider()
+    crawler.spider.seen = seen = SeenContent()
+    again = DLAScheduler.from_crawler(crawler)
+    again.open(crawler.spider)
+    requests = {r.url.removeprefix(SITE): r for r in iter(again.next_request, None)}
+    assert set(requests) == {"/a", "/b"}
+    assert requests["/a"].meta[EMITTED_META] and EMITTED_META not in requests["/b"].meta
+    assert not seen.judge(requests["/b"].meta, "fp-of-page")  # the same page by another way
+    assert seen.judge(requests["/a"].meta, "fp-of-page")  # its own re-read: links made again
+    assert not seen.judge({}, "fp-of-page")
 
 
 def test_dupefilter_forgets_what_the_kill_kept_out_of_the_journal(tmp_path: Path) -> None:
