@@ -26,6 +26,8 @@ Contract
   only for :data:`POST_ALLOWED` (search, filter, neutral; such a form has no password field and
   no destructive, auth or commerce word, else it would not be of those classes). ``unknown`` is
   never sent by POST. ``allow`` (``HIDDENWEB_FORMS_ALLOW``) opts in to more classes.
+* :func:`refused_choice`: a select's option, radio or checkbox value whose label or value says
+  delete, log out, buy… is never chosen; a form whose default choice is one is refused.
 * :func:`judge_link` → :class:`Verdict`: a link (or a button outside a form) whose label or URL
   (path, query keys and values) carries a destructive, auth, commerce, subscribe or vote word, or
   whose markup says it is not a plain GET (``data-method="delete"``, ``data-confirm``), is not
@@ -155,8 +157,25 @@ def judge_form(form: FormLike, allow: frozenset[str] = frozenset()) -> FormVerdi
                        facts.passwords > 0)
 
 
+def refused_choice(label: str, value: str, post: bool) -> str | None:
+    """The harmful class of a choice, a select's option or a radio's or checkbox's value, from
+    its label and value: "Delete selected", ``mark_all_read``; in a POST form a choice whose
+    label or value is only a short action word ("Archive", "Close") too. None: it may be
+    chosen.
+    A value the policy refuses is never chosen (:mod:`hiddenweb.forms.extract` leaves it out
+    of the field's options); a form that sends one by default is refused (:func:`judge_form`).
+    "Order" in a choice is a sort order, as in a sort select (:func:`form_facts`)."""
+    label, value = (" ".join(ORDER.sub(" ", normalize(w)).split()) for w in (label, value))
+    classes = harmful_classes(f"{label} {value}")
+    if post:
+        classes += short_label_classes(label) + short_label_classes(value)
+    return classes[0] if classes else None
+
+
 def _classify(text: str, label: str, facts: FormFacts, method: str) -> tuple[str, str]:
     """(class, evidence) of a submission whose words are ``text`` (``label``: its button's)."""
+    if facts.refused_default is not None:  # its default choice is an action: "Delete selected"
+        return facts.refused_default
     harmful = harmful_classes(text) + short_label_classes(label)
     if facts.payment_fields and "payment" not in harmful:
         harmful.append("payment")
@@ -316,6 +335,14 @@ class SafetyPolicy:
         return cls(frozenset(allow))
 
     def form(self, form: FormLike) -> FormVerdict:
+        """The verdict on ``form``; the choices of a class the user opted in to
+        (:func:`refused_choice`) go back among its fields' options first."""
+        if self.allow:
+            for f in form.fields:
+                back = [v for v, c in f.refused.items() if c in self.allow]
+                f.options.extend(back)
+                for v in back:
+                    del f.refused[v]
         return judge_form(form, self.allow)
 
     def link(self, url: str, label: str = "", markup: Mapping[str, str] | None = None

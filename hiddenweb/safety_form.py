@@ -41,8 +41,10 @@ _FINITE_KINDS = frozenset({"select", "radio", "checkbox"})
 class FieldLike(Protocol):
     name: str
     kind: str
+    options: list[str]
     default: str
     descriptors: list[str]
+    refused: dict[str, str]  # choices never made: value -> class (safety.refused_choice)
 
 
 class ButtonLike(Protocol):
@@ -111,6 +113,8 @@ class FormFacts:
     free: int = 0
     finite: int = 0
     textarea: int = 0
+    #: (class, value) of a choice the form sends by default that the policy never makes
+    refused_default: tuple[str, str] | None = None
 
 
 def form_facts(form: FormLike) -> FormFacts:
@@ -128,6 +132,8 @@ def form_facts(form: FormLike) -> FormFacts:
                 facts.texts.append("delete")
             continue
         facts.texts.append(f"{name} {label}")
+        if f.default and f.default in f.refused and facts.refused_default is None:
+            facts.refused_default = (f.refused[f.default], f.default)
         if _is_password(f):
             facts.passwords += 1
             continue

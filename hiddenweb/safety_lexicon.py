@@ -257,6 +257,11 @@ _WORDS: dict[str, list[str]] = {
         "ver", "siguiente", "anterior", "pagina", "filtra", "mostra", "vedi", "avanti",
         "successivo", "proximo", "filteren", "sorteren", "toon", "bekijk", "volgende", "vorige",
         "filtruj", "sortuj", "pokaz", "visa", "sortera", "показать", "фильтр", "筛选", "显示",
+        # reading data out in another format: an export or download sends nothing new
+        "export", "download", "exportieren", "herunterladen", "exporter", "telecharger",
+        "exportar", "descargar", "esporta", "scarica", "baixar", "exporteren", "downloaden",
+        "eksportuj", "pobierz", "exportera", "ladda ner", "экспорт", "скачать", "导出", "下载",
+        "エクスポート", "ダウンロード",
     ],
 }
 LEX = {name: _Lexicon(entries) for name, entries in _WORDS.items()}

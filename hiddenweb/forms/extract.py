@@ -19,6 +19,8 @@ from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 
+from hiddenweb.safety import refused_choice
+
 TEXT_TYPES = frozenset({"text", "search", "email", "tel", "url", "number", ""})
 _SKIP_TYPES = frozenset({"submit", "button", "reset", "image", "file"})
 
@@ -33,6 +35,9 @@ class FieldInfo:
     descriptors: list[str] = field(default_factory=list)  # label, name, id, placeholder, nearby
     submits: bool = False  # changing it submits the form (``onchange``: a post-back)
     outside: bool = False  # outside the <form>, joined to it by ``form="id"``
+    #: choices the safety policy never makes, left out of ``options``: value -> class
+    #: (:func:`hiddenweb.safety.refused_choice`: "Delete selected", "Mark all as read")
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -95,6 +100,21 @@ class FormInfo:
 _HEX = re.compile(r"^[0-9a-fA-F]{8,}$")
 
 
+#: a form's own words: not its options' (a choice, not the form's purpose), not its buttons'
+#: (judged one by one), and not the labels of the links it holds that only navigate (an
+#: ``href`` that is not ``#`` or ``javascript:``, no ``onclick``, ``data-method`` or
+#: ``data-confirm``): a "Cancel" or "Reset filters" link beside the submit button goes back
+#: without submitting, so its word says nothing of what the submission does (the link itself
+#: is judged as a link). A scripted link (it may submit the form) keeps its words.
+_OWN_TEXT = (
+    ".//text()[not(ancestor::option) and not(ancestor::button) and not(ancestor::a["
+    "@href and not(starts-with(normalize-space(@href), '#'))"
+    " and not(starts-with(translate(normalize-space(@href), 'JAVSCRIPT', 'javscript'),"
+    " 'javascript:'))"
+    " and not(@onclick) and not(@data-method) and not(@data-confirm)])]"
+)
+
+
 def _token_like(value: str) -> bool:
     return len(value) >= 12 or bool(_HEX.match(value))
 
@@ -128,6 +148,7 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
         action = urljoin(base_url, form.attrib.get("action", "") or base_url)
         method = (form.attrib.get("method", "GET") or "GET").upper()
         method = method if method in ("GET", "POST") else "GET"
+        post = method == "POST"
         fields: dict[str, FieldInfo] = {}
         for el in _controls(page, form):
             name = el.attrib.get("name")
@@ -135,12 +156,22 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                 continue
             tag = el.root.tag.lower()
             if tag == "select":
-                options = [_option_value(o) for o in el.xpath(".//option")]
+                options, refused = [], {}
+                for o in el.xpath(".//option"):
+                    value = _option_value(o)
+                    cls = refused_choice(o.xpath("normalize-space(.)").get(), value, post)
+                    if cls is None:
+                        options.append(value)
+                    else:
+                        refused[value] = cls
                 chosen = el.xpath(".//option[@selected]")
                 # what a browser sends: the selected option, else the first one
-                selected = _option_value(chosen[0]) if chosen else (options[0] if options else "")
+                first = el.xpath(".//option[1]")
+                selected = _option_value(chosen[0]) if chosen else (
+                    _option_value(first[0]) if first else "")
                 fields[name] = FieldInfo(name, "select", options, selected,
-                                         "required" in el.attrib, _descriptors(form, el))
+                                         "required" in el.attrib, _descriptors(form, el),
+                                         refused=refused)
             elif tag == "textarea":
                 fields[name] = FieldInfo(name, "textarea", [], el.xpath("string(.)").get(),
                                          "required" in el.attrib, _descriptors(form, el))
@@ -150,20 +181,26 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                     continue
                 value = el.attrib.get("value", "on" if kind in ("radio", "checkbox") else "")
                 checked = "checked" in el.attrib
+                descriptors = _descriptors(form, el)
+                cls = refused_choice(descriptors[0], value, post) \
+                    if kind in ("radio", "checkbox") else None
                 if kind in ("radio", "checkbox") and name in fields \
                         and fields[name].kind == kind:  # a group: one field, several values
-                    fields[name].options.append(value)
+                    if cls is None:
+                        fields[name].options.append(value)
+                    else:
+                        fields[name].refused[value] = cls
                     if checked and not fields[name].default:
                         fields[name].default = value
                     continue
-                opts = [value] if kind in ("radio", "checkbox") else []
+                opts = [value] if kind in ("radio", "checkbox") and cls is None else []
                 if kind in ("radio", "checkbox"):  # the default is what a browser sends
                     default = value if checked else ""
                 else:
                     default = value
                     opts = _datalist(page, el)  # a text box's suggested values
                 fields[name] = FieldInfo(name, kind, opts, default, "required" in el.attrib,
-                                         _descriptors(form, el))
+                                         descriptors, refused={value: cls} if cls else {})
         for el in _controls(page, form):
             info = fields.get(el.attrib.get("name", ""))
             if info is not None:
@@ -171,8 +208,7 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                     el.attrib.get("onchange", "")))
                 info.outside = info.outside or not _inside(el, form)
         buttons = _buttons(form, base_url, action, method)
-        text = " ".join([_texts(form, ".//text()[not(ancestor::option) and not(ancestor::button)]"),
-                         *(b.text for b in buttons[:1])])
+        text = " ".join([_texts(form, _OWN_TEXT), *(b.text for b in buttons[:1])])
         forms.append(FormInfo(index, action, method, list(fields.values()), text, form, buttons,
                               form.attrib.get("id", "")))
     return forms + isindex_forms(page, base_url, len(forms))

@@ -26,6 +26,7 @@ from hiddenweb.safety import FORM_CLASSES
 from hiddenweb.store import Visit, VisitStore
 
 TOKEN = "c2VjcmV0LWNzcmYtdG9rZW4tMTIzNDU2Nzg5MA"
+BULK_DELETE = "delete_selected"  # a safe form's unsafe choice: never in a request body
 UNSAFE_FORMS = [
     # login, also a text field merely labelled "Password"
     '<form method="post" action="/u/session"><input name="name"><input type="password" '
@@ -83,6 +84,10 @@ UNSAFE_FORMS = [
     # unknown by POST: personal data only
     '<form method="post" action="/u/22"><input name="name"><input name="city"><button>Save'
     '</button></form>',
+    # its default choice is an action
+    '<form method="post" action="/u/23"><select name="do"><option value="mark_all_read">Mark '
+    'all as read</option><option value="none">Nothing</option></select><button>Go</button>'
+    '</form>',
 ]
 UNSAFE_LINKS = [
     '<a href="/u/account/delete?confirm=1">Delete my account</a>',
@@ -105,7 +110,17 @@ SAFE_FORMS = [
     '<form action="/s/old"><input name="q"><button name="op" value="clear" formmethod="post" '
     'formaction="/u/saved/delete">Delete saved searches</button><button formaction="/s/find">'
     'Search</button></form>',
+    # a bulk-action form: sent, but never with its "Delete selected" choice (BULK_DELETE)
+    '<form method="post" action="/s/bulk"><select name="action"><option value="">---------'
+    f'</option><option value="{BULK_DELETE}">Delete selected items</option><option '
+    'value="export">Export selected</option></select><input type="checkbox" name="_selected" '
+    'value="7"><button>Go</button></form>',
+    # an export form with a "Cancel" link beside its button: the link does not submit the
+    # form, so its word does not refuse it; the link itself is refused (CANCEL_LINKS)
+    '<form method="post" action="/s/export"><select name="format"><option>json</option>'
+    '<option>csv</option></select><button>Export</button><a href="/u/back">Cancel</a></form>',
 ]
+CANCEL_LINKS = 1  # links inside SAFE_FORMS the policy refuses
 SAFE_LINKS = ['<a href="/s/page/2">Next page</a>', '<a href="/s/contact">Contact us</a>']
 
 
@@ -156,7 +171,8 @@ def url_of(httpd) -> str:
 
 
 def unsafe(log) -> list:
-    return [r for r in log if urlsplit(r[1]).path.startswith("/u/")]
+    """Requests to an unsafe target, or carrying an unsafe choice of a safe form."""
+    return [r for r in log if urlsplit(r[1]).path.startswith("/u/") or BULK_DELETE in r[2]]
 
 
 def safe(log) -> set[tuple[str, str]]:
@@ -175,19 +191,21 @@ def test_plain_crawl_sends_nothing_unsafe_and_the_safe_forms(server, tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert unsafe(server.log) == []
     sent = safe(server.log)
-    assert {("GET", "/s/search"), ("POST", "/s/filter"), ("GET", "/s/find")} <= sent, sent
+    assert {("GET", "/s/search"), ("POST", "/s/filter"), ("GET", "/s/find"),
+            ("POST", "/s/bulk"), ("POST", "/s/export")} <= sent, sent
     assert {("GET", "/s/page/2"), ("GET", "/s/contact")} <= sent
     # the CSRF token was sent, and is kept neither on the item nor in the store
     assert any(TOKEN in body for m, p, body in server.log if p == "/s/filter")
-    posted = [i["reached_by"]["form"] for i in run.items if i["method"] == "POST"]
+    posted = [i["reached_by"]["form"] for i in run.items
+              if i["method"] == "POST" and urlsplit(i["url"]).path == "/s/filter"]
     assert posted and all(f["redacted"] == ["csrf"] and "csrf" not in f["fields"]
                           for f in posted)
     stats = run.stats
     assert stats["hiddenweb/safety/forms_refused"] == len(UNSAFE_FORMS)
-    assert stats["hiddenweb/safety/links_refused"] == len(UNSAFE_LINKS)
+    assert stats["hiddenweb/safety/links_refused"] == len(UNSAFE_LINKS) + CANCEL_LINKS
     assert stats["hiddenweb/safety/buttons_refused"] == 1  # "Delete saved searches"
     refused = sum(v for k, v in stats.items() if k.startswith("hiddenweb/safety/refused/"))
-    assert refused == len(UNSAFE_FORMS) + len(UNSAFE_LINKS) + 1
+    assert refused == len(UNSAFE_FORMS) + len(UNSAFE_LINKS) + CANCEL_LINKS + 1
     print(f"plain crawl: {len(UNSAFE_FORMS)} unsafe forms, {len(UNSAFE_LINKS)} unsafe links, "
           f"0 requests to them; safe requests {sorted(sent)}")
     # the crawl report says what was refused, by reason
@@ -198,7 +216,7 @@ def test_plain_crawl_sends_nothing_unsafe_and_the_safe_forms(server, tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     page = (tmp_path / "report" / "index.html").read_text()
-    assert "Refused by the safety policy" in page and f"{len(UNSAFE_LINKS)} links" in page
+    assert "Refused by the safety policy" in page and f"{len(UNSAFE_LINKS) + CANCEL_LINKS} links" in page
     assert "<td>destructive</td>" in page and "<td>payment</td>" in page
     skipped = page.split("<h2>Forms not submitted</h2>")[1]  # every form not sent, by reason
     assert "<td>login</td>" in skipped and "<td>destructive</td>" in skipped

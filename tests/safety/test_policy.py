@@ -68,6 +68,47 @@ def test_a_sort_order_select_is_not_a_purchase():
     assert v.allowed and v.kind == "filter"
 
 
+def test_a_link_that_only_navigates_says_nothing_of_the_submission():
+    """"Cancel" and "Reset filters" links beside the button go back without submitting; a
+    scripted link (it may submit the form) keeps its words."""
+    html = ('<form method="post" action="/t/export"><select name="format"><option>json</option>'
+            '<option>csv</option></select><button>Export</button><a href="/t/">Cancel</a>'
+            '<a href="/t/?reset=1">Reset filters</a></form>')
+    v = judge_form(form(html))
+    assert v.allowed and v.kind == "filter" and v.evidence == "export"
+    scripted = html.replace('href="/t/"', 'href="#" onclick="this.form.submit()"')
+    assert judge_form(form(scripted)).reason == "destructive"
+    assert judge_form(form(html.replace('href="/t/"', 'href="javascript:go()"'))).reason \
+        == "destructive"
+
+
+def test_a_harmful_choice_is_never_made_and_a_harmful_default_refuses_the_form():
+    """A bulk-action select: its "Delete selected" option and a checkbox whose value says
+    purge are left out of what the explorer may choose; a form that sends one by default is
+    refused."""
+    f = form('<form method="post" action="/items"><select name="action"><option value="">'
+             '---------</option><option value="delete_selected">Delete selected items</option>'
+             '<option value="export">Export</option><option value="archive">Archive</option>'
+             '</select><label><input type="checkbox" name="then" value="purge">Tidy up '
+             'afterwards</label><input type="checkbox" name="_selected" value="7">'
+             '<button>Go</button></form>')
+    action, opt, selected = f.fields
+    assert action.options == ["", "export"] and action.default == ""
+    assert action.refused == {"delete_selected": "destructive", "archive": "destructive"}
+    assert opt.options == [] and opt.refused == {"purge": "destructive"} and opt.default == ""
+    assert selected.options == ["7"] and not selected.refused
+    assert judge_form(f).allowed
+    by_default = form('<form method="post" action="/inbox"><select name="do"><option '
+                      'value="mark_all_read">Mark all as read</option><option value="none">'
+                      'Nothing</option></select><button>Go</button></form>')
+    v = judge_form(by_default)
+    assert not v.allowed and v.reason == "destructive" and v.evidence == "mark_all_read"
+    # by GET a short word is a filter's value ("Archive": the archived items), not an action
+    get = form('<form action="/list"><select name="show"><option>All</option><option>Archive'
+               '</option></select><button>Show</button></form>')
+    assert get.fields[0].options == ["All", "Archive"] and judge_form(get).allowed
+
+
 @pytest.mark.parametrize(("url", "label", "markup", "reason"), [
     ("/account/delete?confirm=1", "Delete my account", None, "destructive"),
     ("/logout", "Log out", None, "destructive"),
