@@ -93,6 +93,19 @@ def page_offer(page: Selector, url: str) -> frozenset[bytes]:
     return frozenset(hashlib.sha1(i.encode("utf-8", "replace")).digest()[:8] for i in items)
 
 
+def script_signature(page: Selector, url: str) -> str:
+    """What runs on a page: a hash of its external scripts (host and path, no query) and of the
+    DOM-building or request-making calls its inline scripts make (the ``_BUILDS`` words they
+    use, not their text, which often holds the page's own data). Pages of different URL
+    templates with one signature run the same code (a site's one bundle on every page)."""
+    srcs = sorted({urljoin(url, src.strip()).split("?", 1)[0].split("#", 1)[0]
+                   for src in page.xpath("//script/@src").getall() if src.strip()})
+    calls = sorted({m.group(0).split("(")[0].strip() for code in
+                    page.xpath("//script[not(@src)]/text()").getall()
+                    for m in _BUILDS.finditer(code)})
+    return hashlib.sha1("\n".join([*srcs, "", *calls]).encode("utf-8", "replace")).hexdigest()[:16]
+
+
 class BrowserPolicy:
     """Per URL template, two records: the pages checked over plain HTTP and how many needed the
     browser by their markup (:meth:`record`, :func:`needs_browser`), and the renders of pages
@@ -109,13 +122,23 @@ class BrowserPolicy:
       template is looked at again: the ``sample``-th page skipped, then the one at twice that
       count each time a look added nothing (the 10th, 20th, 40th, 80th, …: about
       log2(n / sample) renders for n pages), the gap back to ``sample`` once a render of the
-      template adds something.
+      template adds something;
+    * across templates, by what their pages run (:func:`script_signature`, :meth:`note`): once
+      ``2 * min_seen`` renders of pages with one signature, over at least ``min_templates``
+      templates, were made and fewer than ``useful_share`` of them added anything
+      (:meth:`scripts_idle`), a new template with that signature is judged idle after one
+      render that added nothing, not ``min_seen`` (a site that loads one bundle on every page
+      of every kind pays one render per template, not four).
     """
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
-                 useful_share: float = 0.1, sample: int = 10) -> None:
+                 useful_share: float = 0.1, sample: int = 10, min_templates: int = 3) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
-        self.useful_share, self.sample = useful_share, sample
+        self.useful_share, self.sample, self.min_templates = useful_share, sample, min_templates
+        self.signature: dict[str, str] = {}  # template -> script signature of its pages
+        self.sig_renders: dict[str, int] = defaultdict(int)
+        self.sig_useful: dict[str, int] = defaultdict(int)
+        self.sig_templates: dict[str, set[str]] = defaultdict(set)
         self.seen: dict[str, int] = defaultdict(int)
         self.needed: dict[str, int] = defaultdict(int)
         self.renders: dict[str, int] = defaultdict(int)
@@ -130,12 +153,30 @@ class BrowserPolicy:
         self.seen[key] += 1
         self.needed[key] += int(needed)
 
+    def note(self, url: str, signature: str) -> None:
+        """The script signature (:func:`script_signature`) of a page of ``url``'s template."""
+        self.signature[template_key(url)] = signature
+
     def rendered(self, url: str, useful: bool) -> None:
         key = template_key(url)
         self.renders[key] += 1
         self.useful[key] += int(useful)
         if useful:  # looked at as often as at first again
             self.gap.pop(key, None)
+        sig = self.signature.get(key)
+        if sig is not None:
+            self.sig_renders[sig] += 1
+            self.sig_useful[sig] += int(useful)
+            self.sig_templates[sig].add(key)
+
+    def scripts_idle(self, url: str) -> bool:
+        """Whether the pages that run what ``url``'s template's pages run (its signature) were
+        rendered idle across templates (the class docstring)."""
+        sig = self.signature.get(template_key(url))
+        renders = self.sig_renders.get(sig, 0) if sig is not None else 0
+        return renders >= 2 * self.min_seen \
+            and len(self.sig_templates[sig]) >= self.min_templates \
+            and self.sig_useful.get(sig, 0) < self.useful_share * renders
 
     def new_script_requests(self, urls: list[str]) -> bool:
         """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render."""
@@ -145,11 +186,14 @@ class BrowserPolicy:
 
     def verdict(self, url: str) -> str | None:
         """``"useful"`` or ``"idle"`` once ``min_seen`` renders of the template were judged
-        (idle: fewer than ``useful_share`` of them added anything); None before."""
+        (idle: fewer than ``useful_share`` of them added anything), or once one was judged idle
+        and its scripts are idle on other templates (:meth:`scripts_idle`); None before."""
         key = template_key(url)
         renders = self.renders.get(key, 0)
         if renders < self.min_seen:
-            return None
+            # one idle render is enough where the same scripts were idle on other templates
+            idle = renders and not self.useful.get(key, 0) and self.scripts_idle(url)
+            return "idle" if idle else None
         return "useful" if self.useful.get(key, 0) >= self.useful_share * renders else "idle"
 
     def worth_rendering(self, url: str) -> bool:

@@ -15,6 +15,9 @@ most :data:`MAX_HELD` per template, beyond which they are rendered) and, once th
 judged, rendered (useful) or dropped (idle: their forms are then read from the plain copy). A
 render that fails counts as judged useful (the page keeps its chance); when the crawl is idle
 every held page is rendered (``spider_idle``), so nothing waits for a verdict that never comes.
+Where the same scripts (:func:`~hiddenweb.browser.detect.script_signature`) rendered idle on
+other templates, one render of a new template is made before its verdict, not ``min_seen``
+(:meth:`~hiddenweb.browser.detect.BrowserPolicy.scripts_idle`).
 The forms of a page not rendered are read from its plain copy at once (the spider). With a
 ``JOBDIR`` nothing is held (a held request is in no queue, and a crawl killed then would lose
 it).
@@ -35,7 +38,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.job import job_dir
 
-from hiddenweb.browser.detect import BrowserPolicy, page_offer
+from hiddenweb.browser.detect import BrowserPolicy, page_offer, script_signature
 from hiddenweb.pagetext import is_markup, template_key
 
 if TYPE_CHECKING:
@@ -67,13 +70,16 @@ class RenderGate:
         template is judged (its forms then come from the render, or from ``response`` through
         ``dropped``), or ``"skip"``: not rendered (an idle template)."""
         url = response.url
+        self.policy.note(url, script_signature(response.selector, url))
         if self.enabled and not self.policy.worth_rendering(url):
             self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")
             return "skip"
         request.meta[OFFER_META] = page_offer(response.selector, url)
         key = template_key(url)
+        # renders in flight before a verdict: one where these scripts were idle elsewhere
+        first = 1 if self.policy.scripts_idle(url) else self.policy.min_seen
         if self.enabled and self.hold and self.policy.verdict(url) is None \
-                and self.pending[key] >= self.policy.min_seen and len(self.held[key]) < MAX_HELD:
+                and self.pending[key] >= first and len(self.held[key]) < MAX_HELD:
             self.held[key].append((request, response))
             self.crawler.stats.inc_value("hiddenweb/browser/held")
             return "held"

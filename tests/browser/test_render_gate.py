@@ -17,7 +17,7 @@ from localsite import SiteHandler, serve
 from parsel import Selector
 
 from hiddenweb.browser import BrowserPolicy
-from hiddenweb.browser.detect import page_offer
+from hiddenweb.browser.detect import page_offer, script_signature
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
@@ -56,6 +56,37 @@ def test_a_template_is_judged_after_its_first_renders():
     assert policy.direct("http://h/app/9")
     assert policy.new_script_requests(["http://h/api/1"])
     assert not policy.new_script_requests(["http://h/api/1"])
+
+
+def test_scripts_idle_on_other_templates_judge_a_new_template_after_one_render():
+    """One bundle on every page of every kind: once its renders were idle on three templates,
+    a new template that runs it is idle after one idle render, not four; other scripts, or a
+    first render that added something, still get their four."""
+    bundle = Selector(text='<script src="/static/app.js?v=3"></script><script>'
+                           'window.DB = "/data/x.db"; $(function () { App.init(); });</script>')
+    same = Selector(text='<script src="/static/app.js?v=4"></script><script>'
+                         'window.DB = "/data/y.db"; $(function () { App.init(); });</script>')
+    builder = Selector(text='<script src="/static/app.js"></script><script>'
+                            'document.body.appendChild(document.createElement("a"));</script>')
+    sig = script_signature(bundle, "http://h/a")
+    assert script_signature(same, "http://h/b/c") == sig  # its data and version differ
+    assert script_signature(builder, "http://h/a") != sig
+    policy = BrowserPolicy("auto", min_seen=4, useful_share=0.1, sample=10)
+    for t in ("tables", "rows", "queries"):
+        for i in range(3):
+            policy.note(f"http://h/{t}/{i}", sig)
+            policy.rendered(f"http://h/{t}/{i}", False)
+    # 9 idle renders over 3 templates: the scripts are idle, so are those templates (3 each)
+    assert policy.scripts_idle("http://h/tables/9") and policy.verdict("http://h/tables/9") \
+        == "idle"
+    for t, s, first in (("export", sig, False), ("other", "x", False), ("charts", sig, True)):
+        policy.note(f"http://h/{t}/1", s)
+        assert policy.verdict(f"http://h/{t}/1") is None  # never judged before a render
+        policy.rendered(f"http://h/{t}/1", first)
+    assert policy.scripts_idle("http://h/export/2") and policy.verdict("http://h/export/2") \
+        == "idle"
+    assert policy.verdict("http://h/other/2") is None  # other scripts
+    assert policy.verdict("http://h/charts/2") is None  # its render added something
 
 
 # distinct words: pages that differ only in numbers are one shape, a trap (trapguard.py)
