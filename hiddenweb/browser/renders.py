@@ -112,6 +112,9 @@ class RenderGate:
         self.pending[key] = max(0, self.pending[key] - 1)
         self.policy.rendered(url, useful)
         verdict = self.policy.verdict(url)
+        logger.debug("Render of %s %s: template %s, %d renders, verdict %s", url,
+                     "added something" if useful else "added nothing", key,
+                     self.policy.renders.get(key, 0), verdict)
         if verdict is None or not self.held.get(key):
             return
         held = self.held.pop(key)
