@@ -28,9 +28,9 @@ class FormsConfig:
     answers_first: bool
     lvs_dir: str
     keep_tokens: bool = False  # HIDDENWEB_KEEP_TOKENS: tokens and keys sent stay on items
-    stop_mass: float = 0.0  # HIDDENWEB_STOP_MASS: retire a form under this missing mass
+    stop_mass: float = 0.05  # HIDDENWEB_STOP_MASS: retire a form under this missing mass
     stop_window: int = 30  # lab knob stop_window: the answers its missing mass is read over
-    stop_blind_rounds: int = 2  # lab knob: blind budgets an endpoint spends before it retires
+    stop_blind_rounds: int = 0  # lab knob: blind budgets an endpoint spends before it retires
     page_words: bool = True  # lab knob form_page_words: a search box takes its page's words
 
     @classmethod
