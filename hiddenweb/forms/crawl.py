@@ -479,7 +479,8 @@ class FormCrawler:
         """``spider_idle``: nothing is left to download, so the paused forms (patience run out,
         :meth:`FormExplorer.resume`) get another round of blind submissions; retired ones
         (``HIDDENWEB_STOP_MASS``) do not, and when only they are left the crawl closes with
-        the reason ``hiddenweb_exhausted``."""
+        the reason ``hiddenweb_exhausted`` (in shared mode a worker waits instead: the crawl
+        ends, "finished", once every worker is idle)."""
         if self.budget_exhausted:
             return
         for ep in self.endpoints.values():
@@ -494,7 +495,8 @@ class FormCrawler:
         requests = [request for explorer in list(self.explorers.values())
                     for data in explorer.resume() for request in self.submission(explorer, data)]
         if not requests:
-            self.stopping.close_if_spent(self.explorers.values())
+            if self.claims is None:  # shared mode: the crawl ends once every worker is idle
+                self.stopping.close_if_spent(self.explorers.values())  # (redis_scheduler)
             return
         self.stats.inc_value("hiddenweb/forms/resumed_submissions", len(requests))
         logger.debug("Idle: %d more submissions of paused forms", len(requests))
