@@ -272,9 +272,16 @@ return 0
 # ARGV: lease ms[, a worker that closes]. Leases past their deadline: renewed when their owner
 # is alive, else handed back (to the front of their bucket, in the shared lane); a dead worker's
 # lane moves to '*', its form claims end and the pages of its forms are queued again. A request
-# handed back is stored with a leading 'H' (HANDED_MARK: a pickle starts with 0x80).
+# handed back is stored with a leading 'H' (HANDED_MARK: a pickle starts with 0x80). A worker
+# that closes stops being alive in this same script: were its 'alive' key deleted first, another
+# worker's reap in between would find it dead and queue its forms' pages again (read twice, or
+# left queued when every worker closes at once).
 _REAP = r"""
 local lease_ms = tonumber(ARGV[1])
+if ARGV[2] then
+  redis.call('DEL', P .. 'alive:' .. ARGV[2])
+  redis.call('SREM', P .. 'idle', ARGV[2])
+end
 local now = now_ms()
 local back = 0
 local function alive(w) return redis.call('EXISTS', P .. 'alive:' .. w) == 1 end
@@ -461,9 +468,8 @@ class RedisFrontier:
 
     def retire(self) -> None:
         """This worker closes with the crawl: not alive any more, not dead either (its forms'
-        pages are not read again); what is still in its lane goes to the shared lane."""
-        self.client.delete(self.prefix + "alive:" + self.worker)
-        self.client.srem(self.prefix + "idle", self.worker)
+        pages are not read again); what is still in its lane goes to the shared lane. One
+        script: no other worker's reap sees it not alive and not retired yet (:data:`_REAP`)."""
         self._reap(keys=self._keys(), args=[self.lease_ms, self.worker])
 
     def learn(self, outcome: str, ks: list[str], prior: dict[str, int], a: float | None,

@@ -277,3 +277,39 @@ def test_an_idle_worker_closes_when_the_others_finish(redis_url, redis_client):
         scheduler.idle(crawler.spider)  # no DontCloseSpider: it closes
     finally:
         scheduler.close("finished")
+
+
+def test_a_worker_that_closes_is_never_found_dead(redis_url, redis_client):
+    """A worker that closes with the crawl (:meth:`RedisFrontier.retire`) stops being alive
+    and leaves the crawl in one step: another worker's reap at any moment of it finds nothing
+    to hand back. Were it two steps (its 'alive' key deleted, then its own reap), a reap in
+    between found it dead and queued its forms' pages again: downloaded twice by a worker still
+    open, or left queued when all closed at once (issue 27). The other worker reaps after every
+    command the closing one sends."""
+    import redis
+    from scrapy import Request, Spider
+
+    from hiddenweb.redis_shared import FormClaims, worker_id
+
+    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
+                                                 "HIDDENWEB_REDIS_KEY": "test"})
+    crawler.spider = Spider("x")
+    claims = FormClaims.from_crawler(crawler)
+    other = frontier(redis_client, "other")
+    reaped = []
+
+    class Interleaved(redis.Redis):
+        def execute_command(self, *args, **options):
+            out = super().execute_command(*args, **options)
+            reaped.append(other.reap())  # another worker's reap, right after this command
+            return out
+
+    closing = frontier(Interleaved.from_url(redis_url), worker_id(crawler))
+    page = Request("http://127.0.0.1:1/search", meta={"hiddenweb_dla_group": "url:search"})
+    assert claims.claim("GET /search [q]", page)
+    reaped.clear()
+    closing.retire()
+    assert reaped and sum(reaped) == 0
+    assert redis_client.hget(PREFIX + "pending", SHARED) in (None, b"0")
+    assert not redis_client.sismember(PREFIX + "workers", worker_id(crawler))
+    assert other.reap() == 0
