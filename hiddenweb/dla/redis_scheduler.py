@@ -26,8 +26,12 @@ of the whole crawl, and every feedback teaches all workers at once.
   queued in any lane or leased, or another live worker has not been idle since it last took a
   request (it may still queue paused forms at its own ``spider_idle``); the crawl ends when the
   frontier and all leases are empty and every live worker is idle
-  (:meth:`~hiddenweb.dla.redis_frontier.RedisFrontier.over`). A worker kept open checks it at
-  every tick, not only at the engine's 5 s heartbeat.
+  (:meth:`~hiddenweb.dla.redis_frontier.RedisFrontier.over`). A worker is marked idle only at a
+  ``spider_idle`` in which nothing was offered to its scheduler since the last one (a paused
+  form's next round, even all duplicates, is work it can still produce), and unmarked as soon as
+  it takes a request, even when another ``spider_idle`` handler kept it open after the mark. A
+  worker kept open has its ``spider_idle`` again at every tick, not only at the engine's 5 s
+  heartbeat.
 
 Not shared: the page automata (they order nothing with transfer on; ``dla_transfer`` off is
 refused), the step budget ``dla_max_steps`` (per worker), ``best_served`` (per worker).
@@ -117,6 +121,9 @@ class RedisDLAScheduler(DLAScheduler):
         self.leases: dict[str, Request] = {}
         self.local: deque[Request] = deque()  # requests that cannot be pickled: never shared
         self.idling = False  # kept open by :meth:`idle` for the others' work
+        self.marked = False  # maybe in ``P idle``: unmarked when it takes a request
+        self.scheduled = 0  # requests offered to the scheduler (duplicates too)
+        self.scheduled_at_idle = 0  # ... when :meth:`idle` last looked
         self._loop: Any = None
 
     @classmethod
@@ -174,6 +181,7 @@ class RedisDLAScheduler(DLAScheduler):
         return len(self.local) + self.frontier.pending(self.lanes)
 
     def enqueue_request(self, request: Request) -> bool:
+        self.scheduled += 1  # a duplicate too: its form may send more at the next spider_idle
         shared_df = isinstance(self.df, RedisDupeFilter)
         if not request.dont_filter and not shared_df and self.df.request_seen(request):
             self.df.log(request, self.spider)
@@ -243,8 +251,9 @@ class RedisDLAScheduler(DLAScheduler):
         request = request_from_dict(pickle.loads(payload.lstrip(HANDED_MARK)), spider=self.spider)
         if handed:
             request.meta[HANDED_META] = True
-        if self.idling:
-            self.idling = False
+        self.idling = False
+        if self.marked:  # marked idle at a spider_idle, even one another handler kept open
+            self.marked = False
             self.frontier.busy()
         request.meta[SCORE_META] = score
         request.meta[GROUP_META] = group
@@ -296,9 +305,10 @@ class RedisDLAScheduler(DLAScheduler):
             if self.ticks % REAP_TICKS == 0:
                 self.reap()
             slot = getattr(self.engine, "_slot", None)
-            if slot is not None and (self.frontier.pending(self.lanes)
-                                     or self.idling and self.frontier.over(idle=True)):
-                slot.nextcall.schedule()  # the engine's own heartbeat is 5 s
+            if slot is not None and (self.idling or self.frontier.pending(self.lanes)):
+                # idling: its next spider_idle (a paused form's next round, then the check of
+                # the crawl's end, :meth:`idle`) comes now, not at the engine's 5 s heartbeat
+                slot.nextcall.schedule()
         except Exception:  # Redis away for a moment: the next tick tries again
             logger.exception("Shared frontier tick failed", extra={"spider": self.spider})
 
@@ -312,10 +322,25 @@ class RedisDLAScheduler(DLAScheduler):
 
     def idle(self, spider: Spider) -> None:
         """``spider_idle``: stay open while any worker's request is queued or leased, or another
-        live worker is not idle yet (it may still queue what it holds in memory)."""
+        live worker is not idle yet (it may still queue what it holds in memory).
+
+        This worker is marked idle (``P idle``) only at a ``spider_idle`` in which nothing was
+        offered to the scheduler since the last one: the form crawler's handler runs first
+        (:meth:`FormCrawler.resume_paused`) and may send a paused form's next round. Marked then,
+        and kept open by that handler, it stayed marked while it worked (only a worker
+        :attr:`idling` was unmarked), and the others closed at the first moment nothing was
+        queued or leased (issue 27): :meth:`next_request` unmarks it whenever it was marked."""
         self.sweep()
         self.reap()
-        self.idling = not self.frontier.over(idle=True)
+        quiet = self.scheduled == self.scheduled_at_idle
+        self.scheduled_at_idle = self.scheduled
+        logger.debug("spider_idle: quiet %(quiet)s, marked %(marked)s, pending %(pending)d, "
+                     "leased %(leased)d",
+                     {"quiet": quiet, "marked": self.marked, "pending": self.frontier.pending(),
+                      "leased": self.frontier.leased()}, extra={"spider": self.spider})
+        if quiet:
+            self.marked = True  # the script marks it when nothing is queued or leased
+        self.idling = not (quiet and self.frontier.over(idle=True))
         if self.idling:
             self.stats.inc_value("hiddenweb/redis/idle_waits")
             raise DontCloseSpider

@@ -242,9 +242,10 @@ def test_dead_workers_forms_read_again(redis_url, redis_client):
 
 
 def test_an_idle_worker_closes_when_the_others_finish(redis_url, redis_client):
-    """A worker kept open for another's work is woken within a tick once that worker is idle
-    too and nothing is queued or leased (not at the engine's next 5 s heartbeat); not before:
-    a worker between its last answer and its own spider_idle may still queue paused forms."""
+    """A worker kept open for another's work has its spider_idle again at every tick (not at
+    the engine's 5 s heartbeat) and closes at the first one after that worker is idle too and
+    nothing is queued or leased; not before: a worker between its last answer and its own
+    spider_idle may still queue paused forms."""
     from types import SimpleNamespace
 
     from scrapy import Spider
@@ -261,20 +262,57 @@ def test_an_idle_worker_closes_when_the_others_finish(redis_url, redis_client):
         inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: woken.append(1))))
     scheduler.open(crawler.spider)
     try:
+        scheduler.tick()
+        assert not woken  # busy, nothing queued: the engine asks when it needs to
         other = frontier(redis_client, "other")
         other.enqueue(SHARED, b"r", LINKS, {}, {}, False, None)
         lease = pop(other, [SHARED])[0]
         with pytest.raises(DontCloseSpider):
             scheduler.idle(crawler.spider)
         scheduler.tick()
-        assert not woken  # the other worker holds its request
+        assert woken  # idling: its spider_idle comes again at the next tick
         other.ack([lease])
-        scheduler.tick()
-        assert not woken  # ... and has not been idle since: it may queue more
-        assert other.over(idle=True)  # it is idle: the crawl is over ...
-        scheduler.tick()
-        assert woken  # ... for this worker too, woken at once
-        scheduler.idle(crawler.spider)  # no DontCloseSpider: it closes
+        with pytest.raises(DontCloseSpider):
+            scheduler.idle(crawler.spider)  # the other has not been idle since: it may queue
+        assert other.over(idle=True)  # it is idle now: the crawl is over ...
+        scheduler.idle(crawler.spider)  # ... for this worker too: no DontCloseSpider, it closes
+    finally:
+        scheduler.close("finished")
+
+
+def test_a_worker_sending_more_at_its_spider_idle_is_not_idle(redis_url, redis_client):
+    """A spider_idle in which the worker offered requests to the scheduler (a paused form's
+    next round, duplicates all: nothing queued) does not mark it idle: the others would find
+    the crawl over and close while its answers release more. The next quiet one does."""
+    from types import SimpleNamespace
+
+    from scrapy import Request, Spider
+    from scrapy.exceptions import DontCloseSpider
+
+    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
+
+    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
+                                                 "HIDDENWEB_REDIS_KEY": "test"})
+    crawler.spider = Spider.from_crawler(crawler, "hwdla")
+    scheduler = RedisDLAScheduler.from_crawler(crawler)
+    crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: None)),
+        downloader=SimpleNamespace(active=set()), scraper=SimpleNamespace(slot=None))
+    scheduler.open(crawler.spider)
+    try:
+        seen = Request("http://127.0.0.1:1/search?q=fern")
+        assert scheduler.enqueue_request(seen)
+        lease = scheduler.next_request().meta["hiddenweb_lease"]
+        scheduler.frontier.ack([lease])
+        scheduler.leases.clear()
+        with pytest.raises(DontCloseSpider):
+            scheduler.idle(crawler.spider)  # it was busy since the last look
+        assert not scheduler.enqueue_request(seen.replace())  # the round: a duplicate
+        with pytest.raises(DontCloseSpider):
+            scheduler.idle(crawler.spider)
+        assert not redis_client.sismember(PREFIX + "idle", scheduler.worker)
+        scheduler.idle(crawler.spider)  # quiet: idle, and alone, the crawl is over
+        assert redis_client.sismember(PREFIX + "idle", scheduler.worker)
     finally:
         scheduler.close("finished")
 
@@ -313,3 +351,34 @@ def test_a_worker_that_closes_is_never_found_dead(redis_url, redis_client):
     assert redis_client.hget(PREFIX + "pending", SHARED) in (None, b"0")
     assert not redis_client.sismember(PREFIX + "workers", worker_id(crawler))
     assert other.reap() == 0
+
+
+def test_a_worker_kept_open_by_another_handler_is_idle_no_more_once_it_takes_work(
+        redis_url, redis_client):
+    """A worker that found the crawl over at a spider_idle, and was kept open by another
+    handler (a paused form's next round), is marked idle no more when it takes a request: left
+    marked, the others found every worker idle at the first moment nothing was queued or leased
+    and closed while it went on alone (issue 27)."""
+    from types import SimpleNamespace
+
+    from scrapy import Request, Spider
+
+    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
+
+    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
+                                                 "HIDDENWEB_REDIS_KEY": "test"})
+    crawler.spider = Spider.from_crawler(crawler, "hwdla")
+    scheduler = RedisDLAScheduler.from_crawler(crawler)
+    crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: None)),
+        downloader=SimpleNamespace(active=set()), scraper=SimpleNamespace(slot=None))
+    scheduler.open(crawler.spider)
+    try:
+        scheduler.idle(crawler.spider)  # alone and quiet: over (the engine would close ...)
+        assert redis_client.sismember(PREFIX + "idle", scheduler.worker)
+        # ... but the form crawler's handler raised DontCloseSpider and sent its next round
+        assert scheduler.enqueue_request(Request("http://127.0.0.1:1/search?q=fern"))
+        assert scheduler.next_request() is not None
+        assert not redis_client.sismember(PREFIX + "idle", scheduler.worker)
+    finally:
+        scheduler.close("finished")
