@@ -334,10 +334,12 @@ class RedisDLAScheduler(DLAScheduler):
         self.reap()
         quiet = self.scheduled == self.scheduled_at_idle
         self.scheduled_at_idle = self.scheduled
-        logger.debug("spider_idle: quiet %(quiet)s, marked %(marked)s, pending %(pending)d, "
-                     "leased %(leased)d",
-                     {"quiet": quiet, "marked": self.marked, "pending": self.frontier.pending(),
-                      "leased": self.frontier.leased()}, extra={"spider": self.spider})
+        if logger.isEnabledFor(logging.DEBUG):  # two more calls to Redis: only when asked
+            logger.debug("spider_idle: quiet %(quiet)s, marked %(marked)s, pending %(pending)d,"
+                         " leased %(leased)d",
+                         {"quiet": quiet, "marked": self.marked,
+                          "pending": self.frontier.pending(), "leased": self.frontier.leased()},
+                         extra={"spider": self.spider})
         if quiet:
             self.marked = True  # the script marks it when nothing is queued or leased
         self.idling = not (quiet and self.frontier.over(idle=True))
