@@ -192,8 +192,9 @@ class BrowserPolicy:
         renders = self.renders.get(key, 0)
         if renders < self.min_seen:
             # one idle render is enough where the same scripts were idle on other templates
-            idle = renders and not self.useful.get(key, 0) and self.scripts_idle(url)
-            return "idle" if idle else None
+            if renders and not self.useful.get(key) and self.scripts_idle(url):
+                return "idle"
+            return None
         return "useful" if self.useful.get(key, 0) >= self.useful_share * renders else "idle"
 
     def worth_rendering(self, url: str) -> bool:

@@ -39,6 +39,14 @@ class FieldInfo:
     #: (:func:`hiddenweb.safety.refused_choice`: "Delete selected", "Mark all as read")
     refused: dict[str, str] = field(default_factory=dict)
 
+    def add_choice(self, value: str, refused: str | None) -> None:
+        """One of its choices: among its options, or, when the policy refuses it (``refused``:
+        the class), among :attr:`refused`."""
+        if refused is None:
+            self.options.append(value)
+        else:
+            self.refused[value] = refused
+
 
 @dataclass
 class ButtonInfo:
@@ -156,22 +164,17 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                 continue
             tag = el.root.tag.lower()
             if tag == "select":
-                options, refused = [], {}
-                for o in el.xpath(".//option"):
+                info = FieldInfo(name, "select", [], "", "required" in el.attrib,
+                                 _descriptors(form, el))
+                options = el.xpath(".//option")
+                for o in options:
                     value = _option_value(o)
-                    cls = refused_choice(o.xpath("normalize-space(.)").get(), value, post)
-                    if cls is None:
-                        options.append(value)
-                    else:
-                        refused[value] = cls
-                chosen = el.xpath(".//option[@selected]")
+                    info.add_choice(value, refused_choice(o.xpath("normalize-space(.)").get(),
+                                                          value, post))
                 # what a browser sends: the selected option, else the first one
-                first = el.xpath(".//option[1]")
-                selected = _option_value(chosen[0]) if chosen else (
-                    _option_value(first[0]) if first else "")
-                fields[name] = FieldInfo(name, "select", options, selected,
-                                         "required" in el.attrib, _descriptors(form, el),
-                                         refused=refused)
+                chosen = el.xpath(".//option[@selected]") or options
+                info.default = _option_value(chosen[0]) if chosen else ""
+                fields[name] = info
             elif tag == "textarea":
                 fields[name] = FieldInfo(name, "textarea", [], el.xpath("string(.)").get(),
                                          "required" in el.attrib, _descriptors(form, el))
@@ -179,28 +182,20 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
                 kind = el.attrib.get("type", "text").lower()
                 if kind in _SKIP_TYPES:
                     continue
-                value = el.attrib.get("value", "on" if kind in ("radio", "checkbox") else "")
-                checked = "checked" in el.attrib
                 descriptors = _descriptors(form, el)
-                cls = refused_choice(descriptors[0], value, post) \
-                    if kind in ("radio", "checkbox") else None
-                if kind in ("radio", "checkbox") and name in fields \
-                        and fields[name].kind == kind:  # a group: one field, several values
-                    if cls is None:
-                        fields[name].options.append(value)
-                    else:
-                        fields[name].refused[value] = cls
-                    if checked and not fields[name].default:
-                        fields[name].default = value
+                if kind not in ("radio", "checkbox"):
+                    fields[name] = FieldInfo(name, kind, _datalist(page, el),  # suggested values
+                                             el.attrib.get("value", ""), "required" in el.attrib,
+                                             descriptors)
                     continue
-                opts = [value] if kind in ("radio", "checkbox") and cls is None else []
-                if kind in ("radio", "checkbox"):  # the default is what a browser sends
-                    default = value if checked else ""
-                else:
-                    default = value
-                    opts = _datalist(page, el)  # a text box's suggested values
-                fields[name] = FieldInfo(name, kind, opts, default, "required" in el.attrib,
-                                         descriptors, refused={value: cls} if cls else {})
+                info = fields.get(name)
+                if info is None or info.kind != kind:  # else a group: one field, several values
+                    info = fields[name] = FieldInfo(name, kind, [], "", "required" in el.attrib,
+                                                    descriptors)
+                value = el.attrib.get("value", "on")
+                info.add_choice(value, refused_choice(descriptors[0], value, post))
+                if "checked" in el.attrib and not info.default:  # what a browser sends
+                    info.default = value
         for el in _controls(page, form):
             info = fields.get(el.attrib.get("name", ""))
             if info is not None:

@@ -28,6 +28,26 @@ def pop(f: RedisFrontier, lanes=None):
     return f.pop(lanes or [f.worker, SHARED], [], others=False, wait=0.0, best=0.0, cap=0)
 
 
+def open_scheduler(redis_url, spider_name: str = "hwdla", wake=lambda: None):
+    """A shared-mode scheduler opened on a crawler whose engine is only what it reads (its
+    in-progress set, its next call: ``wake``)."""
+    from types import SimpleNamespace
+
+    from scrapy import Spider
+
+    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
+
+    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
+                                                 "HIDDENWEB_REDIS_KEY": "test"})
+    crawler.spider = Spider.from_crawler(crawler, spider_name)
+    scheduler = RedisDLAScheduler.from_crawler(crawler)
+    crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=wake)),
+        downloader=SimpleNamespace(active=set()), scraper=SimpleNamespace(slot=None))
+    scheduler.open(crawler.spider)
+    return crawler, scheduler
+
+
 def test_off_without_url():
     crawler = get_crawler()
     with pytest.raises(NotConfigured):
@@ -246,21 +266,10 @@ def test_an_idle_worker_closes_when_the_others_finish(redis_url, redis_client):
     the engine's 5 s heartbeat) and closes at the first one after that worker is idle too and
     nothing is queued or leased; not before: a worker between its last answer and its own
     spider_idle may still queue paused forms."""
-    from types import SimpleNamespace
-
-    from scrapy import Spider
     from scrapy.exceptions import DontCloseSpider
 
-    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
-
-    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
-                                                 "HIDDENWEB_REDIS_KEY": "test"})
-    crawler.spider = Spider("hwdla")
-    scheduler = RedisDLAScheduler.from_crawler(crawler)
     woken = []
-    crawler.engine = SimpleNamespace(_slot=SimpleNamespace(
-        inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: woken.append(1))))
-    scheduler.open(crawler.spider)
+    crawler, scheduler = open_scheduler(redis_url, wake=lambda: woken.append(1))
     try:
         scheduler.tick()
         assert not woken  # busy, nothing queued: the engine asks when it needs to
@@ -284,21 +293,10 @@ def test_a_worker_sending_more_at_its_spider_idle_is_not_idle(redis_url, redis_c
     """A spider_idle in which the worker offered requests to the scheduler (a paused form's
     next round, duplicates all: nothing queued) does not mark it idle: the others would find
     the crawl over and close while its answers release more. The next quiet one does."""
-    from types import SimpleNamespace
-
-    from scrapy import Request, Spider
+    from scrapy import Request
     from scrapy.exceptions import DontCloseSpider
 
-    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
-
-    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
-                                                 "HIDDENWEB_REDIS_KEY": "test"})
-    crawler.spider = Spider.from_crawler(crawler, "hwdla")
-    scheduler = RedisDLAScheduler.from_crawler(crawler)
-    crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: None)),
-        downloader=SimpleNamespace(active=set()), scraper=SimpleNamespace(slot=None))
-    scheduler.open(crawler.spider)
+    crawler, scheduler = open_scheduler(redis_url)
     try:
         seen = Request("http://127.0.0.1:1/search?q=fern")
         assert scheduler.enqueue_request(seen)
@@ -359,20 +357,9 @@ def test_a_worker_kept_open_by_another_handler_is_idle_no_more_once_it_takes_wor
     handler (a paused form's next round), is marked idle no more when it takes a request: left
     marked, the others found every worker idle at the first moment nothing was queued or leased
     and closed while it went on alone (issue 27)."""
-    from types import SimpleNamespace
+    from scrapy import Request
 
-    from scrapy import Request, Spider
-
-    from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
-
-    crawler = get_crawler(Spider, settings_dict={"HIDDENWEB_REDIS_URL": redis_url,
-                                                 "HIDDENWEB_REDIS_KEY": "test"})
-    crawler.spider = Spider.from_crawler(crawler, "hwdla")
-    scheduler = RedisDLAScheduler.from_crawler(crawler)
-    crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: None)),
-        downloader=SimpleNamespace(active=set()), scraper=SimpleNamespace(slot=None))
-    scheduler.open(crawler.spider)
+    crawler, scheduler = open_scheduler(redis_url)
     try:
         scheduler.idle(crawler.spider)  # alone and quiet: over (the engine would close ...)
         assert redis_client.sismember(PREFIX + "idle", scheduler.worker)
