@@ -9,7 +9,8 @@ coordination, not this machine's cores), without the browser (``HIDDENWEB_BROWSE
 1. one process without Redis (the baseline: ``single_worker_*``);
 2. for each K: a ``redis-server`` of its own (127.0.0.1, a free port, a temporary directory, no
    persistence) and K ``scrapy crawl hwdla`` processes with ``HIDDENWEB_REDIS_URL``; with
-   ``--kill`` and K >= 2, one worker is SIGKILLed once the crawl has served 30 % of the
+   ``--kill`` (or for a K written ``Kk``: ``--workers 1,4,4k`` runs 4 workers twice, the second
+   time with a kill) and K >= 2, one worker is SIGKILLed once the crawl has served 30 % of the
    baseline's requests (``HIDDENWEB_REDIS_LEASE`` = :data:`LEASE`).
 
 JSON keys (one object per K): ``workers``, ``pages``, ``seed``, ``pages_downloaded`` (requests
@@ -264,8 +265,9 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
     with redis_server(tmp) as url:
         client = redis.Redis.from_url(url)
         prefix = "hw:{hwdla}:"
-        outs = [tmp / f"k{workers}-worker{i}.jsonl" for i in range(workers)]
-        db = fresh_store(tmp / f"k{workers}.db")
+        run = f"k{workers}{'-kill' if kill_after is not None else ''}"
+        outs = [tmp / f"{run}-worker{i}.jsonl" for i in range(workers)]
+        db = fresh_store(tmp / f"{run}.db")
         started = time.monotonic()
         procs = [_start(crawl_command("hwdla", base_url, out, 0, None,
                                       {**worker_settings(concurrency, url),
@@ -316,9 +318,11 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
 
 
 def run(pages: int, seed: int, workers: list[int], latency: float = 0.1,
-        concurrency: int = 2, kill: bool = False,
+        concurrency: int = 2, kill: bool | list[bool] = False,
         workdir: Path | None = None) -> list[dict[str, Any]]:
-    """The baseline, then each K of ``workers`` (module docstring); one dict per K."""
+    """The baseline, then each K of ``workers`` (module docstring); one dict per K. ``kill``:
+    for every K, or one flag per K of ``workers``."""
+    kills = kill if isinstance(kill, list) else [kill] * len(workers)
     site = SiteModel(pages=pages, seed=seed)
     truth = Truth.of(site)
     tmp = Path(workdir or tempfile.mkdtemp(prefix="hiddenweb-distributed-"))
@@ -326,8 +330,8 @@ def run(pages: int, seed: int, workers: list[int], latency: float = 0.1,
     results = []
     with serve_site(pages, seed, ["--latency", str(latency)]) as base_url:
         base = baseline(base_url, site, truth, tmp, concurrency)
-        for k in workers:
-            kill_after = int(KILL_AT * base["single_worker_served"]) if kill and k > 1 else None
+        for k, kill_k in zip(workers, kills, strict=True):
+            kill_after = int(KILL_AT * base["single_worker_served"]) if kill_k and k > 1 else None
             result = distributed(base_url, site, truth, tmp, k, concurrency, kill_after)
             single, here = base["single_store"], result.pop("store")
             result.update(compare_stores(single, here, result.pop("read")))

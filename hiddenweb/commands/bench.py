@@ -109,7 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     dis.add_argument("--pages", type=int, default=1000)
     dis.add_argument("--seed", type=int, default=1)
     dis.add_argument("--workers", default="2", metavar="K[,K…]",
-                     help="workers per run, e.g. 1,2,4 (one baseline for all)")
+                     help="workers per run, e.g. 1,2,4 (one baseline for all); a K written "
+                          "4k is run with one worker SIGKILLed, e.g. 1,4,4k")
     dis.add_argument("--latency", type=float, default=0.1, metavar="SECONDS",
                      help="the site's latency on every answer (default 0.1)")
     dis.add_argument("--concurrency", type=int, default=2,
@@ -256,14 +257,16 @@ def distributed(args: argparse.Namespace) -> int:
         print(json.dumps(dis.redis_memory(args.memory)))
         return 0
     try:
-        workers = [int(k) for k in args.workers.split(",")]
+        workers = [int(k.removesuffix("k")) for k in args.workers.split(",")]
     except ValueError:
-        raise SystemExit("hiddenweb bench distributed: --workers takes K or K1,K2,…") from None
+        raise SystemExit("hiddenweb bench distributed: --workers takes K or K1,K2,… "
+                         "(Kk: with a kill)") from None
+    kills = [args.kill or k.endswith("k") for k in args.workers.split(",")]
     if args.pages < 1 or args.concurrency < 1 or min(workers) < 1:
         raise SystemExit("hiddenweb bench distributed: --pages, --concurrency and --workers "
                          "must be at least 1")
     results = dis.run(args.pages, args.seed, workers, args.latency, args.concurrency,
-                      args.kill, args.workdir)
+                      kills, args.workdir)
     for result in results:
         if args.json:
             print(json.dumps(result), flush=True)
