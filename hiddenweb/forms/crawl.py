@@ -114,7 +114,9 @@ class FormCrawler:
         JOBDIR checkpoint (:mod:`hiddenweb.dla.jobdir`) writes it with the journal's done
         requests, so a resumed crawl goes on from it instead of re-learning."""
         return {**{name: getattr(self, name) for name in self._STATE},
-                "probes": self.versions.probes, "recent": self.stopping.recent}
+                "probes": self.versions.probes, "recent": self.stopping.recent,
+                "families": (self.stopping.family_recent, self.stopping.family_retired,
+                             self.stopping.suggested)}
 
     def restore_jobdir_state(self, state: dict[str, Any]) -> None:
         """Go on from :meth:`jobdir_state` (a resumed crawl, before any request)."""
@@ -122,6 +124,9 @@ class FormCrawler:
             setattr(self, name, state[name])
         self.versions.probes = state["probes"]
         self.stopping.recent = state["recent"]
+        if "families" in state:  # a checkpoint from before form families: none spent
+            (self.stopping.family_recent, self.stopping.family_retired,
+             self.stopping.suggested) = state["families"]
         # reading tokens issued after the checkpoint are in the journal's replayed requests:
         # new ones must not take their numbers
         self.reading_seq += 1 << 20
@@ -198,8 +203,14 @@ class FormCrawler:
             # the DLA rewards the link that led here (hiddenweb.dla.feedback)
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
             for version, chosen in [(form, button), *self.versions.buttons(form, verdict, button)]:
+                limit = self.config.max_submissions
+                if self.stopping.family_spent(version.family, self.spider.mass.counts):
+                    limit = 1  # its siblings' answers repeat: sent once, as the page gives it
+                    stats.inc_value("hiddenweb/forms/family_spent")
+                    logger.debug("Form %s on %s: sent with its defaults only (its family %s "
+                                 "is spent)", version.signature, response.url, version.family)
                 explorer = FormExplorer(
-                    version, self.lvs, self.config.max_submissions, self.wave_for(by_script),
+                    version, self.lvs, limit, self.wave_for(by_script),
                     self.config.patience, self.config.lvs_learn,
                     blind=self._endpoint(endpoint(chosen.method if chosen else form.method,
                                                   chosen.action if chosen else form.action),
@@ -361,7 +372,10 @@ class FormCrawler:
             if ep.budget.shown.add(record, labels, query_of(response.meta)):
                 self.to_release.add(ep.key)  # the evidence changed: a hold may end
         for explorer in ep.explorers:
+            declined = explorer.declined
             queued = offer_record(explorer, record, self.lvs)
+            if explorer.declined > declined:  # a retired form (hiddenweb.forms.stopping)
+                self.stats.inc_value("hiddenweb/forms/declined", explorer.declined - declined)
             if queued:
                 self.stats.inc_value("hiddenweb/forms/harvested_values", queued)
                 yield from self.release(explorer)
@@ -392,7 +406,8 @@ class FormCrawler:
                 success = False
         stats = self.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
-        self.stopping.answered(explorer, self.spider.mass, response, success)
+        self.stopping.answered(explorer, self.spider.mass, response, success,
+                               suggested=explorer.is_suggested(data))
         pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
         inert = explorer.ended_inert
         released = explorer.feedback(data, success, words, empty=empty,

@@ -73,6 +73,8 @@ class FormExplorer:
     page actions in Chromium, ``form_only``: the page was reached through a form,
     ``dependent``: the (parent, child) selects of a dependent-select probe)."""
 
+    declining, declined = False, 0  # an explorer pickled in a JOBDIR checkpoint before them
+
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,
                  blind: BlindBudget | None = None,
@@ -106,8 +108,11 @@ class FormExplorer:
         self.rounds = 1
         self.learnt = 0
         #: retired by the stopping rule (:mod:`hiddenweb.forms.stopping`): it is expected to
-        #: find nothing more
+        #: find nothing more; ``declining``: nor are the values its results suggest
+        #: (:meth:`decline`), ``declined`` of them dropped
         self.retired = False
+        self.declining = False
+        self.declined = 0
         #: the set of texts the defaults' answer showed (pagetext.ShownText), and the answers
         #: to values that showed just that again: the values changed nothing (:meth:`feedback`)
         self.defaults_shown: int | None = None
@@ -474,9 +479,21 @@ class FormExplorer:
         return next((v for v in self.values[i]
                      if v is not None and v.strip().casefold() == folded), None)
 
+    def decline(self) -> None:
+        """Take no more suggested values, queued or to come: the stopping rule found that its
+        answers to them repeat what the crawl has (an issue tracker's search form: each record
+        shows its id and title, and each finds that one record again)."""
+        self.declining = True
+        self.declined += len(self.offers)
+        self.offers.clear()
+
     def _offer(self, combo: tuple, varied: int) -> int:
-        """Queue ``combo`` as a suggestion unless it was tried or offered: 1 if queued, else 0."""
+        """Queue ``combo`` as a suggestion unless it was tried or offered, or the form declines
+        suggestions (:meth:`decline`): 1 if queued, else 0."""
         if combo in self.tried or combo in self.offered:
+            return 0
+        if self.declining:
+            self.declined += 1
             return 0
         self.offers.append((combo, varied))
         self.offered.add(combo)

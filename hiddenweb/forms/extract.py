@@ -101,6 +101,16 @@ class FormInfo:
                                 + [f"{k}={v}" for k, v in self.pinned.items()]))
         return f"{self.method} {path} [{names}]" + (f" {{{state}}}" if state else "")
 
+    @property
+    def family(self) -> str:
+        """The :attr:`signature` without the hidden fields' state: the copies of one form that
+        differ only in what their hidden fields carry (a listing's sort, columns or offset on
+        each of its pages; a wizard's earlier choices) are one family."""
+        names = ",".join(sorted({f.name for f in self.fields if f.kind != "hidden"}))
+        pinned = ",".join(sorted(f"{k}={v}" for k, v in self.pinned.items()))
+        return (f"{self.method} {urlsplit(self.action).path} [{names}]"
+                + (f" {{{pinned}}}" if pinned else ""))
+
     def fillable_fields(self) -> list[FieldInfo]:
         return [f for f in self.fields if f.kind not in ("hidden", "submit")]
 

@@ -7,17 +7,30 @@ only retired forms left does.
 * An endpoint that never gave a result runs to its limit (lab knob ``stop_blind_rounds`` 0,
   the default); with it at N it is retired, when the crawl is idle, once it has spent N blind
   budgets: its missing mass is then 1/(2(misses+1)) (:meth:`StoppingRule.idle`).
+* A form family (:attr:`FormInfo.family`: the copies of one form that differ only in their
+  hidden fields' state, as a listing's filter form carries the sort and offset of each page)
+  is spent once :data:`FAMILY_RETIRED` of its copies retired and the last ``stop_window``
+  answers of all its copies have a missing mass under ``HIDDENWEB_STOP_MASS``: a copy met
+  after that is sent once, with its page's defaults (:meth:`StoppingRule.family_spent`), not
+  explored again for results its siblings showed to repeat; a copy still exploring retires at
+  its next answer.
 * A retired form sends no more blind guesses and is not resumed (:meth:`FormExplorer.resume`);
+  it still sends the values its results suggest until its last ``stop_window`` answers to
+  suggested values have a missing mass under ``HIDDENWEB_STOP_MASS`` too; then it declines
+  them (:meth:`FormExplorer.decline`);
   when nothing but retired forms is left the crawl closes with ``hiddenweb_exhausted``
   (:data:`hiddenweb.estimate.EXHAUSTED`; :meth:`StoppingRule.close_if_spent`).
 
-Stat: ``hiddenweb/forms/retired``. Measurements: docs/design-notes.md ("The stopping rule").
+Stats: ``hiddenweb/forms/retired`` (of them ``…/retired_with_family``),
+``hiddenweb/forms/family_spent``, ``hiddenweb/forms/declined`` (suggestions a retired form
+dropped). Measurements:
+docs/design-notes.md ("The stopping rule").
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +48,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+#: copies of a form family that must have retired before the family is spent: one copy's
+#: poor answers say little of its siblings' (a wizard's second step for another region)
+FAMILY_RETIRED = 2
+
+
 class StoppingRule:
     """When the forms of one crawl retire (see the module docstring)."""
 
@@ -43,30 +61,64 @@ class StoppingRule:
         #: per form, the page fingerprints of its last ``stop_window`` answers that gave a new
         #: page (None: nothing new)
         self.recent: dict[FormExplorer, deque[str | None]] = {}
+        #: per form, the same over its answers to suggested values
+        self.suggested: dict[FormExplorer, deque[str | None]] = {}
+        #: per form family, the same over the answers of all its copies, and its copies retired
+        self.family_recent: dict[str, deque[str | None]] = {}
+        self.family_retired: Counter[str] = Counter()
 
     @property
     def stats(self) -> Any:
         return self.crawler.stats  # set once the crawl starts
 
+    def _window(self, windows: dict, key: Any) -> deque[str | None]:
+        window = windows.get(key)
+        if window is None:
+            window = windows[key] = deque(maxlen=self.config.stop_window)
+        return window
+
     def answered(self, explorer: FormExplorer, mass: HiddenMass, response: Response | None,
-                 success: bool) -> None:
-        """An answer of ``explorer`` (``success``: it gave a new page) was read."""
+                 success: bool, suggested: bool = False) -> None:
+        """An answer of ``explorer`` (``success``: it gave a new page; ``suggested``: to a
+        value its results suggested) was read."""
         stop = self.config.stop_mass
         if not stop:
             return
-        recent = self.recent.get(explorer)
-        if recent is None:
-            recent = self.recent[explorer] = deque(maxlen=self.config.stop_window)
-        recent.append(mass.page_of(response.request) if success and response is not None
-                      else None)
-        if explorer.retired or not explorer.new_pages and not success:
-            return
-        if missing_mass(recent, mass.counts) < stop:
-            explorer.retired = True
-            self.stats.inc_value("hiddenweb/forms/retired")
-            logger.debug("Form %s on %s retired after %d answers (%d new pages)",
-                         explorer.signature[:12], explorer.page, explorer.answers + 1,
-                         explorer.new_pages)
+        page = mass.page_of(response.request) if success and response is not None else None
+        recent = self._window(self.recent, explorer)
+        recent.append(page)
+        family = explorer.form.family
+        self._window(self.family_recent, family).append(page)
+        if suggested:
+            self._window(self.suggested, explorer).append(page)
+        if not explorer.retired and (explorer.new_pages or success):
+            spent = self.family_spent(family, mass.counts)
+            if spent or missing_mass(recent, mass.counts) < stop:
+                explorer.retired = True
+                self.family_retired[family] += 1
+                self.stats.inc_value("hiddenweb/forms/retired")
+                if spent:
+                    self.stats.inc_value("hiddenweb/forms/retired_with_family")
+                logger.debug("Form %s on %s retired after %d answers (%d new pages)",
+                             explorer.signature[:12], explorer.page, explorer.answers + 1,
+                             explorer.new_pages)
+        if explorer.retired and not explorer.declining \
+                and missing_mass(self.suggested.get(explorer, ()), mass.counts) < stop:
+            declined = explorer.declined
+            explorer.decline()
+            if explorer.declined > declined:
+                self.stats.inc_value("hiddenweb/forms/declined", explorer.declined - declined)
+            logger.debug("Form %s on %s declines suggested values", explorer.signature[:12],
+                         explorer.page)
+
+    def family_spent(self, family: str, counts: Counter[str] | dict[str, int]) -> bool:
+        """Whether a new copy of a form of ``family`` is to be sent once with its defaults
+        (module docstring): :data:`FAMILY_RETIRED` of its copies retired, and the last
+        ``stop_window`` answers of all its copies (``counts``: the crawl's capture counts,
+        :attr:`HiddenMass.counts`) have a missing mass under ``HIDDENWEB_STOP_MASS``."""
+        stop = self.config.stop_mass
+        return bool(stop) and self.family_retired[family] >= FAMILY_RETIRED \
+            and missing_mass(self.family_recent.get(family, ()), counts) < stop
 
     def idle(self, explorer: FormExplorer) -> None:
         """The crawl is idle: retire ``explorer`` if its endpoint never gave a result in its
@@ -79,8 +131,9 @@ class StoppingRule:
         if stop and self.config.stop_blind_rounds and not explorer.new_pages \
                 and explorer.blind is not None and explorer.blind.spent and not explorer.retired \
                 and explorer.blind.rounds >= self.config.stop_blind_rounds:
-            explorer.retired = 0.5 / (explorer.blind.misses + 1) < stop
-            self.stats.inc_value("hiddenweb/forms/retired", int(explorer.retired))
+            if 0.5 / (explorer.blind.misses + 1) < stop:
+                explorer.retired = True
+                self.stats.inc_value("hiddenweb/forms/retired")
 
     @staticmethod
     def close_if_spent(explorers: Iterable[FormExplorer]) -> None:
