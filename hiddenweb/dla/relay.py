@@ -13,7 +13,12 @@ Redis (``hw:{KEY}:relay:<n>``, deleted when read, expiring after a day), queues 
 request in the owner's lane (meta ``hiddenweb_relay``: the stored response's key; served before
 any other group: its download is done) and drops the request here (``IgnoreRequest``). On the
 owner the copy is answered from Redis without the network, and the spider reads it there: the
-explorer gets its feedback, the endpoint its answers.
+explorer gets its feedback, the endpoint its answers. The stored response is deleted when the
+copy's lease ends (:meth:`~hiddenweb.dla.redis_scheduler.RedisDLAScheduler.sweep`), not when it
+is read: an owner killed after reading it and before its lease ended has the copy handed back,
+and the worker that serves it then reads the same stored response instead of downloading the
+answer again (a duplicate download). A redirect or retry of a relayed copy (it carries the meta
+too) is downloaded (meta ``hiddenweb_relay_read``: the stored response was served once here).
 
 A download that fails is not handed over (retried here as usual; the owner's explorer counts the
 answer as missing until it is idle). An owner that died has nobody to hand to: its requests are
@@ -43,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 OWNER_META = "hiddenweb_owner"
 RELAY_META = "hiddenweb_relay"
+RELAY_READ_META = "hiddenweb_relay_read"
 #: seconds a stored response waits for its owner
 RELAY_TTL = 86_400
 
@@ -64,12 +70,16 @@ class AnswerRelay:
         key = request.meta.get(RELAY_META)
         if not key:
             return None
-        data = self.client.getdel(key)
-        if data is None:  # expired or read already: download it after all
+        if request.meta.get(RELAY_READ_META) == key:  # a redirect or retry of the copy
+            del request.meta[RELAY_META]
+            return None
+        data = self.client.get(key)  # deleted when the copy's lease ends (module docstring)
+        if data is None:  # expired or its lease ended: download it after all
             self.crawler.stats.inc_value("hiddenweb/redis/relay/missing")
             del request.meta[RELAY_META]
             return None
         self.crawler.stats.inc_value("hiddenweb/redis/relay/received")
+        request.meta[RELAY_READ_META] = key
         stored = pickle.loads(data)
         cls = load_object(stored.pop("cls"))
         return cls(request=request, **stored)

@@ -176,7 +176,10 @@ def test_concurrent_pops_serve_each_request_once(redis_url, redis_client):
 
 
 def test_answer_downloaded_elsewhere_is_read_by_the_forms_worker(redis_url, redis_client):
-    """B downloads a submission of A's form: the response goes to A (AnswerRelay), B drops it."""
+    """B downloads a submission of A's form: the response goes to A (AnswerRelay), B drops it.
+    A reads it, and is killed before its lease ends: the copy is handed back, and B reads the
+    same stored answer instead of downloading it again; it is deleted when B's lease ends."""
+    import time
     from types import SimpleNamespace
 
     from scrapy import Request, Spider
@@ -186,7 +189,7 @@ def test_answer_downloaded_elsewhere_is_read_by_the_forms_worker(redis_url, redi
     from hiddenweb.dla.redis_scheduler import RedisDLAScheduler
     from hiddenweb.dla.relay import OWNER_META, RELAY_META, AnswerRelay
 
-    settings = {"HIDDENWEB_REDIS_URL": redis_url}
+    settings = {"HIDDENWEB_REDIS_URL": redis_url, "HIDDENWEB_REDIS_LEASE": 0.3}
     workers = []
     for _ in range(2):
         crawler = get_crawler(Spider, settings_dict=settings)
@@ -214,6 +217,21 @@ def test_answer_downloaded_elsewhere_is_read_by_the_forms_worker(redis_url, redi
         read = relay_a.process_request(copy)
         assert read.body == answer.body and read.url == taken.url
         assert relay_a.process_response(copy, read) is read  # A reads it itself
+        key = copy.meta[RELAY_META]
+        assert redis_client.exists(key)  # kept until the copy's lease ends
+        # a redirect of the copy (its meta copied) is downloaded, not answered again
+        assert relay_a.process_request(copy.replace(url=copy.url + "&next=1")) is None
+        a.crawler.engine._slot.inprogress.add(copy)  # A still reading it, and then killed
+        redis_client.delete(a.frontier.prefix + "alive:" + a.worker)
+        time.sleep(0.4)  # the lease
+        assert b.frontier.reap() >= 1
+        again = b.next_request()
+        assert again.meta[RELAY_META] == key
+        reread = relay_b.process_request(again)
+        assert reread is not None and reread.body == answer.body  # no second download
+        assert relay_b.process_response(again, reread) is reread
+        b.sweep()  # B's engine is done with it: its lease ends, the stored answer goes
+        assert not redis_client.exists(key)
     finally:
         for scheduler, _ in workers:
             scheduler.close("finished")
