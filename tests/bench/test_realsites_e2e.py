@@ -35,9 +35,11 @@ def test_realsites_runs_the_three_crawlers_on_sqlite_web(tmp_path: Path) -> None
         assert crawl["requests"] > 0 and set(crawl["found"]) >= {"link", "total"}, crawl
         assert crawl["leftover_pids"] == []
         assert crawl["seed"].startswith("http://127.0.0.1:")
-    naive, browser, _ = site["crawls"]
+    naive, browser, hwdla = site["crawls"]
     assert naive["found"]["total"] > 0  # 20 s of Chromium may not reach a row: no bar there
     assert browser["browser_pages"] > 0 and naive["browser_pages"] == 0
+    assert naive["useful_renders"] is None and browser["useful_renders"] is None
+    assert 0 <= hwdla["useful_renders"] <= hwdla["browser_pages"]
     for name in ("results.json", "summary.md", "figure.png"):
         assert (out / name).stat().st_size > 0
     assert "| sqlite-web | naive |" in (out / "summary.md").read_text()

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 COLUMNS = ("site", "crawler", "truth l/f/j", "found l/f/j", "found", "allowed", "downloads",
-           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages", "dangerous",
-           "changed")
+           "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages",
+           "useful_renders", "dangerous", "changed")
 
 
 def _lfj(counts: dict[str, int] | None) -> str:
@@ -44,7 +44,8 @@ def rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "downloads": crawl["downloads"], "requests": crawl["requests"],
                 "req_to_90": crawl["requests_to_90"], "docs": crawl.get("documents"),
                 "docs_to_90": crawl.get("documents_to_90"), "wall_s": crawl["wall_seconds"],
-                "browser_pages": crawl["browser_pages"], "dangerous": crawl["dangerous"],
+                "browser_pages": crawl["browser_pages"],
+                "useful_renders": crawl.get("useful_renders"), "dangerous": crawl["dangerous"],
                 "changed": len(crawl["state_changes"]) if "state_changes" in crawl else None})
     return out
 
@@ -86,7 +87,10 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "`downloads`: the crawler's responses; `requests`: what the server received "
           "(with Chromium, page resources and XHR too); `req_to_90`: requests until 90 % of "
           "what the crawl finally found; `docs`, `docs_to_90`: the same without page resources "
-          "(styles, scripts, images, fonts), comparable across crawlers; `dangerous`: "
+          "(styles, scripts, images, fonts), comparable across crawlers; `browser_pages`: pages "
+          "loaded in Chromium; `useful_renders` (hwdla): renders of pages read over plain HTTP "
+          "that added a link, frame, form or same-site request the plain copy lacked (the pages "
+          "known to need the browser; the render gate's stats); `dangerous`: "
           "requests that log in, sign up, post, edit, delete or otherwise change state, "
           "counted from the server's log; `changed`: tables and files of the app's data that "
           "differ after the crawl (listed below).", "",

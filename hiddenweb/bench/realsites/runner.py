@@ -3,6 +3,7 @@
 :func:`run` returns one result per site (``name``, ``origin``, ``version`` pins, ``truth`` by kind,
 ``crawls``: per crawler ``found`` by kind, ``requests`` the server received, ``downloads``
 (the crawler's responses), ``requests_to_90``, ``wall_seconds``, ``browser_pages``,
+``useful_renders`` (hwdla: its render gate's renders that added something, else None),
 ``dangerous`` and its reasons, ``state_changes``: what differs in the app's data afterwards,
 ``returncode``), or ``skipped``/``error`` with a one-line reason.
 Every crawl gets a fresh copy of the app's data, a fresh app process and proxy on free loopback
@@ -21,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps, run_crawler
+from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps, run_crawler, variant
 from hiddenweb.bench.realsites.install import InstallError, git_source
 from hiddenweb.bench.realsites.scoring import Truth, read_log, score
 from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
@@ -106,6 +107,8 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
     return {"crawler": crawler, **s.as_dict(), "state_changes": changes,
             "downloads": result.downloads,
             "wall_seconds": result.wall_seconds, "browser_pages": result.browser_pages,
+            "useful_renders": result.stats.get("hiddenweb/browser/renders_useful", 0)
+            if variant(crawler)[0] == "hwdla" else None,
             "returncode": result.returncode, "finish_reason": result.stats.get("finish_reason"),
             "leftover_pids": leftover, "seed": seed,
             "log_tail": result.log_tail if result.returncode else ""}
