@@ -141,7 +141,8 @@ class HwdlaSpider(scrapy.Spider):
         spider.obey_robots = s.getbool("ROBOTSTXT_OBEY")
         spider.link_extractor = link_extractor()
         spider.browser = BrowserConfig.from_settings(s)
-        spider.policy = BrowserPolicy(spider.browser.mode)
+        spider.policy = BrowserPolicy(spider.browser.mode,
+                                      useful_share=lab(s, "browser_useful_share"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins

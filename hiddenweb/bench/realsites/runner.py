@@ -15,6 +15,7 @@ and a live request count per crawl.
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 import time
@@ -28,6 +29,11 @@ from hiddenweb.bench.realsites.scoring import Truth, read_log, score
 from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
 from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES, Site, SiteSkipped
 
+
+def crawl_dir(workdir: Path, site: str, crawler: str) -> Path:
+    """A crawl's work directory: a variant's name (``hwdla@HIDDENWEB_LAB={"k": 0.5}``) has
+    quotes and spaces, which an app's own paths under it (PHP's session files) may not take."""
+    return workdir / site / re.sub(r"[^A-Za-z0-9_.@=+-]", "_", crawler)
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
@@ -80,7 +86,7 @@ def install_site(site: Site, name: str) -> None:
 def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
                caps: Caps) -> dict[str, Any]:
     """One crawl of a fresh copy of ``site``; its score from the proxy's log."""
-    wd = workdir / site.name / crawler
+    wd = crawl_dir(workdir, site.name, crawler)
     data = site.fresh(wd / "data")
     log = wd / "requests.jsonl"
     log.unlink(missing_ok=True)
@@ -183,7 +189,7 @@ def rescore(results: list[dict[str, Any]], workdir: Path,
         truth = site.truth(site.pristine())
         entry.update(truth=truth.by_kind(), pins=list(site.pins), hidden=site.hidden)
         for crawl in entry["crawls"]:
-            log = workdir / site.name / crawl["crawler"] / "requests.jsonl"
+            log = crawl_dir(workdir, site.name, crawl["crawler"]) / "requests.jsonl"
             if "found" in crawl and log.exists():
                 crawl.update(score(read_log(log), truth, site.found_in, site.dangerous)
                              .as_dict())
