@@ -35,6 +35,7 @@ def crawl_dir(workdir: Path, site: str, crawler: str) -> Path:
     quotes and spaces, which an app's own paths under it (PHP's session files) may not take."""
     return workdir / site / re.sub(r"[^A-Za-z0-9_.@=+-]", "_", crawler)
 
+
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
