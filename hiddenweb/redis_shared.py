@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from typing import Self
 
     import redis
-    from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
 
@@ -136,17 +136,23 @@ if owner then
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[3] .. ARGV[2], ARGV[1])
-if ARGV[3] ~= '' then redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[3]) end
+if ARGV[3] ~= '' and redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[3]) == 1
+    and ARGV[4] ~= '' then
+  redis.call('SET', ARGV[4], ARGV[5], 'NX')
+end
 return got
 """
 
 
 class FormClaims:
-    """Which worker explores each form (module docstring). A claim also keeps the request of
-    the page the form was met on (``hw:{KEY}:formpage``, the group it was served from and the
-    pickled request): when the worker dies, the reaper queues that page again, marked handed
-    back, so that a live worker reads the form again and takes it over
-    (:mod:`hiddenweb.dla.redis_frontier`)."""
+    """Which worker explores each form (module docstring). A claim also keeps the page the
+    form was met on (``hw:{KEY}:formpage``: the group it was served from, the key of the
+    stored response and the pickled request; ``hw:{KEY}:formbody:<worker>:<fingerprint>``:
+    the response, as :mod:`hiddenweb.dla.relay` stores one): when the worker dies, the reaper
+    queues that page again, marked handed back, and the live worker that serves it reads the
+    stored response (the request carries ``hiddenweb_relay``) instead of downloading the page
+    again; it reads the form and takes it over (:mod:`hiddenweb.dla.redis_frontier`). A worker
+    that retires deletes its stored pages."""
 
     def __init__(self, crawler: Crawler, client: redis.Redis, prefix: str) -> None:
         self.crawler, self.prefix = crawler, prefix
@@ -158,26 +164,39 @@ class FormClaims:
         config, client = connection(crawler)
         return cls(crawler, client, config.prefix)
 
-    def claim(self, signature: str, page: Request | None = None) -> bool:
+    def claim(self, signature: str, page: Response | None = None) -> bool:
         """Whether this worker explores the form ``signature`` (it may: it is the first, or
-        the form's worker died); ``page``: the request of the page it is on."""
+        the form's worker died); ``page``: the response of the page it is on."""
+        entry, body_key, body = self._page(page)
         got = int(self._claim(keys=[self.prefix + "forms", self.prefix + "alive:",
                                     self.prefix + "claims:", self.prefix + "formpage"],
-                              args=[signature, self.worker, self._page(page)]))
+                              args=[signature, self.worker, entry, body_key, body]))
         stat = {0: "left_to_others", 2: "claimed", 3: "taken_over"}.get(got)
         if stat:
             self.crawler.stats.inc_value(f"hiddenweb/redis/forms/{stat}")
         return got > 0
 
-    def _page(self, page: Request | None) -> bytes | str:
-        group = page.meta.get("hiddenweb_dla_group") if page is not None else None
+    def _page(self, page: Response | None) -> tuple[bytes | str, str, bytes | str]:
+        """The ``formpage`` entry (group, body key, request), the body key and the stored
+        response of ``page``; empty strings when it cannot be kept."""
+        from hiddenweb.dla.relay import RELAY_META, RELAY_READ_META, stored_response
+
+        request = page.request if page is not None else None
+        group = request.meta.get("hiddenweb_dla_group") if request is not None else None
         if not group:
-            return ""
+            return "", "", ""
+        fingerprint = self.crawler.request_fingerprinter.fingerprint(request).hex()
+        body_key = f"{self.prefix}formbody:{self.worker}:{fingerprint}"
+        meta = {k: v for k, v in request.meta.items()
+                if k not in (RELAY_META, RELAY_READ_META)}
         try:
-            payload = pickle.dumps(page.to_dict(spider=self.crawler.spider), protocol=4)
+            payload = pickle.dumps(request.replace(meta={**meta, RELAY_META: body_key})
+                                   .to_dict(spider=self.crawler.spider), protocol=4)
+            body = stored_response(page)
         except (ValueError, TypeError, AttributeError, pickle.PicklingError):
-            return ""
-        return group.encode() + b"\t" + payload
+            return "", "", ""
+        entry = b"\t".join([group.encode(), body_key.encode(), payload])
+        return entry, body_key, body
 
 
 def form_claims(crawler: Crawler) -> FormClaims | None:

@@ -319,13 +319,18 @@ local function bury(w, died)
     if redis.call('HGET', P .. 'forms', sig) == w then
       redis.call('HDEL', P .. 'forms', sig)
       local page = redis.call('HGET', P .. 'formpage', sig)
-      if page and died then
-        local g, payload = string.match(page, '^([^\t]*)\t(.*)$')
-        if g and not pages[payload] then
+      local g, body, payload
+      if page then
+        g, body, payload = string.match(page, '^([^\t]*)\t([^\t]*)\t(.*)$')
+      end
+      if g and died then
+        if not pages[payload] then
           pages[payload] = true
           file('*', g, 'H' .. payload, true)
           back = back + 1
         end
+      elseif g and body ~= '' then
+        redis.call('DEL', body)  -- a worker that retires: its stored pages go
       end
     end
     redis.call('HDEL', P .. 'formpage', sig)

@@ -95,11 +95,16 @@ class AnswerRelay:
         if relay is None:
             return response
         key = f"{self.prefix}relay:{self.client.incr(self.prefix + 'nextrelay')}"
-        stored = {"cls": f"{type(response).__module__}.{type(response).__qualname__}",
-                  "url": response.url, "status": response.status,
-                  "headers": dict(response.headers), "body": response.body,
-                  "flags": list(response.flags), "protocol": response.protocol}
-        self.client.set(key, pickle.dumps(stored, protocol=4), ex=RELAY_TTL)
+        self.client.set(key, stored_response(response), ex=RELAY_TTL)
         relay(request, owner, key)
         self.crawler.stats.inc_value("hiddenweb/redis/relay/sent")
         raise IgnoreRequest(f"answer handed to {owner}, which explores its form")
+
+
+def stored_response(response: Response) -> bytes:
+    """``response`` as :meth:`AnswerRelay.process_request` reads it back from Redis."""
+    return pickle.dumps({"cls": f"{type(response).__module__}.{type(response).__qualname__}",
+                         "url": response.url, "status": response.status,
+                         "headers": dict(response.headers), "body": response.body,
+                         "flags": list(response.flags), "protocol": response.protocol},
+                        protocol=4)

@@ -182,7 +182,7 @@ class FormCrawler:
             if self._lost_explorer(form, response.meta):
                 stats.inc_value("hiddenweb/forms/skipped/before_its_page")
                 continue
-            if self.claims is not None and not self.claims.claim(form.signature, response.request):
+            if self.claims is not None and not self.claims.claim(form.signature, response):
                 continue  # shared mode: another worker explores it (hiddenweb.redis_shared)
             self.seen.add(form.signature)
             if not submittable(form):  # nor do we: not by requestSubmit() in Chromium either

@@ -251,10 +251,15 @@ def test_shown_text_shared(redis_url, redis_client):
 
 def test_dead_workers_forms_read_again(redis_url, redis_client):
     """A dead worker's form claims end and the page of each of its forms is queued again,
-    marked handed back; a live worker then claims the form."""
+    marked handed back, with the page's response kept in Redis (read there, not downloaded
+    again); a live worker then claims the form."""
+    import pickle
+
     from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
 
     from hiddenweb.dla.redis_frontier import HANDED_MARK
+    from hiddenweb.dla.relay import RELAY_META
     from hiddenweb.redis_shared import FormClaims, worker_id
 
     crawlers = []
@@ -266,7 +271,8 @@ def test_dead_workers_forms_read_again(redis_url, redis_client):
     dead, alive = (FormClaims.from_crawler(c) for c in crawlers)
     survivor = frontier(redis_client, worker_id(crawlers[1]))
     frontier(redis_client, worker_id(crawlers[0]))  # both alive
-    page = Request("http://127.0.0.1:1/search", meta={"hiddenweb_dla_group": "url:search"})
+    request = Request("http://127.0.0.1:1/search", meta={"hiddenweb_dla_group": "url:search"})
+    page = HtmlResponse(request.url, body=b"<form><input name=q></form>", request=request)
     assert dead.claim("GET /search [q]", page)
     assert not alive.claim("GET /search [q]", page)  # its worker is alive
     assert dead.claim("GET /other [x]", page)  # same page: queued again once
@@ -274,6 +280,8 @@ def test_dead_workers_forms_read_again(redis_url, redis_client):
     assert survivor.reap() == 1
     _, payload, group, _ = pop(survivor)
     assert payload.startswith(HANDED_MARK) and group == "url:search"
+    key = pickle.loads(payload[len(HANDED_MARK):])["meta"][RELAY_META]
+    assert pickle.loads(redis_client.get(key))["body"] == page.body  # read there
     assert pop(survivor) is None
     assert alive.claim("GET /search [q]", page)
     assert crawlers[1].stats.get_value("hiddenweb/redis/forms/claimed") == 1
@@ -342,6 +350,7 @@ def test_a_worker_that_closes_is_never_found_dead(redis_url, redis_client):
     command the closing one sends."""
     import redis
     from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
 
     from hiddenweb.redis_shared import FormClaims, worker_id
 
@@ -359,11 +368,14 @@ def test_a_worker_that_closes_is_never_found_dead(redis_url, redis_client):
             return out
 
     closing = frontier(Interleaved.from_url(redis_url), worker_id(crawler))
-    page = Request("http://127.0.0.1:1/search", meta={"hiddenweb_dla_group": "url:search"})
+    request = Request("http://127.0.0.1:1/search", meta={"hiddenweb_dla_group": "url:search"})
+    page = HtmlResponse(request.url, body=b"<form><input name=q></form>", request=request)
     assert claims.claim("GET /search [q]", page)
+    assert redis_client.keys(PREFIX + "formbody:*")  # the page, kept for a takeover
     reaped.clear()
     closing.retire()
     assert reaped and sum(reaped) == 0
+    assert not redis_client.keys(PREFIX + "formbody:*")  # retired: nothing to take over
     assert redis_client.hget(PREFIX + "pending", SHARED) in (None, b"0")
     assert not redis_client.sismember(PREFIX + "workers", worker_id(crawler))
     assert other.reap() == 0
