@@ -93,7 +93,7 @@ LAB: dict = {
     # a URL template whose first renders added nothing to the plain copy is not rendered again
     # (but its 10th, 20th, 40th, ... page): hiddenweb.browser.renders
     "browser_render_gate": True,
-    "browser_useful_share": 0.1,  # a template is rendered while this share of its renders pay
+    "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay
     "browser_page_reuse": 25,  # requests served by one page before it is closed
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
     # ... written into a page already on the site: off, a page's top-level const/let/class

@@ -132,7 +132,7 @@ class BrowserPolicy:
     """
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
-                 useful_share: float = 0.1, sample: int = 10, min_templates: int = 3) -> None:
+                 useful_share: float = 0.5, sample: int = 10, min_templates: int = 3) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
         self.useful_share, self.sample, self.min_templates = useful_share, sample, min_templates
         self.signature: dict[str, str] = {}  # template -> script signature of its pages
