@@ -414,6 +414,7 @@ class FormCrawler:
                                      shown=meta.get(SHOWN_META), repeat=repeat)
         if explorer.ended_inert and not inert:
             stats.inc_value("hiddenweb/forms/inert")  # its values change nothing: ended
+            self.stopping.ended(explorer)  # and it counts against its family
         if explorer.holds > holds:
             stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
         if explorer.blind is not None and explorer.blind.flying < explorer.wave:

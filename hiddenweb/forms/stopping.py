@@ -9,7 +9,8 @@ only retired forms left does.
   budgets: its missing mass is then 1/(2(misses+1)) (:meth:`StoppingRule.idle`).
 * A form family (:attr:`FormInfo.family`: the copies of one form that differ only in their
   hidden fields' state, as a listing's filter form carries the sort and offset of each page)
-  is spent once :data:`FAMILY_RETIRED` of its copies retired and the last ``stop_window``
+  is spent once :data:`FAMILY_RETIRED` of its copies retired (or were ended as inert: their
+  values change nothing, :meth:`StoppingRule.ended`) and the last ``stop_window``
   answers of all its copies have a missing mass under ``HIDDENWEB_STOP_MASS``: a copy met
   after that is sent once, with its page's defaults (:meth:`StoppingRule.family_spent`), not
   explored again for results its siblings showed to repeat; a copy still exploring retires at
@@ -110,6 +111,14 @@ class StoppingRule:
                 self.stats.inc_value("hiddenweb/forms/declined", explorer.declined - declined)
             logger.debug("Form %s on %s declines suggested values", explorer.signature[:12],
                          explorer.page)
+
+    def ended(self, explorer: FormExplorer) -> None:
+        """``explorer`` was ended because its values change nothing (``FormExplorer.feedback``:
+        inert); for its family it is a copy retired (a table's filter box whose empty column
+        makes the site redirect every value to the unfiltered page, on each sort and facet
+        view of the table)."""
+        if self.config.stop_mass:
+            self.family_retired[explorer.form.family] += 1
 
     def family_spent(self, family: str, counts: Counter[str] | dict[str, int]) -> bool:
         """Whether a new copy of a form of ``family`` is to be sent once with its defaults

@@ -158,3 +158,31 @@ def test_a_family_whose_copies_retired_is_spent_for_new_copies_and_the_rest():
     assert fourth.retired and crawler.stats.get_value("hiddenweb/forms/retired_with_family") == 1
     answer(other, 1, False)
     assert not other.retired
+
+
+def test_copies_ended_as_inert_spend_their_family():
+    """Copies of a table's filter box whose values all redirect to the unfiltered page are
+    ended as inert (their values change nothing): two of them spend the family, as two
+    retired copies do."""
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.estimate import HiddenMass
+    from hiddenweb.forms.config import FormsConfig
+    from hiddenweb.forms.stopping import StoppingRule
+
+    crawler = get_crawler(settings_dict={"HIDDENWEB_STOP_MASS": 0.05})
+    rule, mass = StoppingRule(FormsConfig.from_settings(crawler.settings), crawler), \
+        HiddenMass(crawler)
+    page = ('<form action="/db/table"><input type="hidden" name="_facet" value="{facet}">'
+            '<input name="_filter_value"><input type="submit" value="Apply"></form>')
+    copies = [FormExplorer(extract_forms(Selector(text=page.format(facet=f),
+                                                  base_url="http://h/"), "http://h/")[0],
+                           LVS.from_dir(), 400) for f in ("year", "make", "origin")]
+    family = copies[0].form.family
+    for explorer in copies[:2]:
+        for _ in range(15):
+            rule.answered(explorer, mass, None, False)  # redirected to a page already read
+        assert not explorer.retired  # never a new page: the stopping rule leaves it alone
+        assert not rule.family_spent(family, mass.counts)
+        rule.ended(explorer)  # FormExplorer.feedback ended it as inert
+    assert rule.family_spent(family, mass.counts)
