@@ -136,9 +136,8 @@ if owner then
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[3] .. ARGV[2], ARGV[1])
-if ARGV[3] ~= '' and redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[3]) == 1
-    and ARGV[4] ~= '' then
-  redis.call('SET', ARGV[4], ARGV[5], 'NX')
+if ARGV[3] ~= '' and redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[3]) == 1 then
+  return got + 10  -- the page is this claim's to keep
 end
 return got
 """
@@ -155,7 +154,7 @@ class FormClaims:
     that retires deletes its stored pages."""
 
     def __init__(self, crawler: Crawler, client: redis.Redis, prefix: str) -> None:
-        self.crawler, self.prefix = crawler, prefix
+        self.crawler, self.client, self.prefix = crawler, client, prefix
         self.worker = worker_id(crawler)
         self._claim = client.register_script(_CLAIM)
 
@@ -166,25 +165,30 @@ class FormClaims:
 
     def claim(self, signature: str, page: Response | None = None) -> bool:
         """Whether this worker explores the form ``signature`` (it may: it is the first, or
-        the form's worker died); ``page``: the response of the page it is on."""
-        entry, body_key, body = self._page(page)
+        the form's worker died); ``page``: the response of the page it is on. The response is
+        sent to Redis only when this claim keeps the page (not for a form another worker
+        explores, met on page after page)."""
+        entry, body_key = self._page(page)
         got = int(self._claim(keys=[self.prefix + "forms", self.prefix + "alive:",
                                     self.prefix + "claims:", self.prefix + "formpage"],
-                              args=[signature, self.worker, entry, body_key, body]))
+                              args=[signature, self.worker, entry]))
+        if got > 10:
+            got -= 10
+            self._keep(page, body_key)
         stat = {0: "left_to_others", 2: "claimed", 3: "taken_over"}.get(got)
         if stat:
             self.crawler.stats.inc_value(f"hiddenweb/redis/forms/{stat}")
         return got > 0
 
-    def _page(self, page: Response | None) -> tuple[bytes | str, str, bytes | str]:
-        """The ``formpage`` entry (group, body key, request), the body key and the stored
-        response of ``page``; empty strings when it cannot be kept."""
-        from hiddenweb.dla.relay import RELAY_META, RELAY_READ_META, stored_response
+    def _page(self, page: Response | None) -> tuple[bytes | str, str]:
+        """The ``formpage`` entry of ``page`` (group, body key, request) and its body key;
+        empty strings when it cannot be kept."""
+        from hiddenweb.dla.relay import RELAY_META, RELAY_READ_META
 
         request = page.request if page is not None else None
         group = request.meta.get("hiddenweb_dla_group") if request is not None else None
         if not group:
-            return "", "", ""
+            return "", ""
         fingerprint = self.crawler.request_fingerprinter.fingerprint(request).hex()
         body_key = f"{self.prefix}formbody:{self.worker}:{fingerprint}"
         meta = {k: v for k, v in request.meta.items()
@@ -192,11 +196,18 @@ class FormClaims:
         try:
             payload = pickle.dumps(request.replace(meta={**meta, RELAY_META: body_key})
                                    .to_dict(spider=self.crawler.spider), protocol=4)
-            body = stored_response(page)
         except (ValueError, TypeError, AttributeError, pickle.PicklingError):
-            return "", "", ""
-        entry = b"\t".join([group.encode(), body_key.encode(), payload])
-        return entry, body_key, body
+            return "", ""
+        return b"\t".join([group.encode(), body_key.encode(), payload]), body_key
+
+    def _keep(self, page: Response | None, body_key: str) -> None:
+        """Store ``page``'s response at ``body_key`` (once per page: several forms share it).
+        A worker killed between the claim and this has its page downloaded again for the
+        takeover (:mod:`hiddenweb.dla.relay`: a missing stored response is downloaded)."""
+        from hiddenweb.dla.relay import stored_response
+
+        if page is not None and body_key:
+            self.client.set(body_key, stored_response(page), nx=True)
 
 
 def form_claims(crawler: Crawler) -> FormClaims | None:

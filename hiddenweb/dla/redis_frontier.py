@@ -454,9 +454,16 @@ class RedisFrontier:
             return float(out[1])
         return out[0].decode(), out[1], out[2].decode(), float(out[3])
 
-    def ack(self, ids: list[str]) -> None:
-        if ids:
-            self._ack(keys=self._keys(), args=ids)
+    def ack(self, ids: list[str], stored: list[str] = ()) -> None:
+        """End the leases ``ids``; delete the ``stored`` responses their requests read
+        (:mod:`hiddenweb.dla.relay`), in the same round trip."""
+        if not ids:
+            return
+        pipe = self.client.pipeline(transaction=False)
+        self._ack(keys=self._keys(), args=ids, client=pipe)
+        if stored:
+            pipe.delete(*stored)
+        pipe.execute()
 
     def reap(self) -> int:
         """Hand back the requests of dead workers; how many."""

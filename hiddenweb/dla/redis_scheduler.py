@@ -288,11 +288,9 @@ class RedisDLAScheduler(DLAScheduler):
             if not flush_items(self.crawler):
                 self.stats.inc_value("hiddenweb/redis/acks_held")
                 return  # the store is locked: the leases wait (and are renewed) for a tick
-            self.frontier.ack(done)
             # the stored answers of relayed copies (hiddenweb.dla.relay) are read: deleted now
-            relayed = [key for lease in done if (key := self.leases[lease].meta.get(RELAY_META))]
-            if relayed:
-                self.frontier.client.delete(*relayed)
+            self.frontier.ack(done, [key for lease in done
+                                     if (key := self.leases[lease].meta.get(RELAY_META))])
             for lease in done:
                 del self.leases[lease]
             self.stats.inc_value("hiddenweb/redis/acked", len(done))

@@ -9,7 +9,7 @@ shared. The worker that downloads another's request hands its raw response to th
 downloader middleware (enabled by the add-on in shared mode, ``NotConfigured`` otherwise; order
 950, next to the download handler, so that the owner's own middlewares — redirects, retries,
 cookies, decompression — see the response as if it had downloaded it) stores the response in
-Redis (``hw:{KEY}:relay:<n>``, deleted when read, expiring after a day), queues a copy of the
+Redis (``hw:{KEY}:relay:<n>``, expiring after a day), queues a copy of the
 request in the owner's lane (meta ``hiddenweb_relay``: the stored response's key; served before
 any other group: its download is done) and drops the request here (``IgnoreRequest``). On the
 owner the copy is answered from Redis without the network, and the spider reads it there: the

@@ -479,13 +479,16 @@ class FormExplorer:
         return next((v for v in self.values[i]
                      if v is not None and v.strip().casefold() == folded), None)
 
-    def decline(self) -> None:
+    def decline(self) -> int:
         """Take no more suggested values, queued or to come: the stopping rule found that its
         answers to them repeat what the crawl has (an issue tracker's search form: each record
-        shows its id and title, and each finds that one record again)."""
+        shows its id and title, and each finds that one record again). Returns how many queued
+        ones it dropped."""
+        dropped = len(self.offers)
         self.declining = True
-        self.declined += len(self.offers)
+        self.declined += dropped
         self.offers.clear()
+        return dropped
 
     def _offer(self, combo: tuple, varied: int) -> int:
         """Queue ``combo`` as a suggestion unless it was tried or offered, or the form declines

@@ -94,22 +94,22 @@ class FormInfo:
         """Same form on other pages ⇒ same signature: action path + method + field names, plus
         the values of hidden fields that carry state rather than a token (a wizard's earlier
         choices: ``region=MA``; tokens — long or hex values — vary per page and are left out)."""
-        names = ",".join(sorted({f.name for f in self.fields if f.kind != "hidden"}))
-        path = urlsplit(self.action).path
-        state = ",".join(sorted([f"{f.name}={f.default}" for f in self.fields
-                                 if f.kind == "hidden" and not _token_like(f.default)]
-                                + [f"{k}={v}" for k, v in self.pinned.items()]))
-        return f"{self.method} {path} [{names}]" + (f" {{{state}}}" if state else "")
+        return self._key([f"{f.name}={f.default}" for f in self.fields
+                          if f.kind == "hidden" and not _token_like(f.default)])
 
     @property
     def family(self) -> str:
         """The :attr:`signature` without the hidden fields' state: the copies of one form that
         differ only in what their hidden fields carry (a listing's sort, columns or offset on
         each of its pages; a wizard's earlier choices) are one family."""
+        return self._key([])
+
+    def _key(self, hidden: list[str]) -> str:
+        """Action path + method + field names, plus ``hidden`` state and the pinned values."""
         names = ",".join(sorted({f.name for f in self.fields if f.kind != "hidden"}))
-        pinned = ",".join(sorted(f"{k}={v}" for k, v in self.pinned.items()))
+        state = ",".join(sorted(hidden + [f"{k}={v}" for k, v in self.pinned.items()]))
         return (f"{self.method} {urlsplit(self.action).path} [{names}]"
-                + (f" {{{pinned}}}" if pinned else ""))
+                + (f" {{{state}}}" if state else ""))
 
     def fillable_fields(self) -> list[FieldInfo]:
         return [f for f in self.fields if f.kind not in ("hidden", "submit")]

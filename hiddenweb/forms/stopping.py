@@ -105,10 +105,9 @@ class StoppingRule:
                              explorer.new_pages)
         if explorer.retired and not explorer.declining \
                 and missing_mass(self.suggested.get(explorer, ()), mass.counts) < stop:
-            declined = explorer.declined
-            explorer.decline()
-            if explorer.declined > declined:
-                self.stats.inc_value("hiddenweb/forms/declined", explorer.declined - declined)
+            dropped = explorer.decline()
+            if dropped:
+                self.stats.inc_value("hiddenweb/forms/declined", dropped)
             logger.debug("Form %s on %s declines suggested values", explorer.signature[:12],
                          explorer.page)
 
