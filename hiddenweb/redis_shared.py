@@ -133,6 +133,8 @@ local got = 2
 if owner then
   if redis.call('EXISTS', KEYS[2] .. owner) == 1 then return 0 end
   got = 3
+elseif redis.call('SADD', KEYS[5], ARGV[1]) == 0 then
+  got = 3  -- explored by a worker gone since (its claim ended with it)
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[3] .. ARGV[2], ARGV[1])
@@ -141,6 +143,10 @@ if ARGV[3] ~= '' and redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[3]) == 1 then
 end
 return got
 """
+
+
+#: :meth:`FormClaims.claim`'s answers
+LEFT_TO_OTHERS, OWN, CLAIMED, TAKEN_OVER = 0, 1, 2, 3
 
 
 class FormClaims:
@@ -163,14 +169,18 @@ class FormClaims:
         config, client = connection(crawler)
         return cls(crawler, client, config.prefix)
 
-    def claim(self, signature: str, page: Response | None = None) -> bool:
+    def claim(self, signature: str, page: Response | None = None) -> int:
         """Whether this worker explores the form ``signature`` (it may: it is the first, or
-        the form's worker died); ``page``: the response of the page it is on. The response is
-        sent to Redis only when this claim keeps the page (not for a form another worker
-        explores, met on page after page)."""
+        the form's worker died): :data:`LEFT_TO_OTHERS` (0, false), :data:`OWN` (already
+        this worker's), :data:`CLAIMED` (first claim) or :data:`TAKEN_OVER` (a worker that
+        died explored it: what it sent is in the shared dupefilter and was read there, not
+        here; ``hw:{KEY}:explored`` keeps every signature ever claimed). ``page``: the
+        response of the page it is on, sent to Redis only when this claim keeps the page (not
+        for a form another worker explores, met on page after page)."""
         entry, body_key = self._page(page)
         got = int(self._claim(keys=[self.prefix + "forms", self.prefix + "alive:",
-                                    self.prefix + "claims:", self.prefix + "formpage"],
+                                    self.prefix + "claims:", self.prefix + "formpage",
+                                    self.prefix + "explored"],
                               args=[signature, self.worker, entry]))
         if got > 10:
             got -= 10
@@ -178,7 +188,7 @@ class FormClaims:
         stat = {0: "left_to_others", 2: "claimed", 3: "taken_over"}.get(got)
         if stat:
             self.crawler.stats.inc_value(f"hiddenweb/redis/forms/{stat}")
-        return got > 0
+        return got
 
     def _page(self, page: Response | None) -> tuple[bytes | str, str]:
         """The ``formpage`` entry of ``page`` (group, body key, request) and its body key;

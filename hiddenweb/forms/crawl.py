@@ -64,7 +64,7 @@ from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
 from hiddenweb.pagetext import SHOWN_META, content_text
-from hiddenweb.redis_shared import form_claims
+from hiddenweb.redis_shared import CLAIMED, TAKEN_OVER, form_claims
 from hiddenweb.signals import download_budget_exhausted
 
 if TYPE_CHECKING:
@@ -182,7 +182,8 @@ class FormCrawler:
             if self._lost_explorer(form, response.meta):
                 stats.inc_value("hiddenweb/forms/skipped/before_its_page")
                 continue
-            if self.claims is not None and not self.claims.claim(form.signature, response):
+            claim = self.claims.claim(form.signature, response) if self.claims else CLAIMED
+            if not claim:
                 continue  # shared mode: another worker explores it (hiddenweb.redis_shared)
             self.seen.add(form.signature)
             if not submittable(form):  # nor do we: not by requestSubmit() in Chromium either
@@ -227,6 +228,7 @@ class FormCrawler:
                                  if explorer.unfillable else "no field to vary")
                 if by_script:
                     stats.inc_value("hiddenweb/forms/browser_forms")
+                explorer.taken_over = claim == TAKEN_OVER
                 yield from self.start(explorer)
 
     def _lost_explorer(self, form: FormInfo, meta: dict) -> bool:
@@ -460,13 +462,29 @@ class FormCrawler:
         duplicates an earlier request (its defaults were the page's defaults) is answered
         "nothing new" at once, so its slot in the form's wave is not held for ever. A
         submission whose *redirect* is dropped (Post/Redirect/Get back to a page already read:
-        a preferences form) is a *repeat*: its answer shows nothing the crawl has not read."""
+        a preferences form) is a *repeat*: its answer shows nothing the crawl has not read.
+        In shared mode, a form taken over from a worker that died gets back the submissions
+        that worker sent: they are dropped too, and are not judged (:meth:`FormExplorer.known`):
+        counted as misses, they ended the explorer of a search form after the values the dead
+        worker had tried, before it sent one of its own."""
         self.answer_read(request.meta)
         if request.meta.get("hiddenweb_form_only"):
             self.spider.mass.recapture(request)  # a hidden page asked for again
         if request.meta.get("hiddenweb_explore"):
             self.stats.inc_value("hiddenweb/forms/duplicates")
             repeat = bool(request.meta.get("redirect_urls"))
+            explorer = self.explorers.get(request.meta["hiddenweb_explore"])
+            if explorer is not None and explorer.taken_over and not repeat:
+                # sent and read by the worker that died: no answer to judge here
+                self.stats.inc_value("hiddenweb/forms/read_by_the_dead")
+                for data in explorer.known(request.meta.get("hiddenweb_explore_data") or {}):
+                    for follow in self.submission(explorer, data):
+                        self.crawler.engine.crawl(follow)
+                if explorer.blind is not None:
+                    self.to_release.add(explorer.endpoint)  # the endpoint's wave has room
+                for follow in list(self.release_read()):
+                    self.crawler.engine.crawl(follow)
+                return
             if repeat:
                 self.stats.inc_value("hiddenweb/forms/redirected_to_read")
             for follow in list(self.answered(request.meta, None, False, repeat=repeat)):

@@ -113,6 +113,10 @@ class FormExplorer:
         self.retired = False
         self.declining = False
         self.declined = 0
+        #: shared mode: the form was taken over from a worker that died
+        #: (:data:`hiddenweb.redis_shared.TAKEN_OVER`); what the dupefilter drops of its
+        #: submissions was sent and read there, and is no answer to judge here (:meth:`known`)
+        self.taken_over = False
         #: the set of texts the defaults' answer showed (pagetext.ShownText), and the answers
         #: to values that showed just that again: the values changed nothing (:meth:`feedback`)
         self.defaults_shown: int | None = None
@@ -301,6 +305,24 @@ class FormExplorer:
         # at most ``wave`` submissions outstanding (queued or downloading): released ones are
         # not recalled, so a pause must not find a backlog of blind guesses still to go out
         return self._take(min(2 if new else 1, max(0, self.wave - self.in_flight)))
+
+    def known(self, data: Assignment) -> list[Assignment]:
+        """The submission ``data`` was dropped as a duplicate of a request the crawl read
+        elsewhere (a form taken over from a worker that died: that worker sent it and read its
+        answer). It leaves the wave and counts as answered, but is judged neither way: not a
+        miss for the patience, the endpoint's blind budget or the value counts, as it is not a
+        hit (its pages were read, by the worker that sent it). Returns what it releases."""
+        key = self._answer_key(data)
+        if key in self.answered:
+            return []
+        self.answered.add(key)
+        self.answers += 1
+        combo = tuple(data.get(name) for name in self.names)
+        if combo in self.flying:
+            self.flying.discard(combo)
+            self.blind.flying -= 1
+        self.varied.pop(combo, None)
+        return self._take(max(0, min(1, self.wave - self.in_flight)))
 
     def _adopt(self, combo: tuple) -> None:
         """A submission this explorer did not send, answered: sent by a crawl killed after the

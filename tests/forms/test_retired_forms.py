@@ -186,3 +186,23 @@ def test_copies_ended_as_inert_spend_their_family():
         assert not rule.family_spent(family, mass.counts)
         rule.ended(explorer)  # FormExplorer.feedback ended it as inert
     assert rule.family_spent(family, mass.counts)
+
+
+def test_a_submission_read_by_a_dead_worker_is_not_judged():
+    """Shared mode: a taken-over form's submission that the dead worker had sent comes back as
+    a duplicate; ``known`` frees its slot in the wave and judges nothing (no miss for the
+    patience or the value counts), where ``feedback`` counts a miss."""
+    html = ('<form action="/find"><label>Author <input name="author"></label>'
+            '<input type="submit" value="Go"></form>')
+    form = extract_forms(Selector(text=html, base_url="http://h/"), "http://h/")[0]
+    known, judged = (FormExplorer(form, LVS.from_dir(), 100, wave=2) for _ in range(2))
+    first = known.release()
+    assert first == judged.release() and len(first) == 2 and known.in_flight == 2
+    (field,) = first[0]
+    after = known.known(first[0])
+    assert len(after) == 1 and after[0] not in first  # the wave goes on
+    assert known.since_new == 0 and known.in_flight == 2 and known.answers == 1
+    assert known.stats[0][first[0][field]][1] == 0
+    assert known.known(first[0]) == []  # answered once, as feedback judges once
+    judged.feedback(first[0], False)
+    assert judged.since_new == 1

@@ -260,7 +260,7 @@ def test_dead_workers_forms_read_again(redis_url, redis_client):
 
     from hiddenweb.dla.redis_frontier import HANDED_MARK
     from hiddenweb.dla.relay import RELAY_META
-    from hiddenweb.redis_shared import FormClaims, worker_id
+    from hiddenweb.redis_shared import CLAIMED, OWN, TAKEN_OVER, FormClaims, worker_id
 
     crawlers = []
     for _ in range(2):
@@ -283,7 +283,10 @@ def test_dead_workers_forms_read_again(redis_url, redis_client):
     key = pickle.loads(payload[len(HANDED_MARK):])["meta"][RELAY_META]
     assert pickle.loads(redis_client.get(key))["body"] == page.body  # read there
     assert pop(survivor) is None
-    assert alive.claim("GET /search [q]", page)
+    assert alive.claim("GET /search [q]", page) == TAKEN_OVER  # explored by the dead one
+    assert alive.claim("GET /search [q]", page) == OWN
+    assert alive.claim("GET /new [q]", page) == CLAIMED
+    assert crawlers[1].stats.get_value("hiddenweb/redis/forms/taken_over") == 1
     assert crawlers[1].stats.get_value("hiddenweb/redis/forms/claimed") == 1
 
 
