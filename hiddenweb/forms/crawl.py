@@ -475,20 +475,31 @@ class FormCrawler:
             repeat = bool(request.meta.get("redirect_urls"))
             explorer = self.explorers.get(request.meta["hiddenweb_explore"])
             if explorer is not None and explorer.taken_over and not repeat:
-                # sent and read by the worker that died: no answer to judge here
+                # sent and read by the worker that died: no answer to judge here. What it
+                # releases is sent on the reactor's next turn: sent from here, the next
+                # duplicate would be dropped inside this call, and so on, one stack frame
+                # deeper for each value the dead worker had tried
                 self.stats.inc_value("hiddenweb/forms/read_by_the_dead")
-                for data in explorer.known(request.meta.get("hiddenweb_explore_data") or {}):
-                    for follow in self.submission(explorer, data):
-                        self.crawler.engine.crawl(follow)
+                released = explorer.known(request.meta.get("hiddenweb_explore_data") or {})
                 if explorer.blind is not None:
                     self.to_release.add(explorer.endpoint)  # the endpoint's wave has room
-                for follow in list(self.release_read()):
-                    self.crawler.engine.crawl(follow)
+                from twisted.internet import reactor  # the one Scrapy installed
+
+                reactor.callLater(0, self._send_released, explorer, released)
                 return
             if repeat:
                 self.stats.inc_value("hiddenweb/forms/redirected_to_read")
             for follow in list(self.answered(request.meta, None, False, repeat=repeat)):
                 self.crawler.engine.crawl(follow)
+
+    def _send_released(self, explorer: FormExplorer, released: list[dict]) -> None:
+        if not getattr(self.crawler.engine, "running", False):
+            return  # the crawl ended meanwhile
+        requests = [request for data in released
+                    for request in self.submission(explorer, data)]
+        requests += self.release_read()
+        for request in requests:
+            self.crawler.engine.crawl(request)
 
     def answer_read(self, meta: dict) -> None:
         """An answer was read (or failed, or was dropped)."""
