@@ -109,6 +109,7 @@ LAB: dict = {
     "stop_blind_rounds": 0,
     "stop_window": 30,  # HIDDENWEB_STOP_MASS reads a form's missing mass over its last N answers
     "estimate_trace": "",  # a JSON-lines file: the hidden-left estimate as it changes
+    "render_trace": "",  # a JSON-lines file: each re-render judged (browser/renders.py)
     # a new page is a success (rewarded; a form's value paid) only when the set of texts it
     # shows is new: not another order or an echo of the query (hiddenweb.pagetext.ShownText)
     "novelty": True,

@@ -37,6 +37,13 @@ by the 90 % mark),
 (the crawl's ``HIDDENWEB_BROWSER``), ``chromium_peak_rss_mb`` (peak summed RSS of the crawl's
 Chromium processes, sampled every 0.5 s; 0 when no browser ran), ``code`` (the checkout the
 crawls ran from and its commit, :mod:`hiddenweb.bench.revision`).
+
+The render decision (issue 24; :func:`render_decision`, from the lab knob ``render_trace``):
+``renders`` (pages rendered again after plain HTTP, as the render gate judged them),
+``renders_needed`` (public pages the crawl read whose links or forms a script builds:
+:meth:`SiteModel.script_built_pages`), ``renders_hit`` (rendered and needed),
+``render_precision`` (hit / renders), ``render_recall`` (hit / needed), and
+``renders_useful`` (those the gate judged to add something, its own verdict).
 """
 
 from __future__ import annotations
@@ -261,6 +268,9 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
     if trace:
         extra_settings, trace_path = with_estimate_trace(extra_settings, trace_path)
     trace_path.unlink(missing_ok=True)
+    extra_settings, render_path = with_lab(extra_settings, "render_trace",
+                                           out.with_suffix(".renders.jsonl"))
+    render_path.unlink(missing_ok=True)
     with serve_site(pages, seed) as base_url:
         cmd = crawl_command(strategy, base_url, out, budget, truth_path, extra_settings)
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
@@ -296,20 +306,53 @@ def run(pages: int, seed: int, strategy: str, budget: int | None = None,
         "log_path": str(log),
         "code": code_revision(PROJECT_DIR),
         "estimate_error": estimate_error(trace_path, result),
+        **render_decision(site, items, render_path),
     })
     return result
+
+
+def render_decision(site: SiteModel, items: list[dict], trace: Path) -> dict[str, Any]:
+    """The render decision against the truth (module docstring): which pages the crawl read
+    over plain HTTP were rendered again (``trace``: the lab knob ``render_trace``), and which
+    of them a render shows more of (:meth:`SiteModel.script_built_pages`)."""
+    rendered: set[str] = set()
+    useful = 0
+    if trace.exists():
+        with trace.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.endswith("\n"):
+                    entry = json.loads(line)
+                    key = site.resolve("GET", entry["url"])
+                    if key is not None and key not in rendered:
+                        rendered.add(key)
+                        useful += bool(entry["useful"])
+    read = {site.resolve("GET", item["url"]) for item in items
+            if item.get("status") == 200 and item.get("method", "GET") == "GET"}
+    needed = site.script_built_pages() & read
+    hit = len(rendered & needed)
+    return {"renders": len(rendered), "renders_needed": len(needed), "renders_hit": hit,
+            "renders_useful": useful,
+            "render_precision": round(hit / len(rendered), 3) if rendered else None,
+            "render_recall": round(hit / len(needed), 3) if needed else None}
 
 
 def with_estimate_trace(extra: dict[str, str] | None, trace: Path
                         ) -> tuple[dict[str, str], Path]:
     """``extra`` settings with the lab knob ``estimate_trace`` (``trace`` unless they set one),
     and the trace file the crawl will write."""
+    return with_lab(extra, "estimate_trace", trace)
+
+
+def with_lab(extra: dict[str, str] | None, knob: str, path: Path
+             ) -> tuple[dict[str, str], Path]:
+    """``extra`` settings with the lab knob ``knob`` set to ``path`` unless they set it, and
+    the file the crawl will write."""
     extra = dict(extra or {})
     lab = extra.get("HIDDENWEB_LAB") or {}
     lab = json.loads(lab) if isinstance(lab, str) else dict(lab)
-    lab.setdefault("estimate_trace", str(trace))
+    lab.setdefault(knob, str(path))
     extra["HIDDENWEB_LAB"] = json.dumps(lab)
-    return extra, Path(lab["estimate_trace"])
+    return extra, Path(lab[knob])
 
 
 def estimate_error(trace: Path, result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -22,7 +22,10 @@ The forms of a page not rendered are read from its plain copy at once (the spide
 ``JOBDIR`` nothing is held (a held request is in no queue, and a crawl killed then would lose
 it).
 
-Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rendered.
+Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rendered. Lab knob
+``render_trace``: a JSON-lines file that gets one line per re-render judged (``url``,
+``useful``, ``failed``), for the benchmark that scores the decision against a truth
+(``hiddenweb bench coverage --browser on``: ``render_precision``, ``render_recall``).
 
 Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``held``,
 ``not_rendered`` (pages of an idle template not rendered).
@@ -30,6 +33,7 @@ Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``held``,
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING
@@ -56,8 +60,10 @@ MAX_HELD = 500  # held re-renders of one template; beyond, rendered without wait
 class RenderGate:
     def __init__(self, crawler: Crawler, policy: BrowserPolicy,
                  in_scope: Callable[[str], bool], enabled: bool = True,
-                 dropped: Callable[[TextResponse], Iterable[Request]] | None = None) -> None:
+                 dropped: Callable[[TextResponse], Iterable[Request]] | None = None,
+                 trace: str | None = None) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
+        self.trace = trace  # the lab knob render_trace (module docstring)
         self.enabled = enabled  # off: every page that asks is rendered (renders still judged)
         self.dropped = dropped  # what to send of a held page's plain copy when it is dropped
         self.pending: dict[str, int] = defaultdict(int)  # renders issued, not judged yet
@@ -100,12 +106,19 @@ class RenderGate:
             useful = self.policy.new_script_requests(gets) \
                 or bool(page_offer(response.selector, response.url) - plain)
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
+        self._trace(response.url, useful, False)
         self._settle(response.url, useful)
 
     def failed(self, request: Request) -> None:
         """A re-render that failed: judged useful (its page keeps its chance)."""
         if OFFER_META in request.meta:
+            self._trace(request.url, True, True)
             self._settle(request.url, True)
+
+    def _trace(self, url: str, useful: bool, failed: bool) -> None:
+        if self.trace:
+            with open(self.trace, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"url": url, "useful": useful, "failed": failed}) + "\n")
 
     def _settle(self, url: str, useful: bool) -> None:
         key = template_key(url)

@@ -28,7 +28,8 @@ TABLE_KEYS = ("strategy", "browser", "pages", "seed", "pages_downloaded", "hidde
               "hidden_total", "hidden_coverage", "hidden_found_browser_only",
               "hidden_total_with_browser", "downloads_to_50", "downloads_to_90",
               "blind_floor_to_90", "order_floor_to_90", "downloads_to_90_runs",
-              "trap_submissions", "wall_seconds", "pages_per_second", "chromium_peak_rss_mb")
+              "trap_submissions", "wall_seconds", "pages_per_second", "chromium_peak_rss_mb",
+              "renders", "renders_needed", "render_precision", "render_recall")
 BROWSER_MODES = {"off": ["never"], "on": ["auto"], "both": ["never", "auto"],
                  "always": ["always"]}
 

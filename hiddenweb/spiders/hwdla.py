@@ -144,7 +144,8 @@ class HwdlaSpider(scrapy.Spider):
         spider.policy = BrowserPolicy(spider.browser.mode,
                                       useful_share=lab(s, "browser_useful_share"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
-                                    lab(s, "browser_render_gate"), spider.dropped_render)
+                                    lab(s, "browser_render_gate"), spider.dropped_render,
+                                    lab(s, "render_trace") or None)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)

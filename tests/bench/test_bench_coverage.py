@@ -55,3 +55,25 @@ def test_cli_repeats_a_real_crawl_and_reports_the_median(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "hiddenweb.cli", "bench", "coverage",
                           "--repeat", "0"], cwd=PROJECT_DIR, capture_output=True, text=True)
     assert bad.returncode != 0 and "--repeat must be at least 1" in bad.stderr
+
+
+def test_render_decision_scored_against_the_pages_scripts_build(tmp_path):
+    """Precision and recall of the render decision: a rendered page counts as a hit when a
+    script builds a link or form on it (the site's truth); recall is over the pages read."""
+    from hiddenweb.bench.coverage import render_decision
+    from hiddenweb.bench.provingground.site import SiteModel
+
+    site = SiteModel(pages=100, seed=3)
+    built = sorted(site.script_built_pages(), key=lambda k: int(k[2:]))
+    plain = next(f"p/{u}" for u in range(1, 100) if f"p/{u}" not in built)
+    assert len(built) >= 2
+    url = "http://127.0.0.1:1/{}".format
+    trace = tmp_path / "renders.jsonl"
+    trace.write_text("".join(json.dumps({"url": url(k), "useful": k != plain, "failed": False})
+                             + "\n" for k in (built[0], plain, built[0])))
+    items = [{"url": url(k), "status": 200, "method": "GET"} for k in (*built[:2], plain)]
+    got = render_decision(site, items, trace)
+    assert got == {"renders": 2, "renders_needed": 2, "renders_hit": 1, "renders_useful": 1,
+                   "render_precision": 0.5, "render_recall": 0.5}
+    assert render_decision(site, items, tmp_path / "none.jsonl")["render_precision"] is None
+    assert SiteModel(pages=100, seed=3, js=False).script_built_pages() == set()

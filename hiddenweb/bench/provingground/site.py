@@ -370,6 +370,21 @@ class SiteModel:
         )
 
     # --- truth -------------------------------------------------------------------------------
+    def script_built_pages(self) -> set[str]:
+        """Truth keys of the pages a render shows more than plain HTTP does: a public page
+        with a link or a form a script builds (a render adds a link or a form to follow).
+        Not the pages of ``xhr`` and ``dependent`` forms alone: their scripts act on submit or
+        on a change, and a render of the page adds nothing (the form's submissions go to the
+        browser: ``hiddenweb.forms``). Empty without scripts."""
+        if not self.js:
+            return set()
+        g = self.graph
+        built = {u for u, _ in g.js_edges}
+        built |= {u for u, cids in self.host_forms.items()
+                  if any(self.collections[cid].js for cid in cids)}
+        return {f"p/{u}" for u in built}
+
+    # --- truth -------------------------------------------------------------------------------
     def truth(self) -> Iterator[dict]:
         """One dict per truth page (see :mod:`hiddenweb.bench.provingground.truth`)."""
         from hiddenweb.bench.provingground.truth import compute_truth
