@@ -128,12 +128,20 @@ class BrowserPolicy:
       templates, were made and fewer than ``useful_share`` of them added anything
       (:meth:`scripts_idle`), a new template with that signature is judged idle after one
       render that added nothing, not ``min_seen`` (a site that loads one bundle on every page
-      of every kind pays one render per template, not four).
+      of every kind pays one render per template, not four); and a template first met once its
+      signature is idle is judged idle with no render at all (:meth:`verdict`), but for a few,
+      as for the pages of an idle template: the ``sample``-th such new template is rendered,
+      then the one at twice that count, and so on (a site with a template per sort order and
+      facet of each table, all on one bundle, rendered 95 pages for 12 that added anything).
+      Its own pages are still looked at (:meth:`worth_rendering`), and a render that adds
+      something ends its verdict.
     """
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
-                 useful_share: float = 0.5, sample: int = 10, min_templates: int = 3) -> None:
+                 useful_share: float = 0.5, sample: int = 10, min_templates: int = 3,
+                 judge_new: bool = True) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
+        self.judge_new = judge_new  # lab knob browser_judge_new_templates (:meth:`note`)
         self.useful_share, self.sample, self.min_templates = useful_share, sample, min_templates
         self.signature: dict[str, str] = {}  # template -> script signature of its pages
         self.sig_renders: dict[str, int] = defaultdict(int)
@@ -146,6 +154,11 @@ class BrowserPolicy:
         self.skipped: dict[str, int] = defaultdict(int)
         self.gap: dict[str, int] = {}  # pages an idle template skips before its next look
         self.due: dict[str, int] = {}  # the skipped count at which it is looked at again
+        #: templates first met with an idle signature and not rendered for it (:meth:`note`);
+        #: per signature, the new templates met so far and the count at which one is rendered
+        self.by_scripts: set[str] = set()
+        self.sig_new: dict[str, int] = defaultdict(int)
+        self.sig_due: dict[str, int] = {}
         self.script_requests: set[str] = set()
 
     def record(self, url: str, needed: bool) -> None:
@@ -154,8 +167,18 @@ class BrowserPolicy:
         self.needed[key] += int(needed)
 
     def note(self, url: str, signature: str) -> None:
-        """The script signature (:func:`script_signature`) of a page of ``url``'s template."""
-        self.signature[template_key(url)] = signature
+        """The script signature (:func:`script_signature`) of a page of ``url``'s template; a
+        template met first once its signature is idle is judged by it (the class docstring)."""
+        key = template_key(url)
+        new = key not in self.signature
+        self.signature[key] = signature
+        if new and self.judge_new and self.scripts_idle(url):
+            self.sig_new[signature] += 1
+            due = self.sig_due.get(signature, self.sample)
+            if self.sig_new[signature] >= due:  # looked at: rendered as any new template
+                self.sig_due[signature] = 2 * due
+            else:
+                self.by_scripts.add(key)
 
     def rendered(self, url: str, useful: bool) -> None:
         key = template_key(url)
@@ -187,12 +210,15 @@ class BrowserPolicy:
     def verdict(self, url: str) -> str | None:
         """``"useful"`` or ``"idle"`` once ``min_seen`` renders of the template were judged
         (idle: fewer than ``useful_share`` of them added anything), or once one was judged idle
-        and its scripts are idle on other templates (:meth:`scripts_idle`); None before."""
+        and its scripts are idle on other templates (:meth:`scripts_idle`), or with none when the
+        template was met after they were (:meth:`note`); None before."""
         key = template_key(url)
         renders = self.renders.get(key, 0)
         if renders < self.min_seen:
-            # one idle render is enough where the same scripts were idle on other templates
-            if renders and not self.useful.get(key) and self.scripts_idle(url):
+            # one idle render is enough where the same scripts were idle on other templates,
+            # none for a template met once they were (but a few: :meth:`note`)
+            if (renders or key in self.by_scripts) and not self.useful.get(key) \
+                    and self.scripts_idle(url):
                 return "idle"
             return None
         return "useful" if self.useful.get(key, 0) >= self.useful_share * renders else "idle"

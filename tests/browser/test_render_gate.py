@@ -72,6 +72,8 @@ def test_scripts_idle_on_other_templates_judge_a_new_template_after_one_render()
     assert script_signature(same, "http://h/b/c") == sig  # its data and version differ
     assert script_signature(builder, "http://h/a") != sig
     policy = BrowserPolicy("auto", min_seen=4, useful_share=0.1, sample=10)
+    for t, s in (("export", sig), ("other", "x"), ("charts", sig)):
+        policy.note(f"http://h/{t}/0", s)  # met before the scripts were idle
     for t in ("tables", "rows", "queries"):
         for i in range(3):
             policy.note(f"http://h/{t}/{i}", sig)
@@ -87,6 +89,28 @@ def test_scripts_idle_on_other_templates_judge_a_new_template_after_one_render()
         == "idle"
     assert policy.verdict("http://h/other/2") is None  # other scripts
     assert policy.verdict("http://h/charts/2") is None  # its render added something
+
+
+def test_new_templates_of_idle_scripts_are_not_rendered_but_a_few():
+    """A template met once its scripts were idle on others is idle with no render of its own,
+    but the 10th, 20th, 40th such template is rendered; a render of one that adds something
+    ends its verdict; other scripts are not touched."""
+    policy = BrowserPolicy("auto", min_seen=4, useful_share=0.5, sample=10)
+    for t in ("tables", "rows", "queries"):
+        for i in range(3):
+            policy.note(f"http://h/{t}/{i}", "bundle")
+            policy.rendered(f"http://h/{t}/{i}", False)
+    looked = []
+    for n in range(1, 41):
+        policy.note(f"http://h/{NAMES[n - 1]}/1", "bundle")
+        if policy.verdict(f"http://h/{NAMES[n - 1]}/1") is None:
+            looked.append(n)
+    assert looked == [10, 20, 40]
+    assert not policy.worth_rendering(f"http://h/{NAMES[2]}/1")
+    policy.rendered(f"http://h/{NAMES[2]}/1", True)  # one of its pages added something
+    assert policy.verdict(f"http://h/{NAMES[2]}/2") is None
+    policy.note("http://h/other/1", "charts")
+    assert policy.verdict("http://h/other/1") is None
 
 
 # distinct words: pages that differ only in numbers are one shape, a trap (trapguard.py)
