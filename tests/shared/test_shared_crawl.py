@@ -90,6 +90,32 @@ def test_two_workers_share_one_crawl(served_site, redis_url, redis_client, tmp_p
     assert sum(int(v) for v in redis_client.hvals("hw:{hwdla}:pending")) == 0
 
 
+def test_a_worker_that_joins_late_shares_the_crawl(served_site, redis_url, redis_client,
+                                                   tmp_path):
+    """The second worker starts once the first has made 100 requests (a second Scrapyd job,
+    scheduled later): the two read the hidden pages one process reads, both download, and no
+    request is downloaded twice."""
+    one = crawl_figures(served_site, tmp_path / "one", {}, 1)
+    served_site.reset_stats()
+    out = tmp_path / "late"
+    out.mkdir()
+    settings = {"HIDDENWEB_REDIS_URL": redis_url}
+    first = start(out, "w0", served_site.url, settings)
+    deadline = time.monotonic() + 60
+    while served_site.stats()["requests"] < 100 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stats = finish([first, start(out, "w1", served_site.url, settings)], out)
+    items = [item for path in sorted(out.glob("*.jsonl")) for item in read_items(path)]
+    hidden = score(served_site.site, Truth.of(served_site.site), items)["hidden_found"]
+    site_stats = served_site.stats()
+    retries = sum(s.get("retry/count", 0) for s in stats)
+    # robots.txt: once per process and once as the crawl's URL source
+    assert site_stats["requests"] - site_stats["distinct_requests"] - 2 - retries == 0
+    assert [s.get("finish_reason") for s in stats] == ["finished", "finished"]
+    assert min(s.get("hiddenweb/downloads", 0) for s in stats) > 0, stats
+    assert hidden == one["hidden"] > 0
+
+
 class SlowSite(SiteHandler):
     """``/`` links to two slow pages; the first request for each hangs (until released) so its
     worker holds it leased when it is killed; the next answers at once."""
