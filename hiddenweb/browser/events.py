@@ -12,7 +12,10 @@ once:
   protocol's ``DOMDebugger.getEventListeners`` element by element, and it sees elements added
   later), ``javascript:`` links (clicked) and forms with a ``javascript:`` action (submitted);
   a ``<select>`` with a change handler gets one change per option (at most
-  :data:`MAX_OPTIONS`);
+  :data:`MAX_OPTIONS`), and is set back to the option it had at the end, with a change event
+  (the forms are read after the events: left on its last option, a select whose change fills
+  another showed that one filled, and the form was explored as an ordinary one, its child's
+  options those of one parent value only, not probed as a dependent select);
 * each one judged first by the safety policy as a button outside a form
   (:meth:`~hiddenweb.safety.SafetyPolicy.link`: its text, value, title, ``aria-label``, name,
   id, the identifiers and quoted paths of its handler's code, its ``href``): a destructive,
@@ -84,7 +87,7 @@ ELEMENTS_JS = """(limit) => {
   return all.slice(0, limit);
 }"""
 START_JS = """() => {
-  window.__hiddenwebFiring = {done: new WeakMap(), current: null,
+  window.__hiddenwebFiring = {done: new WeakMap(), current: null, selects: new Map(),
                               forms: new WeakSet(Array.from(document.forms)), fresh: []};
   return null;
 }"""
@@ -157,7 +160,10 @@ FIRE_JS = """(key) => {
     else if (type.startsWith("key")) el.dispatchEvent(new KeyboardEvent(type, {
       bubbles: true, cancelable: true, key: "a"}));
     else {
-      if (option !== undefined && el.tagName === "SELECT") el.selectedIndex = Number(option);
+      if (option !== undefined && el.tagName === "SELECT") {
+        if (!st.selects.has(el)) st.selects.set(el, el.selectedIndex);  // restored at the end
+        el.selectedIndex = Number(option);
+      }
       el.dispatchEvent(new Event(type, {bubbles: true, cancelable: true}));
     }
   } catch (e) {}
@@ -175,6 +181,19 @@ AFTER_JS = f"""() => {{
   }}
   return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), opened: ({OPENED_JS})()}};
 }}"""
+# before the end: each select whose options were fired back to the option it had, with its change
+# event (a dependent select's script empties the child again); how many were changed back
+RESTORE_JS = """() => {
+  const st = window.__hiddenwebFiring;
+  let n = 0;
+  for (const [el, index] of st ? st.selects : []) {
+    if (!el.isConnected || el.selectedIndex === index) continue;
+    el.selectedIndex = index;
+    try { el.dispatchEvent(new Event("change", {bubbles: true, cancelable: true})); } catch (e) {}
+    n++;
+  }
+  return n;
+}"""
 # the end: markup of the forms that appeared and are gone again
 END_JS = """() => {
   const st = window.__hiddenwebFiring;
@@ -257,6 +276,8 @@ class PageEvents:
             else:
                 if fired >= self.budget:
                     self.stats.inc_value("hiddenweb/browser/events/budget_spent")
+            if await page.evaluate(RESTORE_JS):  # the forms read next are as the page gave them
+                await self._quiet(page, render, min(self.wait, max(0.5, deadline - loop.time())))
             gone_forms = await page.evaluate(END_JS)
             current = set(await page.evaluate(LINKS_JS)) if links else set()
         except PlaywrightError as exc:

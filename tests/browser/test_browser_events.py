@@ -161,3 +161,64 @@ def test_the_safety_policy_judges_each_control_before_it_is_fired():
     assert events.unsafe(target("Buy now"), page) == "payment"
     assert events.unsafe(target("Remove", method=""), page) == "destructive"
     assert events.unsafe(target("Archive", confirm=True), page) == "destructive"
+
+
+CITIES = {"north": ["oslo", "bergen"], "south": ["rome", "naples", "bari"]}
+SHOPS = _page("Find a shop", (
+    '<form action="/shops"><select name="region"><option value="">Region</option>'
+    + "".join(f'<option value="{r}">{r}</option>' for r in CITIES)
+    + '</select><select name="city"><option value="">City</option></select>'
+    '<input type="submit" value="Find"></form>'), (
+    "<script>window.addEventListener('DOMContentLoaded', function () {"
+    " var r = document.querySelector('[name=region]'), c = document.querySelector('[name=city]');"
+    " r.addEventListener('change', function () {"
+    "  while (c.options.length > 1) c.remove(1);"
+    "  if (!r.value) return;"
+    "  fetch('/cities?region=' + r.value).then(function (x) { return x.json(); })"
+    "   .then(function (l) { l.forEach(function (v) { var o = document.createElement('option');"
+    "    o.value = v; o.textContent = v; c.appendChild(o); }); }); }); });</script>"))
+
+
+class ShopSite(SiteHandler):
+    """A dependent select: the city select is filled by a script once a region is chosen."""
+
+    log: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        import json
+        from urllib.parse import parse_qs
+
+        parts = urlsplit(self.path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        self.log.append(self.path)
+        if parts.path == "/":
+            return self._send(_page("Home", '<a href="/find">Find a shop</a>'))
+        if parts.path == "/find":
+            return self._send(SHOPS)
+        if parts.path == "/cities":
+            return self._send(json.dumps(CITIES.get(query.get("region"), [])).encode(),
+                              "application/json")
+        if parts.path == "/shops":
+            city, region = query.get("city", ""), query.get("region", "")
+            if city in CITIES.get(region, ()):
+                return self._send(_page(f"Shops in {city}", f"<p>The {city} shop, {region}</p>"))
+            return self._send(_page("No results", "<p>No shop matches.</p>"))
+        return self._send(b"", "text/plain", 404)
+
+
+def test_a_select_whose_options_were_fired_is_set_back_and_probed_as_dependent(tmp_path):
+    """Firing the region select's change handler option by option left it on the last region,
+    its cities filled in: the form was then read as an ordinary one (cities of one region
+    only) and not probed as a dependent select. The select is set back at the end, so the
+    probe runs and every region's cities are sent."""
+    with serve(ShopSite) as url:
+        run = _crawl(tmp_path, url)
+        log = list(ShopSite.log)
+    assert run.returncode == 0, run.stderr[-3000:]
+    stats = run.stats or {}
+    assert stats.get("hiddenweb/browser/events/fired", 0) >= len(CITIES)
+    assert stats.get("hiddenweb/forms/dependent_values") == len(CITIES), stats
+    sent = {(q.get("region"), q.get("city")) for q in (
+        dict(p.split("=", 1) for p in urlsplit(path).query.split("&") if "=" in p)
+        for path in log if path.startswith("/shops?"))}
+    assert {(r, c) for r, cities in CITIES.items() for c in cities} <= sent, sent
