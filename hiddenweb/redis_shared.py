@@ -185,7 +185,8 @@ class FormClaims:
         if got > 10:
             got -= 10
             self._keep(page, body_key)
-        stat = {0: "left_to_others", 2: "claimed", 3: "taken_over"}.get(got)
+        stat = {LEFT_TO_OTHERS: "left_to_others", CLAIMED: "claimed",
+                TAKEN_OVER: "taken_over"}.get(got)
         if stat:
             self.crawler.stats.inc_value(f"hiddenweb/redis/forms/{stat}")
         return got

@@ -158,6 +158,7 @@ class BrowserPolicy:
         #: per signature, the new templates met so far and the count at which one is rendered
         self.by_scripts: set[str] = set()
         self.sig_new: dict[str, int] = defaultdict(int)
+        self.sig_gap: dict[str, int] = {}
         self.sig_due: dict[str, int] = {}
         self.script_requests: set[str] = set()
 
@@ -174,11 +175,9 @@ class BrowserPolicy:
         self.signature[key] = signature
         if new and self.judge_new and self.scripts_idle(url):
             self.sig_new[signature] += 1
-            due = self.sig_due.get(signature, self.sample)
-            if self.sig_new[signature] >= due:  # looked at: rendered as any new template
-                self.sig_due[signature] = 2 * due
-            else:
-                self.by_scripts.add(key)
+            if not self._looked_at(signature, self.sig_new[signature], self.sig_gap,
+                                   self.sig_due):
+                self.by_scripts.add(key)  # else rendered as any new template
 
     def rendered(self, url: str, useful: bool) -> None:
         key = template_key(url)
@@ -232,11 +231,16 @@ class BrowserPolicy:
             return True
         key = template_key(url)
         self.skipped[key] += 1
-        skipped = self.skipped[key]
-        if skipped < self.due.get(key, self.sample):
+        return self._looked_at(key, self.skipped[key], self.gap, self.due)
+
+    def _looked_at(self, key: str, n: int, gap: dict[str, int], due: dict[str, int]) -> bool:
+        """Whether the ``n``-th one skipped for ``key`` is looked at after all: the
+        ``sample``-th, then each at twice the last gap (10th, 20th, 40th, …); ``gap`` and
+        ``due`` keep each key's gap and next count."""
+        if n < due.get(key, self.sample):
             return False
-        gap = self.gap.get(key, self.sample // 2) * 2
-        self.gap[key], self.due[key] = gap, skipped + gap
+        gap[key] = gap.get(key, self.sample // 2) * 2
+        due[key] = n + gap[key]
         return True
 
     def direct(self, url: str) -> bool:

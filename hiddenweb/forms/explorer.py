@@ -317,12 +317,17 @@ class FormExplorer:
             return []
         self.answered.add(key)
         self.answers += 1
+        self._land(data)
+        return self._take(max(0, min(1, self.wave - self.in_flight)))
+
+    def _land(self, data: Assignment) -> tuple[tuple, int | None]:
+        """``data``'s answer came (or its request was dropped): it leaves the endpoint's wave.
+        Returns its combination and which field it varied (None: a blind guess)."""
         combo = tuple(data.get(name) for name in self.names)
-        if combo in self.flying:
+        if combo in self.flying:  # only forms with a BlindBudget fly
             self.flying.discard(combo)
             self.blind.flying -= 1
-        self.varied.pop(combo, None)
-        return self._take(max(0, min(1, self.wave - self.in_flight)))
+        return combo, self.varied.pop(combo, None)
 
     def _adopt(self, combo: tuple) -> None:
         """A submission this explorer did not send, answered: sent by a crawl killed after the
@@ -345,11 +350,7 @@ class FormExplorer:
     def _judge_values(self, data: Assignment, new: bool, empty: bool) -> None:
         """What the answer to ``data`` says of its values: its place in the endpoint's wave, a
         one-field probe's dead value and kin (:func:`answered_affinity`), the success counts."""
-        combo = tuple(data.get(name) for name in self.names)
-        if combo in self.flying:  # only forms with a BlindBudget fly
-            self.flying.discard(combo)
-            self.blind.flying -= 1
-        varied = self.varied.pop(combo, None)
+        combo, varied = self._land(data)
         # a one-field probe (-1: the base, every field probed at once); not a record's pair
         if varied is not None and varied != _TOGETHER:
             for i in range(len(combo)) if varied == -1 else (varied,):

@@ -384,7 +384,6 @@ class SiteModel:
                   if any(self.collections[cid].js for cid in cids)}
         return {f"p/{u}" for u in built}
 
-    # --- truth -------------------------------------------------------------------------------
     def truth(self) -> Iterator[dict]:
         """One dict per truth page (see :mod:`hiddenweb.bench.provingground.truth`)."""
         from hiddenweb.bench.provingground.truth import compute_truth
