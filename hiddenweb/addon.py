@@ -59,7 +59,8 @@ COMPONENTS = {
     "EXTENSIONS": {"hiddenweb.progress.HiddenProgress": 500,
                    "hiddenweb.statsfile.StatsFile": 510,
                    "hiddenweb.quietlogs.QuietThirdPartyLogs": 0,
-                   "hiddenweb.crawlreport.CrawlReport": 520},
+                   "hiddenweb.crawlreport.CrawlReport": 520,
+                   "hiddenweb.stale.CloseWhenStale": 530},
 }
 
 

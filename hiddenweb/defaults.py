@@ -18,6 +18,9 @@ HIDDENWEB_MAX_SUBMISSIONS_PER_FORM = 400
 # below this (Good-Turing missing mass of its last answers, hiddenweb/forms/stopping.py); an
 # endpoint that never gave one runs to its limit. 0: never retire (docs/design-notes.md)
 HIDDENWEB_STOP_MASS = 0.05
+# close the crawl after this many pages in a row showed no word it had not read (hiddenweb/stale.py)
+# 0: off
+HIDDENWEB_CLOSE_STALE = 100
 HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty is judged
 HIDDENWEB_FOLLOW_LINKS = True
 HIDDENWEB_URL_SOURCES = True  # follow URLs named besides links: headers, <link>, sitemaps, feeds…

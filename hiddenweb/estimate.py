@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 #: the finish reason of a crawl the stopping rule ended (only retired forms were left); like
 #: Scrapy's "finished", a crawl that ended by itself
 EXHAUSTED = "hiddenweb_exhausted"
-ENDED_BY_ITSELF = ("finished", EXHAUSTED)
+#: the finish reason of a crawl whose last pages showed no word it had not read (hiddenweb.stale)
+STALE = "hiddenweb_stale"
+ENDED_BY_ITSELF = ("finished", EXHAUSTED, STALE)
 
 
 def chao1(f1: int, f2: int, seen: int) -> tuple[float, float, float]:

@@ -5,6 +5,10 @@
   crawler then stops resuming paused forms when the spider is idle.
 * :data:`hiddenweb.dla.feedback.feedback_signal` — the outcome of each response's action,
   sent by the DLA feedback middleware to the scheduler.
+* :data:`page_read` — sent by the ``hwdla`` spider for every page it reads, with ``blocks``
+  (its text blocks, :func:`hiddenweb.pagetext.text_blocks`), ``echoed`` (the words of its
+  request's own query and form values) and ``spider``; read by :mod:`hiddenweb.stale`.
 """
 
 download_budget_exhausted = object()
+page_read = object()

@@ -74,6 +74,8 @@ if TYPE_CHECKING:
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
 logger = logging.getLogger(__name__)
+#: whether a form's answer was judged new (``FormCrawler.feedback``): read by hiddenweb.stale
+ANSWER_NEW_META = "hiddenweb_answer_new"
 
 class FormCrawler:
     """The forms of one crawl (see the module docstring)."""
@@ -406,6 +408,7 @@ class FormCrawler:
                     words = result_words(response.xpath("//body//a//text()").getall())
             except (ValueError, AttributeError):
                 success = False
+        meta[ANSWER_NEW_META] = success
         stats = self.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
         self.stopping.answered(explorer, self.spider.mass, response, success,

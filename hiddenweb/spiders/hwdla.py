@@ -39,13 +39,14 @@ from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from hiddenweb import defaults
+from hiddenweb import signals as hw_signals
 from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser
 from hiddenweb.browser.renders import RenderGate
 from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_request
 from hiddenweb.config import lab
 from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
-from hiddenweb.forms.crawl import FormCrawler, FormsConfig, query_of
+from hiddenweb.forms.crawl import ANSWER_NEW_META, FormCrawler, FormsConfig, query_of
 from hiddenweb.framedocs import with_srcdoc
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
@@ -76,6 +77,7 @@ WELL_KNOWN = ("/robots.txt", "/sitemap.xml")
 #: reply types whose text is the site's words (forms' vocabulary); a script or a stylesheet
 #: (fetched as URL sources) is not
 WORDS = ("html", "json", "xml", "text")
+READ_META = "hiddenweb_read"  # a page's text blocks and echoed words, until page_read is sent
 
 
 def parse_seed(seed: str | None) -> str:
@@ -216,6 +218,10 @@ class HwdlaSpider(scrapy.Spider):
         if meta.get("hiddenweb_explore"):
             yield from self.forms.feedback(meta, response,
                                            meta[NEW_CONTENT_META] and meta[NOVEL_META])
+        blocks, echoed = meta.pop(READ_META, ([], set()))
+        self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=blocks, echoed=echoed,
+                                            answer_new=bool(meta.get(ANSWER_NEW_META)),
+                                            spider=self)
         yield from self.forms.release_read()
 
     def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
@@ -235,7 +241,9 @@ class HwdlaSpider(scrapy.Spider):
         fresh = new or bool(meta.get(HANDED_META))
         # does it show anything new (not only another order of what was shown)? A repeat
         # does not, but its set's hash tells a form's explorer what its answer showed
-        novel = not blocks or self.shown.judge(meta, blocks, echoed_words(response.request))
+        echoed = echoed_words(response.request)
+        novel = not blocks or self.shown.judge(meta, blocks, echoed)
+        meta[READ_META] = (blocks, echoed)  # for page_read, sent once a form's answer is judged
         meta[NOVEL_META] = new and novel
         if item["form_only"] and response.status == 200:
             self.mass.capture(response.request, item["fingerprint"])  # what is left: estimate

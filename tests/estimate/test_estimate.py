@@ -70,8 +70,9 @@ def test_progress_line_uses_the_shared_units():
 
 
 def test_stopping_rule_keeps_the_hidden_pages_at_fewer_downloads(served_site, tmp_path):
-    """The demo site, plain HTTP, once with the rule (the default, 0.05) and once without."""
-    never = {"HIDDENWEB_BROWSER": "never"}
+    """The demo site, plain HTTP, once with the rule (the default, 0.05) and once without (the
+    crawl-level rule, hiddenweb.stale, off in both: it would end both crawls)."""
+    never = {"HIDDENWEB_BROWSER": "never", "HIDDENWEB_CLOSE_STALE": 0}
     on, on_stats = hidden_found(served_site, tmp_path / "on", never)
     off, off_stats = hidden_found(served_site, tmp_path / "off",
                                   {**never, "HIDDENWEB_STOP_MASS": 0})

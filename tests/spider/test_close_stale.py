@@ -1,0 +1,102 @@
+"""The crawl-level stopping rule (hiddenweb.stale): a crawl closes once its pages stop showing
+words it has not read, and not before it has read what the site shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crawlrun import ENDED, run_crawl  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve
+from scrapy import Spider
+from scrapy.utils.test import get_crawler
+
+from hiddenweb.stale import CloseWhenStale, words_of
+
+RECORDS = 20
+#: another view of each record: the same text again (a URL template per view, each with as many
+#: pages as there are records, so that the template trap guard's budget never judges one)
+VIEWS = ["print", "plain", "compact", "wide", "mobile", "raw", "large", "small", "dark",
+         "light", "big", "tiny"]
+
+
+def _secret(n: int) -> str:
+    return f"kw{n:03d}x"  # a word only record n's pages show
+
+
+class Catalogue(SiteHandler):
+    """A home page, a listing of the records in 3 orders, each record's page (its own words)
+    and 12 views of it that show nothing its page did not."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        type(self).log.append(self.path)
+        path = self.path.split("?")[0]
+        orders = "".join(f'<a href="/list?order={o}">by {o}</a> ' for o in ("name", "date", "id"))
+        if path == "/":
+            return self._send(f"<html><body><h1>Catalogue</h1>{orders}</body></html>".encode())
+        if path == "/list":
+            rows = "".join(f'<li><a href="/rec/{n}">Record {n}</a></li>'
+                           for n in range(1, RECORDS + 1))
+            return self._send(f"<html><body><h1>Records</h1>{orders}<ul>{rows}</ul>"
+                              "</body></html>".encode())
+        parts = path.strip("/").split("/")
+        if parts[0] == "rec" and parts[1].isdigit() and 1 <= int(parts[1]) <= RECORDS:
+            n = int(parts[1])
+            views = "".join(f'<a href="/rec/{n}/{v}">{v}</a> ' for v in VIEWS)
+            text = f"<h1>Record {n}</h1><p>Its code is {_secret(n)}.</p>"
+            if len(parts) == 2:
+                return self._send(f"<html><body>{text}{views}</body></html>".encode())
+            if len(parts) == 3 and parts[2] in VIEWS:
+                return self._send(f"<html><body>{text}<p>{parts[2]}</p></body></html>".encode())
+        self._send(b"<html><body>not found</body></html>", status=404)
+
+
+def test_a_crawl_closes_once_its_pages_show_no_new_word_and_has_read_every_record(
+        tmp_path: Path):
+    """With the rule (its default window, 100 pages) the crawl reads every record's page and
+    closes with ``hiddenweb_stale`` before it has read the views; with it off it reads them
+    all. The rule's stats say what it counted."""
+    runs = {}
+    with serve(Catalogue) as url:
+        for arm, window in (("on", None), ("off", 0)):
+            settings = {"LOG_LEVEL": "INFO"}
+            if window is not None:
+                settings["HIDDENWEB_CLOSE_STALE"] = window
+            (tmp_path / arm).mkdir()
+            runs[arm] = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings=settings)
+    views = {f"rec/{n}/{v}" for n in range(1, RECORDS + 1) for v in VIEWS}
+    read = {}
+    for arm, run in runs.items():
+        assert run.returncode == 0, run.stderr[-3000:]
+        read[arm] = {item["url"].split("/", 3)[3] for item in run.items if item["status"] == 200}
+        assert {f"rec/{n}" for n in range(1, RECORDS + 1)} <= read[arm]  # every record's page
+    on, off = runs["on"], runs["off"]
+    assert off.stats["finish_reason"] in ENDED and off.stats["finish_reason"] != "hiddenweb_stale"
+    assert views <= read["off"]
+    assert on.stats["finish_reason"] == "hiddenweb_stale"
+    assert on.stats["hiddenweb/stale/longest_run"] >= 100  # (and the pages in flight)
+    assert on.stats["hiddenweb/stale/fresh_pages"] >= RECORDS + 1
+    assert len(views & read["on"]) < len(views) - 50  # it left views unread
+    assert "HIDDENWEB_CLOSE_STALE=100" in on.stderr  # the log says why and how to turn it off
+
+
+def test_a_page_is_fresh_only_by_a_word_no_page_showed_and_its_request_did_not_send():
+    """Words are counted case-folded; a page whose only new word is the query it echoes is not
+    fresh; a page with no words (a binary reply) neither extends nor breaks a run; a form's
+    answer its explorer judged new is fresh."""
+    crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10})
+    rule = CloseWhenStale.from_crawler(crawler)
+    spider = Spider("t")
+    rule.page_read(["Ferns and Mosses", "results for"], set(), spider)
+    assert rule.run == 0 and crawler.stats.get_value("hiddenweb/stale/words") == 5
+    rule.page_read(["FERNS", "and mosses"], set(), spider)
+    assert rule.run == 1
+    rule.page_read(["Results for lichen", "Ferns"], {"lichen"}, spider)  # an echo
+    assert rule.run == 2
+    rule.page_read([], set(), spider)
+    assert rule.run == 2
+    rule.page_read(["lichen"], set(), spider)  # echoed before, never shown as the site's own
+    assert rule.run == 0  # a word the site now shows unasked
+    rule.page_read(["ferns"], set(), spider)
+    rule.page_read(["ferns"], set(), spider, answer_new=True)  # a form's answer judged new
+    assert rule.run == 0
+    assert words_of(["Row wx-0637", "naïve_café"]) == {"row", "wx", "0637", "naïve", "café"}
