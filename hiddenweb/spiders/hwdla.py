@@ -220,6 +220,7 @@ class HwdlaSpider(scrapy.Spider):
                                            meta[NEW_CONTENT_META] and meta[NOVEL_META])
         blocks, echoed = meta.pop(READ_META, ([], set()))
         self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=blocks, echoed=echoed,
+                                            answer=bool(meta.get("hiddenweb_explore")),
                                             answer_new=bool(meta.get(ANSWER_NEW_META)),
                                             spider=self)
         yield from self.forms.release_read()
