@@ -51,6 +51,9 @@ from hiddenweb.config import setting_args
 SETTINGS = {
     "CONCURRENT_REQUESTS": "16", "CONCURRENT_REQUESTS_PER_DOMAIN": "16", "LOG_LEVEL": "INFO",
     "HIDDENWEB_KEEP_TOKENS": "1",  # items are scored against the truth (it checks CSRF tokens)
+    # the crawl-level stopping rule keeps its words in memory, not in the JOBDIR: a resumed
+    # crawl's rule starts over and ends elsewhere; both crawls run to their end to be compared
+    "HIDDENWEB_CLOSE_STALE": "0",
 }
 
 

@@ -35,7 +35,8 @@ def test_a_site_without_forms_is_read_at_full_concurrency(tmp_path: Path) -> Non
     try:
         run = _run(tmp_path, "-a", f"seed={server.url}/",
                    settings={"HIDDENWEB_DLA_WAIT": 0.5, "HIDDENWEB_BROWSER": "never",
-                             "HIDDENWEB_STORE_ENABLED": False})
+                             "HIDDENWEB_STORE_ENABLED": False,
+                             "HIDDENWEB_CLOSE_STALE": 0})  # every page read: no stale close
     finally:
         server.shutdown()
     assert run.returncode == 0, run.stderr[-3000:]
