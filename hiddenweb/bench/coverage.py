@@ -39,7 +39,8 @@ Chromium processes, sampled every 0.5 s; 0 when no browser ran), ``code`` (the c
 crawls ran from and its commit, :mod:`hiddenweb.bench.revision`).
 
 The render decision (issue 24; :func:`render_decision`, from the lab knob ``render_trace``):
-``renders`` (pages rendered again after plain HTTP, as the render gate judged them),
+``renders`` (pages rendered, as the render gate judged them: again after plain HTTP, or
+straight in Chromium against the document it received),
 ``renders_needed`` (public pages the crawl read whose links or forms a script builds:
 :meth:`SiteModel.script_built_pages`), ``renders_hit`` (rendered and needed),
 ``render_precision`` (hit / renders), ``render_recall`` (hit / needed), and

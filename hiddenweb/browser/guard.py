@@ -79,6 +79,7 @@ MAX_CAPTURED = 100  # script requests (fetch, XHR) recorded by one render
 #: the resource types of a script's own requests, recorded (:meth:`Render.capture`)
 CAPTURED = frozenset({"fetch", "xhr", "eventsource"})
 MAX_REDIRECTS = 10  # hops of one redirect chain followed by the guard; a longer one is aborted
+MAX_DOCUMENT = 4 * 1024 * 1024  # bytes of a request's own HTML document kept to judge its render
 
 
 def skip_resource(request: Any) -> bool:
@@ -104,6 +105,9 @@ class Render:
     # while the crawler fires the page's events (hiddenweb.browser.events): a request the
     # safety policy would not follow as a link is aborted
     firing: bool = False
+    # the HTML document (200) Chromium received for the request's own navigation: what plain
+    # HTTP reads of it, against which a direct render is judged (browser/renders.py)
+    document: bytes | None = None
 
     @property
     def host(self) -> str | None:
@@ -303,6 +307,14 @@ class Guard:
             url, hops = target, hops + 1
         if main and url != request.url:
             render.landed[request.url] = url
+        if own and main and response.status == 200 \
+                and "html" in (response.headers.get("content-type") or ""):
+            try:
+                body = await response.body()
+            except PlaywrightError:
+                body = None
+            if body is not None and len(body) <= MAX_DOCUMENT:
+                render.document = body
         await route.fulfill(response=response)
 
     def _offsite(self, url: str, render: Render) -> None:

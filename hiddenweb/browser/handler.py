@@ -86,6 +86,7 @@ from hiddenweb.browser.events import PageEvents
 from hiddenweb.browser.fetched import SERVE_FETCHED_BODY, writable
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.pool import PagePool, browser_of
+from hiddenweb.browser.requests import DOCUMENT_META
 from hiddenweb.browser.scripts import (
     HOLD_SUBMIT_JS,
     OPENED_JS,
@@ -278,6 +279,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         job.stage, job.page_url = "reading the DOM", page.url
         found = await self._found(page, render)
         content = append_html(await page.content(), extra)
+        if render.document is not None and not methods:  # (page actions: another document)
+            request.meta[DOCUMENT_META] = render.document
         return self._response(request, url, response.status, response.headers, content,
                               found, response.flags, getattr(response, "ip_address", None))
 

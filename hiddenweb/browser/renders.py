@@ -22,12 +22,19 @@ The forms of a page not rendered are read from its plain copy at once (the spide
 ``JOBDIR`` nothing is held (a held request is in no queue, and a crawl killed then would lose
 it).
 
+A page of a template whose renders were useful goes straight to Chromium
+(:meth:`~hiddenweb.browser.detect.BrowserPolicy.direct`): it has no plain copy, and is judged
+against the HTML document Chromium received for it, which is what plain HTTP reads
+(:meth:`RenderGate.judged_direct`; the guard keeps that document). Its verdict counts as a
+re-render's, so a template whose renders stop adding anything stops going straight to the
+browser (before, it went there for the rest of the crawl).
+
 Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rendered. Lab knob
 ``render_trace``: a JSON-lines file that gets one line per re-render judged (``url``,
 ``useful``, ``failed``), for the benchmark that scores the decision against a truth
 (``hiddenweb bench coverage --browser on``: ``render_precision``, ``render_recall``).
 
-Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``held``,
+Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``direct_judged``, ``held``,
 ``not_rendered`` (pages of an idle template not rendered).
 """
 
@@ -38,11 +45,13 @@ import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from parsel import Selector
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.job import job_dir
 
 from hiddenweb.browser.detect import BrowserPolicy, page_offer, script_signature
+from hiddenweb.browser.requests import DOCUMENT_META
 from hiddenweb.pagetext import is_markup, template_key
 
 if TYPE_CHECKING:
@@ -108,6 +117,21 @@ class RenderGate:
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
         self._trace(response.url, useful, False)
         self._settle(response.url, useful)
+
+    def judged_direct(self, response: Response) -> None:
+        """A page sent straight to Chromium (its template's renders were useful,
+        :meth:`~hiddenweb.browser.detect.BrowserPolicy.direct`): judged as a re-render is,
+        against the HTML document Chromium received for it (meta ``hiddenweb_document``, the
+        guard's), which is what plain HTTP reads. A template whose renders stop adding anything
+        stops going straight to the browser. Nothing without that document (a form submitted
+        by page actions, a download, a non-HTML reply)."""
+        document = response.meta.pop(DOCUMENT_META, None)
+        if document is None or OFFER_META in response.meta or not is_markup(response):
+            return
+        text = document.decode(getattr(response, "encoding", None) or "utf-8", "replace")
+        response.meta[OFFER_META] = page_offer(Selector(text=text), response.url)
+        self.crawler.stats.inc_value("hiddenweb/browser/direct_judged")
+        self.judged(response)
 
     def failed(self, request: Request) -> None:
         """A re-render that failed: judged useful (its page keeps its chance)."""

@@ -251,6 +251,8 @@ class HwdlaSpider(scrapy.Spider):
         kind = reply_type(response)
         if new and kind in WORDS:  # the site's words and values: not its scripts and styles
             yield from self.forms.new_page(response, text)
+        if rendered and not meta.get("hiddenweb_rerender"):
+            self.renders.judged_direct(response)  # against the document Chromium received
         if meta.get("hiddenweb_rerender"):
             stats.inc_value("hiddenweb/browser/rerendered")  # its plain copy was emitted
             self.renders.judged(response)

@@ -15,9 +15,14 @@ import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from localsite import SiteHandler, serve
 from parsel import Selector
+from scrapy import Request, Spider
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
 
 from hiddenweb.browser import BrowserPolicy
 from hiddenweb.browser.detect import page_offer, script_signature
+from hiddenweb.browser.renders import RenderGate
+from hiddenweb.browser.requests import DOCUMENT_META
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
@@ -169,3 +174,88 @@ def test_pages_whose_renders_add_nothing_stop_going_to_chromium(tmp_path: Path):
     paths = {item["url"].split(url, 1)[1] for item in run.items}
     assert {f"/item/{i}" for i in range(40)} <= paths
     assert {f"/item/{i}/find?part=all" for i in range(40)} <= set(log)
+
+
+def test_a_direct_render_is_judged_against_the_document_chromium_received():
+    """A template whose renders added links goes straight to the browser; its direct renders
+    are judged like re-renders, against the HTML Chromium received (meta
+    ``hiddenweb_document``); once they add nothing it no longer goes straight there."""
+    crawler = get_crawler(Spider)
+    policy = BrowserPolicy("auto", min_seen=4)
+    gate = RenderGate(crawler, policy, in_scope=lambda url: True)
+    for i in range(4):
+        policy.record(f"http://h/app/{i}", True)
+        policy.rendered(f"http://h/app/{i}", True)
+    assert policy.direct("http://h/app/99")
+    document = b"<html><body><a href='/apps'>apps</a><script>build()</script></body></html>"
+
+    def direct(i: int, dom: bytes) -> None:
+        url = f"http://h/app/{i}"
+        request = Request(url, meta={DOCUMENT_META: document})
+        gate.judged_direct(HtmlResponse(url, body=dom, encoding="utf-8", request=request))
+        assert DOCUMENT_META not in request.meta  # not kept once judged
+
+    direct(4, document.replace(b"</body>", b"<a href='/app/4/more'>more</a></body>"))
+    assert crawler.stats.get_value("hiddenweb/browser/renders_useful") == 1
+    for i in range(5, 11):  # a widget's text, nothing to follow
+        direct(i, document.replace(b"</body>", b"<p>loaded</p></body>"))
+    assert crawler.stats.get_value("hiddenweb/browser/renders_idle") == 6
+    assert crawler.stats.get_value("hiddenweb/browser/direct_judged") == 7
+    assert not policy.direct("http://h/app/99")  # 5 of 11 renders added something
+    gate.judged_direct(HtmlResponse("http://h/app/11", body=document, encoding="utf-8",
+                                    request=Request("http://h/app/11")))  # no document: no verdict
+    assert crawler.stats.get_value("hiddenweb/browser/direct_judged") == 7
+
+
+class DirectSite(SiteHandler):
+    """40 app pages, all running one script. On apps 0-5 (linked from the home page) it builds
+    a link to a secret page, which links to app 6 + i; on the others it builds nothing, and
+    each links to the app 6 further on (six chains, met after the secrets)."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).log.append(self.path)
+        if self.path == "/":
+            body = "<h1>Apps</h1>" + "".join(f"<a href='/app/{i}'>app {NAMES[i]}</a> "
+                                             for i in range(6))
+        elif m := re.fullmatch(r"/app/(\d+)", self.path):
+            i = int(m[1])
+            secret = f" data-secret='{i}'" if i < 6 else ""
+            nxt = f"<a href='/app/{i + 6}'>next</a>" if 6 <= i < len(NAMES) - 6 else ""
+            body = (f"<div id=out{secret}></div><h1>App {NAMES[i]}</h1>{nxt}<script>"
+                    "(function () { var out = document.getElementById('out');"
+                    " if (!out.dataset.secret) return;"
+                    " var a = document.createElement('a');"
+                    " a.href = '/secret/' + out.dataset.secret; a.textContent = 'secret';"
+                    " out.appendChild(a); })();</script>")
+        elif m := re.fullmatch(r"/secret/(\d+)", self.path):
+            body = f"<h1>Secret {NAMES[int(m[1])]}</h1><a href='/app/{int(m[1]) + 6}'>more</a>"
+        else:
+            return self._send(b"not found", status=404)
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+
+@needs_chromium
+@pytest.mark.slow
+@pytest.mark.browser
+def test_pages_sent_straight_to_chromium_are_judged_and_stop_going_when_they_add_nothing(
+        tmp_path: Path):
+    """The first renders of the app template add a link, so the apps met after them go
+    straight to Chromium; those are judged against the document Chromium received (with real
+    Chromium: the guard keeps it), and once most of its renders added nothing the template's
+    pages are read over plain HTTP, and not rendered."""
+    with serve(DirectSite) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
+            "HIDDENWEB_BROWSER": "auto", "HIDDENWEB_CLOSE_STALE": 0})
+        log = list(DirectSite.log)
+    assert run.returncode == 0, run.stderr[-2000:]
+    stats = run.stats
+    assert {p for p in log if p.startswith("/secret/")} == {f"/secret/{i}" for i in range(6)}
+    paths = {item["url"].split(url, 1)[1] for item in run.items}
+    assert {f"/app/{i}" for i in range(len(NAMES))} <= paths  # every app page read
+    # apps met after the template's first renders went straight to Chromium, and were judged
+    # against the document it received: every browser page is judged, direct or re-rendered
+    assert stats["hiddenweb/browser/direct_judged"] >= 1
+    assert stats["hiddenweb/browser/renders_useful"] + stats["hiddenweb/browser/renders_idle"] \
+        == stats["hiddenweb/browser/rerendered"] + stats["hiddenweb/browser/direct_judged"] \
+        == stats["hiddenweb/browser/pages"]
+    assert stats["hiddenweb/browser/not_rendered"] >= 8  # the idle apps, read over plain HTTP
