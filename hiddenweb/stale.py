@@ -11,16 +11,17 @@ The rule here reads the *words* of each page the spider reads (the tokens of its
 :func:`hiddenweb.pagetext.text_blocks`, lower-cased; words of the request's own query and form
 values left out, so a search that echoes its query says nothing new by that). A page is *fresh*
 when it shows a word no earlier page of this crawl showed, or when it is a form's answer its
-explorer judged new (a new set of records: :class:`hiddenweb.pagetext.ShownText`); a form's
-answer that is neither does not count: a form whose answers stop being new is the forms' own
-rule's to retire, and a search box whose first words find nothing may find pages later. After
-``HIDDENWEB_CLOSE_STALE`` pages in a row with no fresh one, the Good–Turing estimate of the
-chance that the next page shows a new word (fresh pages among the last N, over N: Good 1953,
-the estimate :mod:`hiddenweb.estimate` uses for forms) is 0 < 1/N, and the crawl closes with
-the reason ``hiddenweb_stale``. A record the site has not shown yet brings its own words (its
-name, its number, its text), so a crawl still finding records is never stale; a page whose only
-new thing is a known record in a new order or a new echo is, and so is a link's page showing a
-new subset of known records.
+explorer judged new (a new set of records: :class:`hiddenweb.pagetext.ShownText`). The answer
+of a form that never gave a new page, when it shows nothing new, does not count: a search box
+whose first words find nothing may find pages later (the forms' own rule,
+``HIDDENWEB_STOP_MASS``, lets such a form run to its limit). After ``HIDDENWEB_CLOSE_STALE``
+pages in a row with no fresh one, the Good–Turing estimate of the chance that the next page
+shows a new word (fresh pages among the last N, over N: Good 1953, the estimate
+:mod:`hiddenweb.estimate` uses for forms) is 0 < 1/N, and the crawl closes with the reason
+``hiddenweb_stale``. A record the site has not shown yet brings its own words (its name, its
+number, its text), so a crawl still finding records is never stale; a page whose only new thing
+is a known record in a new order or a new echo is, and so is a link's page showing a new subset
+of known records.
 
 Enabled by ``HIDDENWEB_CLOSE_STALE`` (pages; ``0`` turns it off). The pages counted are those the
 ``hwdla`` spider reads (:data:`hiddenweb.signals.page_read`): binary replies, which show no
@@ -82,13 +83,14 @@ class CloseWhenStale:
         return ext
 
     def page_read(self, blocks: list[str], echoed: set[str], spider: Spider,
-                  answer: bool = False, answer_new: bool = False) -> None:
-        """``page_read``: one page's text blocks, the words of its own request's values,
-        whether it is a form's ``answer``, and whether its explorer judged it new. A form's
-        answer judged new is fresh; one that shows nothing new does not make the crawl stale:
-        when a form is spent is the forms' own rule's to say (``HIDDENWEB_STOP_MASS``; a search
-        box whose first words find nothing may find pages later)."""
+                  answer: str | None = None) -> None:
+        """``page_read``: one page's text blocks, the words of its own request's values, and,
+        for a form's answer, how its explorer judged it (``hiddenweb.forms.crawl.ANSWER_META``:
+        ``"new"``, ``"known"`` or ``"blind"``). A form's answer judged new is fresh; a blind
+        one (its form never gave a new page) neither extends nor breaks a run: a search box
+        whose first words find nothing may find pages later."""
         words = words_of(blocks)
+        answer_new = answer == "new"
         if not words and not answer_new:
             return  # nothing to read: a binary reply, an empty page
         stats = self.crawler.stats
@@ -100,7 +102,7 @@ class CloseWhenStale:
             stats.inc_value("hiddenweb/stale/fresh_pages")
             stats.set_value("hiddenweb/stale/words", len(self.words))
             return
-        if answer:
+        if answer == "blind":
             return  # neither fresh nor stale (above)
         self.run += 1
         stats.max_value("hiddenweb/stale/longest_run", self.run)

@@ -74,8 +74,11 @@ if TYPE_CHECKING:
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
 logger = logging.getLogger(__name__)
-#: whether a form's answer was judged new (``FormCrawler.feedback``): read by hiddenweb.stale
-ANSWER_NEW_META = "hiddenweb_answer_new"
+#: how a form's answer was judged (``FormCrawler.feedback``), read by hiddenweb.stale: "new"
+#: (a new page), "known" (nothing new, from a form that gave new pages before: the forms' rule
+#: retires it once its answers stop being new) or "blind" (nothing new, and its form never gave
+#: a new page: a search box whose first words find nothing may find pages later)
+ANSWER_META = "hiddenweb_answer"
 
 class FormCrawler:
     """The forms of one crawl (see the module docstring)."""
@@ -408,7 +411,7 @@ class FormCrawler:
                     words = result_words(response.xpath("//body//a//text()").getall())
             except (ValueError, AttributeError):
                 success = False
-        meta[ANSWER_NEW_META] = success
+        meta[ANSWER_META] = "new" if success else "known" if explorer.new_pages else "blind"
         stats = self.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
         self.stopping.answered(explorer, self.spider.mass, response, success,

@@ -46,7 +46,7 @@ from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_r
 from hiddenweb.config import lab
 from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
-from hiddenweb.forms.crawl import ANSWER_NEW_META, FormCrawler, FormsConfig, query_of
+from hiddenweb.forms.crawl import ANSWER_META, FormCrawler, FormsConfig, query_of
 from hiddenweb.framedocs import with_srcdoc
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
@@ -220,9 +220,7 @@ class HwdlaSpider(scrapy.Spider):
                                            meta[NEW_CONTENT_META] and meta[NOVEL_META])
         blocks, echoed = meta.pop(READ_META, ([], set()))
         self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=blocks, echoed=echoed,
-                                            answer=bool(meta.get("hiddenweb_explore")),
-                                            answer_new=bool(meta.get(ANSWER_NEW_META)),
-                                            spider=self)
+                                            answer=meta.get(ANSWER_META), spider=self)
         yield from self.forms.release_read()
 
     def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
