@@ -25,9 +25,11 @@ it).
 A page of a template whose renders were useful goes straight to Chromium
 (:meth:`~hiddenweb.browser.detect.BrowserPolicy.direct`): it has no plain copy, and is judged
 against the HTML document Chromium received for it, which is what plain HTTP reads
-(:meth:`RenderGate.judged_direct`; the guard keeps that document). Its verdict counts as a
-re-render's, so a template whose renders stop adding anything stops going straight to the
-browser (before, it went there for the rest of the crawl).
+(:meth:`RenderGate.judged_direct`; the guard keeps that document), and counted with the
+re-renders. With the lab knob ``browser_judge_direct`` (off) its verdict also counts in the
+policy, so a template whose renders stop adding anything stops going straight to the browser:
+Datasette's browser pages 250 → 118, but WIVET lost one JS-only unit in 2 runs of 2
+(``docs/benchmarks.md``), so it is off until that is understood.
 
 Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rendered. Lab knob
 ``render_trace``: a JSON-lines file that gets one line per re-render judged (``url``,
@@ -70,8 +72,9 @@ class RenderGate:
     def __init__(self, crawler: Crawler, policy: BrowserPolicy,
                  in_scope: Callable[[str], bool], enabled: bool = True,
                  dropped: Callable[[TextResponse], Iterable[Request]] | None = None,
-                 trace: str | None = None) -> None:
+                 trace: str | None = None, learn_direct: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
+        self.learn_direct = learn_direct  # lab knob browser_judge_direct (judged_direct)
         self.trace = trace  # the lab knob render_trace (module docstring)
         self.enabled = enabled  # off: every page that asks is rendered (renders still judged)
         self.dropped = dropped  # what to send of a held page's plain copy when it is dropped
@@ -101,9 +104,10 @@ class RenderGate:
         self.pending[key] += 1
         return request
 
-    def judged(self, response: Response) -> None:
+    def judged(self, response: Response, learn: bool = True) -> None:
         """A re-render came back: did it add anything to follow? Release or drop the held
-        pages of its template once it is judged."""
+        pages of its template once it is judged. ``learn`` False: counted (stats, trace) and
+        nothing else, the policy's records left as they were."""
         meta = response.meta
         plain = meta.get(OFFER_META)
         if plain is None:
@@ -112,26 +116,30 @@ class RenderGate:
         if is_markup(response):
             gets = [url for method, url in meta.get("hiddenweb_xhr") or ()
                     if method == "GET" and self.in_scope(url)]
-            useful = self.policy.new_script_requests(gets) \
-                or bool(page_offer(response.selector, response.url) - plain)
+            new_gets = self.policy.new_script_requests(gets) if learn \
+                else any(url not in self.policy.script_requests for url in gets)
+            useful = new_gets or bool(page_offer(response.selector, response.url) - plain)
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
         self._trace(response.url, useful, False)
-        self._settle(response.url, useful)
+        if learn:
+            self._settle(response.url, useful)
 
     def judged_direct(self, response: Response) -> None:
         """A page sent straight to Chromium (its template's renders were useful,
         :meth:`~hiddenweb.browser.detect.BrowserPolicy.direct`): judged as a re-render is,
         against the HTML document Chromium received for it (meta ``hiddenweb_document``, the
-        guard's), which is what plain HTTP reads. A template whose renders stop adding anything
-        stops going straight to the browser. Nothing without that document (a form submitted
-        by page actions, a download, a non-HTML reply)."""
+        guard's), which is what plain HTTP reads, and counted in the stats and the trace. With
+        the lab knob ``browser_judge_direct`` its verdict also counts as a re-render's, so a
+        template whose renders stop adding anything stops going straight to the browser.
+        Nothing without that document (a form submitted by page actions, a download, a
+        non-HTML reply)."""
         document = response.meta.pop(DOCUMENT_META, None)
         if document is None or OFFER_META in response.meta or not is_markup(response):
             return
         text = document.decode(getattr(response, "encoding", None) or "utf-8", "replace")
         response.meta[OFFER_META] = page_offer(Selector(text=text), response.url)
         self.crawler.stats.inc_value("hiddenweb/browser/direct_judged")
-        self.judged(response)
+        self.judged(response, learn=self.learn_direct)
 
     def failed(self, request: Request) -> None:
         """A re-render that failed: judged useful (its page keeps its chance)."""

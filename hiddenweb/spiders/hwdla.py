@@ -148,7 +148,8 @@ class HwdlaSpider(scrapy.Spider):
                                       judge_new=lab(s, "browser_judge_new_templates"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render,
-                                    lab(s, "render_trace") or None)
+                                    lab(s, "render_trace") or None,
+                                    lab(s, "browser_judge_direct"))
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)

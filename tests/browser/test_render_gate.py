@@ -179,15 +179,31 @@ def test_pages_whose_renders_add_nothing_stop_going_to_chromium(tmp_path: Path):
 def test_a_direct_render_is_judged_against_the_document_chromium_received():
     """A template whose renders added links goes straight to the browser; its direct renders
     are judged like re-renders, against the HTML Chromium received (meta
-    ``hiddenweb_document``); once they add nothing it no longer goes straight there."""
+    ``hiddenweb_document``), and counted; with the lab knob ``browser_judge_direct`` their
+    verdicts count in the policy, and once they add nothing it no longer goes straight there."""
+    document = b"<html><body><a href='/apps'>apps</a><script>build()</script></body></html>"
+    idle = document.replace(b"</body>", b"<p>loaded</p></body>")  # a widget's text
+    # by default (lab knob browser_judge_direct off) counted, the policy left as it was
     crawler = get_crawler(Spider)
     policy = BrowserPolicy("auto", min_seen=4)
     gate = RenderGate(crawler, policy, in_scope=lambda url: True)
     for i in range(4):
         policy.record(f"http://h/app/{i}", True)
         policy.rendered(f"http://h/app/{i}", True)
+    for i in range(4, 12):
+        gate.judged_direct(HtmlResponse(f"http://h/app/{i}", body=idle, encoding="utf-8",
+                                        request=Request(f"http://h/app/{i}",
+                                                        meta={DOCUMENT_META: document})))
+    assert crawler.stats.get_value("hiddenweb/browser/renders_idle") == 8
+    assert policy.direct("http://h/app/99") and sum(policy.renders.values()) == 4
+    # with the knob on, the verdicts count
+    crawler = get_crawler(Spider)
+    policy = BrowserPolicy("auto", min_seen=4)
+    gate = RenderGate(crawler, policy, in_scope=lambda url: True, learn_direct=True)
+    for i in range(4):
+        policy.record(f"http://h/app/{i}", True)
+        policy.rendered(f"http://h/app/{i}", True)
     assert policy.direct("http://h/app/99")
-    document = b"<html><body><a href='/apps'>apps</a><script>build()</script></body></html>"
 
     def direct(i: int, dom: bytes) -> None:
         url = f"http://h/app/{i}"
@@ -198,7 +214,7 @@ def test_a_direct_render_is_judged_against_the_document_chromium_received():
     direct(4, document.replace(b"</body>", b"<a href='/app/4/more'>more</a></body>"))
     assert crawler.stats.get_value("hiddenweb/browser/renders_useful") == 1
     for i in range(5, 11):  # a widget's text, nothing to follow
-        direct(i, document.replace(b"</body>", b"<p>loaded</p></body>"))
+        direct(i, idle)
     assert crawler.stats.get_value("hiddenweb/browser/renders_idle") == 6
     assert crawler.stats.get_value("hiddenweb/browser/direct_judged") == 7
     assert not policy.direct("http://h/app/99")  # 5 of 11 renders added something
