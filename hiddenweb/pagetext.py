@@ -133,6 +133,8 @@ def template_key(url: str) -> str:
 
 
 NEW_CONTENT_META = "hiddenweb_new_content"
+#: a page's text blocks and echoed words, kept from its reading until ``page_read`` is sent
+READ_META = "hiddenweb_read"
 #: the content fingerprint of the page this request's answer was, read and emitted before a kill
 #: left the request pending (JOBDIR resume, :func:`hiddenweb.dla.jobdir.open_job`)
 REREAD_META = "hiddenweb_reread"
@@ -184,6 +186,12 @@ def is_markup(response: Response) -> bool:
 NOVEL_META = "hiddenweb_novel"
 SHOWN_META = "hiddenweb_shown"  # the hash of the set of texts a page showed (ShownText)
 _TOKEN = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words of ``text`` (runs of letters and digits; ``_`` splits), the words
+    :class:`ShownText`, :func:`echoed_words` and the stale rule (:mod:`hiddenweb.stale`) read."""
+    return _TOKEN.findall(text.lower())
 MAX_BLOCK_CHARS = 200
 
 
@@ -260,9 +268,9 @@ def block_keys(blocks: list[str]) -> list[tuple[bytes, list[str]]]:
     """Each text block with words: its key (the hash of its folded words) and its words."""
     out = []
     for block in blocks:
-        words = _TOKEN.findall(block.lower())
-        if words:
-            out.append((_hash(" ".join(words)[:MAX_BLOCK_CHARS]), words))
+        found = words(block)
+        if found:
+            out.append((_hash(" ".join(found)[:MAX_BLOCK_CHARS]), found))
     return out
 
 
@@ -295,7 +303,4 @@ def echoed_words(request: Request | None) -> set[str]:
     pairs = parse_qsl(urlsplit(request.url).query, keep_blank_values=True)
     if request.method == "POST" and request.body and len(request.body) < 65536:
         pairs += parse_qsl(request.body.decode("utf-8", "replace"), keep_blank_values=True)
-    words: set[str] = set()
-    for _key, value in pairs:
-        words.update(_TOKEN.findall(value.lower()))
-    return words
+    return {word for _key, value in pairs for word in words(value)}

@@ -38,7 +38,6 @@ Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 
 from scrapy import Spider
@@ -48,16 +47,17 @@ from scrapy.exceptions import NotConfigured
 from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
 from hiddenweb.estimate import STALE
+from hiddenweb.pagetext import words
 
 logger = logging.getLogger(__name__)
 
-_WORD = re.compile(r"[^\W_]+")
 MAX_WORD_CHARS = 40  # a longer token (a hash, a base64 blob) is kept cut to this
 
 
-def words_of(blocks: Iterable[str]) -> set[str]:
-    """The lower-cased words of a page's text blocks."""
-    return {word[:MAX_WORD_CHARS] for block in blocks for word in _WORD.findall(block.lower())}
+def words_of(texts: Iterable[str]) -> set[str]:
+    """The words of ``texts`` (:func:`hiddenweb.pagetext.words`), each cut to
+    :data:`MAX_WORD_CHARS`."""
+    return {word[:MAX_WORD_CHARS] for text in texts for word in words(text)}
 
 
 class CloseWhenStale:
@@ -89,12 +89,12 @@ class CloseWhenStale:
         ``"new"``, ``"known"`` or ``"blind"``). A form's answer judged new is fresh; a blind
         one (its form never gave a new page) neither extends nor breaks a run: a search box
         whose first words find nothing may find pages later."""
-        words = words_of(blocks)
+        on_page = words_of(blocks)
         answer_new = answer == "new"
-        if not words and not answer_new:
+        if not on_page and not answer_new:
             return  # nothing to read: a binary reply, an empty page
         stats = self.crawler.stats
-        shown = words - echoed  # an echo is the request's word, not one the site showed
+        shown = on_page - words_of(echoed)  # an echo is the request's word, not the site's
         new = shown - self.words
         self.words |= shown
         if new or answer_new:

@@ -105,8 +105,9 @@ class Render:
     # while the crawler fires the page's events (hiddenweb.browser.events): a request the
     # safety policy would not follow as a link is aborted
     firing: bool = False
-    # the HTML document (200) Chromium received for the request's own navigation: what plain
-    # HTTP reads of it, against which a direct render is judged (browser/renders.py)
+    # the HTML document (200) Chromium received for the request's own navigation, unless a
+    # re-render (judged against its plain copy): what plain HTTP reads of it, against which a
+    # direct render is judged (browser/renders.py)
     document: bytes | None = None
 
     @property
@@ -308,6 +309,7 @@ class Guard:
         if main and url != request.url:
             render.landed[request.url] = url
         if own and main and response.status == 200 \
+                and not render.request.meta.get("hiddenweb_rerender") \
                 and "html" in (response.headers.get("content-type") or ""):
             try:
                 body = await response.body()

@@ -134,7 +134,7 @@ class RenderGate:
         Nothing without that document (a form submitted by page actions, a download, a
         non-HTML reply)."""
         document = response.meta.pop(DOCUMENT_META, None)
-        if document is None or OFFER_META in response.meta or not is_markup(response):
+        if document is None or not is_markup(response):
             return
         text = document.decode(getattr(response, "encoding", None) or "utf-8", "replace")
         response.meta[OFFER_META] = page_offer(Selector(text=text), response.url)

@@ -18,13 +18,14 @@ import scrapy
 from scrapy.http import TextResponse
 
 from hiddenweb.browser.config import BROWSER_SLOT
+from hiddenweb.pagetext import READ_META
 
 #: meta of a direct render's response: the HTML document Chromium received for the request
 #: (what plain HTTP reads of it), against which the render is judged (browser/renders.py)
 DOCUMENT_META = "hiddenweb_document"
 #: meta of a plain response that a re-render must judge again, not inherit
 _JUDGED = ("hiddenweb_explore", "hiddenweb_new_content", "hiddenweb_novel",
-           "hiddenweb_shown", "hiddenweb_new_forms")
+           "hiddenweb_shown", "hiddenweb_new_forms", READ_META)
 
 
 def direct_meta() -> dict:

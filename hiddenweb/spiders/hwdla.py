@@ -53,6 +53,7 @@ from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.pagetext import (
     NEW_CONTENT_META,
     NOVEL_META,
+    READ_META,
     SeenContent,
     echoed_words,
     is_markup,
@@ -77,7 +78,6 @@ WELL_KNOWN = ("/robots.txt", "/sitemap.xml")
 #: reply types whose text is the site's words (forms' vocabulary); a script or a stylesheet
 #: (fetched as URL sources) is not
 WORDS = ("html", "json", "xml", "text")
-READ_META = "hiddenweb_read"  # a page's text blocks and echoed words, until page_read is sent
 
 
 def parse_seed(seed: str | None) -> str:

@@ -16,6 +16,7 @@ from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from localsite import SiteHandler, serve
 from parsel import Selector
 from scrapy import Request, Spider
+from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
@@ -176,6 +177,19 @@ def test_pages_whose_renders_add_nothing_stop_going_to_chromium(tmp_path: Path):
     assert {f"/item/{i}/find?part=all" for i in range(40)} <= set(log)
 
 
+def _direct_gate(learn_direct: bool = False) -> tuple[Crawler, BrowserPolicy, RenderGate]:
+    """A render gate whose app template's 4 pages needed the browser and whose 4 renders added
+    something: its pages go straight to the browser."""
+    crawler = get_crawler(Spider)
+    policy = BrowserPolicy("auto", min_seen=4)
+    gate = RenderGate(crawler, policy, in_scope=lambda url: True, learn_direct=learn_direct)
+    for i in range(4):
+        policy.record(f"http://h/app/{i}", True)
+        policy.rendered(f"http://h/app/{i}", True)
+    assert policy.direct("http://h/app/99")
+    return crawler, policy, gate
+
+
 def test_a_direct_render_is_judged_against_the_document_chromium_received():
     """A template whose renders added links goes straight to the browser; its direct renders
     are judged like re-renders, against the HTML Chromium received (meta
@@ -184,12 +198,7 @@ def test_a_direct_render_is_judged_against_the_document_chromium_received():
     document = b"<html><body><a href='/apps'>apps</a><script>build()</script></body></html>"
     idle = document.replace(b"</body>", b"<p>loaded</p></body>")  # a widget's text
     # by default (lab knob browser_judge_direct off) counted, the policy left as it was
-    crawler = get_crawler(Spider)
-    policy = BrowserPolicy("auto", min_seen=4)
-    gate = RenderGate(crawler, policy, in_scope=lambda url: True)
-    for i in range(4):
-        policy.record(f"http://h/app/{i}", True)
-        policy.rendered(f"http://h/app/{i}", True)
+    crawler, policy, gate = _direct_gate()
     for i in range(4, 12):
         gate.judged_direct(HtmlResponse(f"http://h/app/{i}", body=idle, encoding="utf-8",
                                         request=Request(f"http://h/app/{i}",
@@ -197,13 +206,7 @@ def test_a_direct_render_is_judged_against_the_document_chromium_received():
     assert crawler.stats.get_value("hiddenweb/browser/renders_idle") == 8
     assert policy.direct("http://h/app/99") and sum(policy.renders.values()) == 4
     # with the knob on, the verdicts count
-    crawler = get_crawler(Spider)
-    policy = BrowserPolicy("auto", min_seen=4)
-    gate = RenderGate(crawler, policy, in_scope=lambda url: True, learn_direct=True)
-    for i in range(4):
-        policy.record(f"http://h/app/{i}", True)
-        policy.rendered(f"http://h/app/{i}", True)
-    assert policy.direct("http://h/app/99")
+    crawler, policy, gate = _direct_gate(learn_direct=True)
 
     def direct(i: int, dom: bytes) -> None:
         url = f"http://h/app/{i}"
