@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from parsel import Selector
@@ -135,6 +136,9 @@ def template_key(url: str) -> str:
 NEW_CONTENT_META = "hiddenweb_new_content"
 #: a page's text blocks and echoed words, kept from its reading until ``page_read`` is sent
 READ_META = "hiddenweb_read"
+#: a GET of a page read before, asked for by the stale rule (:mod:`hiddenweb.stale`) to compare
+#: its numbers with the first reading's; the spider reads its text and nothing else
+RECHECK_META = "hiddenweb_recheck"
 #: the content fingerprint of the page this request's answer was, read and emitted before a kill
 #: left the request pending (JOBDIR resume, :func:`hiddenweb.dla.jobdir.open_job`)
 REREAD_META = "hiddenweb_reread"
@@ -192,6 +196,11 @@ def words(text: str) -> list[str]:
     """The lower-cased words of ``text`` (runs of letters and digits; ``_`` splits), the words
     :class:`ShownText`, :func:`echoed_words` and the stale rule (:mod:`hiddenweb.stale`) read."""
     return _TOKEN.findall(text.lower())
+
+
+def word_matches(text: str) -> Iterator[re.Match[str]]:
+    """The words of ``text`` (as :func:`words`) with their places in ``text.lower()``."""
+    return _TOKEN.finditer(text.lower())
 MAX_BLOCK_CHARS = 200
 
 

@@ -31,13 +31,33 @@ frontier to the others, not end the crawl; a crawl-wide rule would keep the word
 built). The words are kept in memory (about 60 bytes a distinct word) and not in a JOBDIR: a
 resumed crawl finds every word new again at first, which only delays the rule.
 
+Two kinds of new word are not the site's content and do not make a page fresh:
+
+* **Numbers that change when the same page is read again** (a query timer, "generated in
+  0.031 s", a clock, "3 minutes ago"): a block's *shape* is its text with each run of digits
+  folded to ``#``; when a URL is read twice (a page and its browser render, a redirect's
+  target, a form's answer met again) and a shape on both copies shows other numbers, the shape
+  is *volatile*, and from then on the words with digits of any block of that shape are left
+  out. A record's number does not change when its page is read again, so it still counts.
+  When a page is fresh only by words with digits in blocks of shapes not compared yet, the
+  rule asks for that page once more (:data:`hiddenweb.signals.recheck_wanted`; at most
+  :data:`MAX_RECHECKS` a crawl): without it a site that times every answer and renders no page
+  twice would never be stale.
+* **Pieces of words** (a search result's snippet cut mid-word, "…ertinent obligations"): a
+  new word of letters only that stands only at a cut (first or last word of a block, or beside
+  an ellipsis) and is a proper prefix or suffix of a word already read.
+
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
-``hiddenweb/stale/longest_run`` (the longest run of pages with no new word).
+``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
+``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/pieces`` (new words left out as pieces),
+``hiddenweb/stale/rechecks`` (pages asked for again).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from scrapy import Spider
@@ -47,11 +67,16 @@ from scrapy.exceptions import NotConfigured
 from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
 from hiddenweb.estimate import STALE
-from hiddenweb.pagetext import words
+from hiddenweb.pagetext import word_matches, words
 
 logger = logging.getLogger(__name__)
 
 MAX_WORD_CHARS = 40  # a longer token (a hash, a base64 blob) is kept cut to this
+MAX_SHAPE_CHARS = 200  # a block's shape is cut to this
+RECENT_URLS = 256  # URLs whose numbered shapes are kept, to compare with a second reading
+MAX_RECHECKS = 10  # pages read again to compare their numbers, at most, in a crawl
+_DIGITS = re.compile(r"\d+")
+_ELLIPSES = ("...", "\u2026")
 
 
 def words_of(texts: Iterable[str]) -> set[str]:
@@ -60,15 +85,87 @@ def words_of(texts: Iterable[str]) -> set[str]:
     return {word[:MAX_WORD_CHARS] for text in texts for word in words(text)}
 
 
+def shape(block: str) -> str:
+    """``block`` lower-cased, its whitespace folded and each run of digits made ``#``: blocks
+    that differ only in their numbers ("Query took 3.1ms", "Query took 12.7ms") share it."""
+    return _DIGITS.sub("#", " ".join(block.lower().split()))[:MAX_SHAPE_CHARS]
+
+
+def numbered(blocks: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The shapes of the ``blocks`` that hold a digit, each with the set of those blocks'
+    texts (folded): what a second reading of the same URL is compared with."""
+    found: dict[str, set[str]] = {}
+    for block in blocks:
+        if any(c.isdigit() for c in block):
+            folded = " ".join(block.lower().split())
+            found.setdefault(shape(folded), set()).add(folded)
+    return {key: frozenset(texts) for key, texts in found.items()}
+
+
+def cut_words(blocks: Iterable[str]) -> tuple[set[str], set[str]]:
+    """The words of ``blocks`` at a cut (a block's first or last word, a word beside an
+    ellipsis) and those elsewhere, each cut to :data:`MAX_WORD_CHARS`."""
+    at_cut: set[str] = set()
+    inside: set[str] = set()
+    for block in blocks:
+        text = block.lower()
+        tokens = list(word_matches(block))
+        for i, token in enumerate(tokens):
+            word = token.group()[:MAX_WORD_CHARS]
+            cut = (i == 0 or i == len(tokens) - 1
+                   or text[:token.start()].rstrip().endswith(_ELLIPSES)
+                   or text[token.end():].lstrip().startswith(_ELLIPSES))
+            (at_cut if cut else inside).add(word)
+    return at_cut, inside
+
+
+class Vocabulary:
+    """The words a crawl has read, indexed to tell a piece of one (a proper prefix or suffix)
+    from a new word; about 150 bytes a distinct word."""
+
+    def __init__(self) -> None:
+        self.words: set[str] = set()
+        self._heads: dict[str, set[str]] = {}  # first 3 letters → words of letters
+        self._tails: dict[str, set[str]] = {}  # last 3 letters → words of letters
+        self._ends: set[str] = set()  # "<" + 1- and 2-letter prefixes, ">" + suffixes
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def add(self, new: Iterable[str]) -> None:
+        for word in new:
+            if word in self.words:
+                continue
+            self.words.add(word)
+            if word.isalpha():
+                self._heads.setdefault(word[:3], set()).add(word)
+                self._tails.setdefault(word[-3:], set()).add(word)
+                self._ends.update(("<" + word[:1], "<" + word[:2],
+                                   ">" + word[-1:], ">" + word[-2:]))
+
+    def is_piece(self, word: str) -> bool:
+        """Whether ``word`` (letters only, not read yet) begins or ends a word read."""
+        if not word.isalpha() or word in self.words:
+            return False
+        if len(word) < 3:
+            return "<" + word in self._ends or ">" + word in self._ends
+        return (any(w.startswith(word) for w in self._heads.get(word[:3], ()))
+                or any(w.endswith(word) for w in self._tails.get(word[-3:], ())))
+
+
 class CloseWhenStale:
     """The extension: count pages with no new word in a row; close the spider at the limit."""
 
     def __init__(self, crawler: Crawler, window: int) -> None:
         self.crawler = crawler
         self.window = window
-        self.words: set[str] = set()
+        self.words = Vocabulary()
         self.run = 0  # pages in a row with no new word
         self.closing = False
+        self.volatile: set[str] = set()  # shapes whose numbers changed on a second reading
+        self.recent: OrderedDict[str, dict[str, frozenset[str]]] = OrderedDict()
+        self.compared: set[str] = set()  # shapes read twice on one URL
+        self.rechecks = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CloseWhenStale:
@@ -83,20 +180,27 @@ class CloseWhenStale:
         return ext
 
     def page_read(self, blocks: list[str], echoed: set[str], spider: Spider,
-                  answer: str | None = None) -> None:
+                  answer: str | None = None, url: str | None = None) -> None:
         """``page_read``: one page's text blocks, the words of its own request's values, and,
         for a form's answer, how its explorer judged it (``hiddenweb.forms.crawl.ANSWER_META``:
-        ``"new"``, ``"known"`` or ``"blind"``). A form's answer judged new is fresh; a blind
-        one (its form never gave a new page) neither extends nor breaks a run: a search box
-        whose first words find nothing may find pages later."""
+        ``"new"``, ``"known"`` or ``"blind"``), and the page's URL. A form's answer judged new
+        is fresh; a blind one (its form never gave a new page) neither extends nor breaks a
+        run: a search box whose first words find nothing may find pages later."""
         on_page = words_of(blocks)
         answer_new = answer == "new"
         if not on_page and not answer_new:
             return  # nothing to read: a binary reply, an empty page
         stats = self.crawler.stats
+        shapes = numbered(blocks)
+        if url is not None:
+            self._compare(url, shapes)
         shown = on_page - words_of(echoed)  # an echo is the request's word, not the site's
-        new = shown - self.words
-        self.words |= shown
+        new = shown - self.words.words
+        if new:
+            new = self._content(new, blocks, shapes)
+            if new and url is not None and not any(word.isalpha() for word in new):
+                self._recheck(url, shapes, spider)
+        self.words.add(shown)
         if new or answer_new:
             self.run = 0
             stats.inc_value("hiddenweb/stale/fresh_pages")
@@ -111,3 +215,45 @@ class CloseWhenStale:
             logger.info("%d pages in a row showed no word the crawl had not read: closing "
                         "(HIDDENWEB_CLOSE_STALE=%d; 0 turns this off)", self.run, self.window)
             self.crawler.engine.close_spider(spider, STALE)
+
+    def _compare(self, url: str, shapes: dict[str, frozenset[str]]) -> None:
+        """A URL read again: its numbered shapes whose texts differ from the earlier reading's
+        are volatile."""
+        before = self.recent.pop(url, None)
+        if before is not None:
+            self.compared |= shapes.keys() & before.keys()
+            changed = {key for key, texts in shapes.items()
+                       if key in before and before[key] != texts} - self.volatile
+            if changed:
+                self.volatile |= changed
+                self.crawler.stats.set_value("hiddenweb/stale/volatile_shapes",
+                                             len(self.volatile))
+                logger.debug("numbers that changed on a second reading of %s are left out: %s",
+                             url, sorted(changed))
+        self.recent[url] = shapes
+        if len(self.recent) > RECENT_URLS:
+            self.recent.popitem(last=False)
+
+    def _content(self, new: set[str], blocks: list[str],
+                 shapes: dict[str, frozenset[str]]) -> set[str]:
+        """The ``new`` words that are the site's content: not the numbers of a volatile shape,
+        not pieces of known words at a cut."""
+        volatile = {word for key in shapes.keys() & self.volatile
+                    for word in words_of(shapes[key]) if not word.isalpha()}
+        new = new - volatile
+        if any(word.isalpha() for word in new):
+            at_cut, inside = cut_words(blocks)
+            pieces = {word for word in new & (at_cut - inside) if self.words.is_piece(word)}
+            if pieces:
+                self.crawler.stats.inc_value("hiddenweb/stale/pieces", len(pieces))
+                new = new - pieces
+        return new
+
+    def _recheck(self, url: str, shapes: dict[str, frozenset[str]], spider: Spider) -> None:
+        """A page fresh only by numbers: ask for it again if a shape on it was not compared."""
+        if self.rechecks >= MAX_RECHECKS or not shapes.keys() - self.compared:
+            return
+        self.compared |= shapes.keys()  # asked once: not asked again for these shapes
+        self.rechecks += 1
+        self.crawler.stats.inc_value("hiddenweb/stale/rechecks")
+        self.crawler.signals.send_catch_log(hw_signals.recheck_wanted, url=url, spider=spider)

@@ -54,6 +54,7 @@ from hiddenweb.pagetext import (
     NEW_CONTENT_META,
     NOVEL_META,
     READ_META,
+    RECHECK_META,
     SeenContent,
     echoed_words,
     is_markup,
@@ -155,6 +156,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
         spider.shown = shown_text(crawler, lab(s, "novelty"))  # in Redis in shared mode
         spider.seen = seen_content(crawler)  # in Redis when HIDDENWEB_REDIS_URL is set
+        crawler.signals.connect(spider.recheck, signal=hw_signals.recheck_wanted)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
             from hiddenweb.lostsheep.middleware import SheepConfig
@@ -214,14 +216,20 @@ class HwdlaSpider(scrapy.Spider):
         the explorer's feedback (after the answer's own links are scheduled, so that a form
         whose answers are still to be read holds its blind values)."""
         meta = response.meta
+        if meta.get(RECHECK_META):  # read again for the stale rule's comparison, only that
+            self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=text_blocks(response),
+                                                echoed=set(), url=response.url, spider=self)
+            return
         self.forms.answer_read(meta)
         yield from self.read_page(response)
         if meta.get("hiddenweb_explore"):
             yield from self.forms.feedback(meta, response,
                                            meta[NEW_CONTENT_META] and meta[NOVEL_META])
         blocks, echoed = meta.pop(READ_META, ([], set()))
+        get = response.request is None or response.request.method == "GET"
         self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=blocks, echoed=echoed,
-                                            answer=meta.get(ANSWER_META), spider=self)
+                                            answer=meta.get(ANSWER_META),
+                                            url=response.url if get else None, spider=self)
         yield from self.forms.release_read()
 
     def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
@@ -326,6 +334,15 @@ class HwdlaSpider(scrapy.Spider):
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
         """The answer of a dependent-select probe (``FormVersions.probe``, forms/versions.py)."""
         yield from self.forms.dependent_options(response)
+
+    def recheck(self, url: str) -> None:
+        """``recheck_wanted``: queue a GET of ``url`` again, read only by the stale rule."""
+        self.crawler.engine.crawl(scrapy.Request(
+            url, callback=self.parse, errback=self.recheck_failed, dont_filter=True,
+            meta={RECHECK_META: True, "hiddenweb_source": "recheck"}))
+
+    def recheck_failed(self, failure: Failure) -> None:
+        self.crawler.stats.inc_value("hiddenweb/stale/rechecks_failed")
 
     def on_error(self, failure: Failure) -> Iterator[PageItem | scrapy.Request]:
         meta = failure.request.meta

@@ -3,6 +3,7 @@ words it has not read, and not before it has read what the site shows."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from crawlrun import ENDED, run_crawl  # tests/ is on sys.path (rootdir)
@@ -79,6 +80,31 @@ def test_a_crawl_closes_once_its_pages_show_no_new_word_and_has_read_every_recor
     assert "HIDDENWEB_CLOSE_STALE=100" in on.stderr  # the log says why and how to turn it off
 
 
+class TimedCatalogue(Catalogue):
+    """The catalogue with a footer that times each answer ("Query took 12.345ms": other numbers
+    on every reading of a page)."""
+
+    def _send(self, body: bytes, *args, **kwargs) -> None:
+        timer = f"<footer>Query took {random.uniform(1, 99):.3f}ms</footer>".encode()
+        super()._send(body.replace(b"</body>", timer + b"</body>"), *args, **kwargs)
+
+
+def test_a_crawl_whose_every_page_times_its_answer_still_closes_when_stale(tmp_path: Path):
+    """Every page shows a new number (the query timer) and so a new word. The rule reads a page
+    fresh only by numbers again, sees the timer's change, and counts them no more: the crawl
+    closes stale with every record read and views unread, as without the timer."""
+    with serve(TimedCatalogue) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={"LOG_LEVEL": "INFO"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    read = {item["url"].split("/", 3)[3] for item in run.items if item["status"] == 200}
+    assert {f"rec/{n}" for n in range(1, RECORDS + 1)} <= read
+    assert run.stats["hiddenweb/stale/volatile_shapes"] >= 1
+    assert 1 <= run.stats["hiddenweb/stale/rechecks"] <= 10
+    assert run.stats["finish_reason"] == "hiddenweb_stale"
+    views = {f"rec/{n}/{v}" for n in range(1, RECORDS + 1) for v in VIEWS}
+    assert len(views & read) < len(views) - 50
+
+
 def test_a_page_is_fresh_only_by_a_word_no_page_showed_and_its_request_did_not_send():
     """Words are counted case-folded; a page whose only new word is the query it echoes is not
     fresh; a page with no words (a binary reply) neither extends nor breaks a run; a form's
@@ -107,3 +133,45 @@ def test_a_page_is_fresh_only_by_a_word_no_page_showed_and_its_request_did_not_s
     rule.page_read(["ferns", "spores"], set(), spider, answer="blind")  # a new word: fresh
     assert rule.run == 0
     assert words_of(["Row wx-0637", "naïve_café"]) == {"row", "wx", "0637", "naïve", "café"}
+
+
+def test_numbers_that_change_on_a_second_reading_of_a_url_are_not_new_words():
+    """A block whose numbers differ when the same URL is read again (a query timer) is
+    volatile: from then on its numbers are not new words, on any page. A record's number,
+    the same on each reading of its page, still is."""
+    crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10})
+    rule = CloseWhenStale.from_crawler(crawler)
+    spider = Spider("t")
+    rule.page_read(["Records", "Record 17", "Query took 3.1ms"], set(), spider, url="http://h/")
+    rule.page_read(["Records", "Query took 4.7ms"], set(), spider, url="http://h/a")
+    assert rule.run == 0  # "7ms": not known to be volatile yet
+    rule.page_read(["Records", "Record 17", "Query took 5.2ms"], set(), spider, url="http://h/")
+    assert rule.run == 1  # read again: the timer's numbers changed, the record's did not
+    assert crawler.stats.get_value("hiddenweb/stale/volatile_shapes") == 1
+    rule.page_read(["Records", "Query took 9.9ms"], set(), spider, url="http://h/b")
+    rule.page_read(["Records", "QUERY   took 12.0ms"], set(), spider, url="http://h/c")
+    assert rule.run == 3
+    rule.page_read(["Records", "Record 18", "Query took 8.8ms"], set(), spider, url="http://h/d")
+    assert rule.run == 0  # a new record's number
+
+
+def test_pieces_of_known_words_at_a_cut_are_not_new_words():
+    """A search snippet cut mid-word ("the reci... ertinent obligations") shows pieces of words
+    the crawl read; a piece counts only where it is not at a cut, and a word with a digit or
+    one that begins or ends no known word always counts."""
+    crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10})
+    rule = CloseWhenStale.from_crawler(crawler)
+    spider = Spider("t")
+    rule.page_read(["The recipients may not impose pertinent obligations"], set(), spider)
+    rule.page_read(["the reci... ertinent obligations", "ipients"], set(), spider)
+    assert rule.run == 1 and crawler.stats.get_value("hiddenweb/stale/pieces") == 3
+    rule.page_read(["ob… impose"], set(), spider)  # "ob": a 2-letter piece beside "…"
+    assert rule.run == 2
+    rule.page_read(["the ertin obligations"], set(), spider)  # inside a block: a word
+    assert rule.run == 0
+    rule.page_read(["imposed obligations"], set(), spider)  # begins with a known word
+    assert rule.run == 0
+    rule.page_read(["obligations 2031"], set(), spider)  # a number
+    assert rule.run == 0
+    rule.page_read(["the ... reci"], set(), spider)
+    assert rule.run == 1
