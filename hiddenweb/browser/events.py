@@ -26,8 +26,10 @@ once:
   :data:`QUIET` s, at most lab knob ``browser_event_wait`` s), then collected: new ``<a>``,
   ``<area>`` and frame URLs in the DOM and its open shadow roots, new forms (their markup as
   they appeared), History-API routes (``pushState``, ``replaceState``, hash changes) and
-  ``window.open`` URLs; navigations the event started were aborted by the guard and kept as
-  URLs found.
+  ``window.open`` URLs, and the documents the event set out to load (the Navigation API's
+  ``navigate`` event, recorded as the navigation starts); the guard aborts such a navigation
+  and keeps its URL too, but only once its request is made, which may be after the page was
+  read (an event's navigation was lost now and then when it was the page's last) or never.
 
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
 ``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
@@ -57,7 +59,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
-from hiddenweb.browser.scripts import OPENED_JS, ROUTES_JS
+from hiddenweb.browser.scripts import LEAVING_JS, OPENED_JS, ROUTES_JS
 from hiddenweb.pagetext import template_key
 from hiddenweb.safety import SafetyPolicy
 
@@ -179,7 +181,8 @@ AFTER_JS = f"""() => {{
     st.forms.add(f);
     if (st.fresh.length < {MAX_FORMS}) {{ st.fresh.push([f, f.outerHTML.slice(0, 20000)]); n++; }}
   }}
-  return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), opened: ({OPENED_JS})()}};
+  return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), opened: ({OPENED_JS})(),
+          leaving: ({LEAVING_JS})()}};
 }}"""
 # before the end: each select whose options were fired back to the option it had, with its change
 # event (a dependent select's script empties the child again); how many were changed back
@@ -262,7 +265,7 @@ class PageEvents:
                 after = await page.evaluate(AFTER_JS)
                 new_forms = after["forms"]
                 self._routes(after["routes"], render)
-                for url in after["opened"]:
+                for url in after["opened"] + after["leaving"]:
                     render.find(url)
                 now = set(after["links"])
                 fresh = [u for u in now - start if u not in links]

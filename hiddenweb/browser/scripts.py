@@ -64,12 +64,18 @@ OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # r
 # Installed in every page with RECORD_OPEN_JS: the event types each element got a listener for
 # through addEventListener (a WeakMap: nothing kept alive; hiddenweb.browser.events fires them),
 # and the URLs the page gave the History API (pushState, replaceState) or the hash it moved to:
-# the document stays, the URL is a route of the site (read and cleared by ROUTES_JS).
+# the document stays, the URL is a route of the site (read and cleared by ROUTES_JS); and the
+# URLs of the documents the page's scripts set out to load (location = …, a link clicked: the
+# Navigation API's ``navigate`` event, sent as the navigation starts; not a form's POST, a
+# reload or a move in history), read and cleared by LEAVING_JS. The guard sees such a
+# navigation only once its request is made, which may be after the page was read, or never
+# (another navigation or window.stop() cancelled it first).
 RECORD_EVENTS_JS = """(() => {
   if (window.__hiddenwebListeners) return;
-  const listeners = new WeakMap(), routes = [];
+  const listeners = new WeakMap(), routes = [], leaving = [];
   Object.defineProperty(window, "__hiddenwebListeners", {value: listeners});
   Object.defineProperty(window, "__hiddenwebRoutes", {value: routes});
+  Object.defineProperty(window, "__hiddenwebLeaving", {value: leaving});
   const add = EventTarget.prototype.addEventListener;
   EventTarget.prototype.addEventListener = function (type, listener, options) {
     try {
@@ -93,8 +99,19 @@ RECORD_EVENTS_JS = """(() => {
     };
   }
   add.call(window, "hashchange", () => note(location.href));
+  if (window.navigation) {
+    add.call(window.navigation, "navigate", (e) => {
+      try {
+        if (e.destination.sameDocument || e.formData || leaving.length >= 100) return;
+        if (e.navigationType === "push" || e.navigationType === "replace") {
+          leaving.push(String(e.destination.url));
+        }
+      } catch (err) {}
+    });
+  }
 })();"""
 ROUTES_JS = "() => (window.__hiddenwebRoutes || []).splice(0)"  # read and clear
+LEAVING_JS = "() => (window.__hiddenwebLeaving || []).splice(0)"  # read and clear
 
 
 # While the crawler fills a form (page actions before its own submit), the page's scripts cannot

@@ -60,6 +60,11 @@ PAGES = {
     "danger": _page("Danger", "<button onclick=\"fetch('/api/mark?from=danger');"
                     "location='/t/danger'\">Delete everything</button>"
                     "<span onclick=\"fetch('/lo' + 'gout')\">Menu</span>"),
+    # a handler that sets out to load a page and stops it at once, and one that sets out to
+    # load two, the first cancelled by the second: the guard never sees the first requests
+    "stopped": _page("Stopped", "<span onclick=\"location.href='/t/stopped'; window.stop()\">"
+                     "Go</span><p onmousedown=\"location='/t/first'; location='/t/second'\">"
+                     "There</p>"),
     # every click adds another button like itself and a link: bounded by the budget
     "endless": _page("Endless", '<div id="r"></div>', (
         "<script>var n = 0; function grow() { n++;"
@@ -72,7 +77,8 @@ PAGES = {
         " document.getElementById('r').appendChild(b); });</script>")),
 }
 HOME = _page("Home", "".join(f'<a href="/p/{name}">{name}</a> ' for name in PAGES))
-REACHED = ["/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener"]
+REACHED = ["/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener", "/t/stopped",
+           "/t/first", "/t/second"]
 
 
 class Site(SiteHandler):
@@ -105,7 +111,7 @@ def _crawl(tmp_path: Path, site: str, **settings: str):
 
 
 def test_pages_whose_only_dynamic_part_is_a_handler_need_the_browser():
-    for name in ("click", "hover", "jslink", "push", "form", "danger"):
+    for name in ("click", "hover", "jslink", "push", "form", "danger", "stopped"):
         assert needs_browser(Selector(text=PAGES[name].decode())), name
     assert not needs_browser(Selector(text=HOME.decode()))
     assert not needs_browser(Selector(text=_page("x", '<p class="one">on</p>').decode()))
