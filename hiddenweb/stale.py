@@ -202,6 +202,9 @@ class CloseWhenStale:
                 self._recheck(url, shapes, spider)
         self.words.add(shown)
         if new or answer_new:
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
+                             " (a form's answer judged new)" if answer_new else "")
             self.run = 0
             stats.inc_value("hiddenweb/stale/fresh_pages")
             stats.set_value("hiddenweb/stale/words", len(self.words))
