@@ -11,7 +11,12 @@ has ``HIDDENWEB_TEMPLATE_BUDGET`` pages and fewer than ``template_min_novelty`` 
 of them were new, further requests of that template are dropped before download (``IgnoreRequest``).
 Templates whose pages keep being new (detail pages, result pagination) are never dropped.
 Form submissions (``hiddenweb_reached_by["kind"] == "form"``) are exempt: the spider bounds them
-per form.
+per form. A request found on a page of *another* template is counted but never dropped: a trap
+makes its own URLs (each calendar month links the next, each facet page every other), while the
+links into a template from outside are as many as the pages that hold them. Before, a page
+with many script navigations to leaves that differ only in a number (one test case each) had
+its 21st leaf dropped, whichever came last. The page a request was found on is its action's
+``page`` (``hiddenweb_action``), else its ``Referer``.
 
 With a ``JOBDIR`` the trapped templates are appended to ``hiddenweb_trapped.txt`` as they are
 trapped and read back at start: a resumed crawl (even after a kill) does not fall into them again.
@@ -19,7 +24,8 @@ The per-template records (pages, shapes, new ones, link targets) are part of the
 checkpoint (:meth:`jobdir_state`, :mod:`hiddenweb.dla.jobdir`): a resumed crawl goes on counting.
 
 Settings: ``HIDDENWEB_TEMPLATE_BUDGET`` (0 disables), lab knob ``template_min_novelty``.
-Stats: ``hiddenweb/trapguard/dropped``, ``hiddenweb/trapguard/templates_trapped``.
+Stats: ``hiddenweb/trapguard/dropped``, ``hiddenweb/trapguard/templates_trapped``,
+``hiddenweb/trapguard/let_in`` (requests of a trapped template found on another's page).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from scrapy.utils.job import job_dir
 
 from hiddenweb import defaults
 from hiddenweb.config import lab
+from hiddenweb.dla.kinds import ACTION_META
 from hiddenweb.pagetext import outward_links, shape_fingerprint, template_key
 
 logger = logging.getLogger(__name__)
@@ -92,11 +99,21 @@ class TemplateTrapGuard:
         reached = request.meta.get("hiddenweb_reached_by") or {}
         return reached.get("kind") in ("form", "seed") or request.dont_filter
 
+    @staticmethod
+    def _from_outside(request: Request, key: str) -> bool:
+        """Whether ``request`` was found on a page of a template other than ``key``."""
+        page = (request.meta.get(ACTION_META) or {}).get("page") \
+            or request.headers.get("Referer", b"").decode("latin-1")
+        return bool(page) and template_key(page) != key
+
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if self.trapped and not self._exempt(request):
-            if template_key(request.url) in self.trapped:
+            key = template_key(request.url)
+            if key in self.trapped and self._from_outside(request, key):
+                self.stats.inc_value("hiddenweb/trapguard/let_in")
+            elif key in self.trapped:
                 self.stats.inc_value("hiddenweb/trapguard/dropped")
-                raise IgnoreRequest(f"template trapped: {template_key(request.url)}")
+                raise IgnoreRequest(f"template trapped: {key}")
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None

@@ -52,3 +52,24 @@ def test_sort_orders_of_rows_already_listed_are_a_trap():
     assert guard.trapped == {"127.0.0.1/weather/content/"}
     with pytest.raises(IgnoreRequest):
         guard.process_request(Request(BASE + "?ordering=-1"))
+
+
+def test_a_trapped_template_still_takes_the_links_other_templates_hold():
+    """Sort orders of one table are a trap (each page links the others); a link into that
+    template from a page of another (the home page's "by year" link, an action found on a
+    menu page) is let in, while the table's own links to itself are dropped."""
+    guard = _guard()
+    _read(guard, _table("", range(50)))
+    for column in range(1, 12):
+        _read(guard, _table(f"?ordering={column}", range(49, -1, -1)))
+    assert guard.trapped == {"127.0.0.1/weather/content/"}
+    from_home = Request(BASE + "?ordering=year", headers={"Referer": "http://127.0.0.1:8000/"})
+    guard.process_request(from_home)  # not dropped
+    found_on_menu = Request(BASE + "?ordering=day",
+                            meta={"hiddenweb_action": {"page": "http://127.0.0.1:8000/menu"}})
+    guard.process_request(found_on_menu)  # not dropped
+    with pytest.raises(IgnoreRequest):
+        guard.process_request(Request(BASE + "?ordering=-2", headers={"Referer": BASE + "?x=1"}))
+    with pytest.raises(IgnoreRequest):
+        guard.process_request(Request(BASE + "?ordering=-3"))  # found nowhere known
+    assert guard.stats.get_value("hiddenweb/trapguard/let_in") == 2
