@@ -197,7 +197,7 @@ def test_a_direct_render_is_judged_against_the_document_chromium_received():
     verdicts count in the policy, and once they add nothing it no longer goes straight there."""
     document = b"<html><body><a href='/apps'>apps</a><script>build()</script></body></html>"
     idle = document.replace(b"</body>", b"<p>loaded</p></body>")  # a widget's text
-    # by default (lab knob browser_judge_direct off) counted, the policy left as it was
+    # with the lab knob browser_judge_direct off: counted, the policy left as it was
     crawler, policy, gate = _direct_gate()
     for i in range(4, 12):
         gate.judged_direct(HtmlResponse(f"http://h/app/{i}", body=idle, encoding="utf-8",
@@ -205,7 +205,7 @@ def test_a_direct_render_is_judged_against_the_document_chromium_received():
                                                         meta={DOCUMENT_META: document})))
     assert crawler.stats.get_value("hiddenweb/browser/renders_idle") == 8
     assert policy.direct("http://h/app/99") and sum(policy.renders.values()) == 4
-    # with the knob on, the verdicts count
+    # with the knob on (its default), the verdicts count
     crawler, policy, gate = _direct_gate(learn_direct=True)
 
     def direct(i: int, dom: bytes) -> None:
