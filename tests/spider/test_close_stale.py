@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 from crawlrun import ENDED, run_crawl  # tests/ is on sys.path (rootdir)
 from localsite import SiteHandler, serve
-from scrapy import Spider
+from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from hiddenweb.stale import CloseWhenStale, words_of
@@ -175,3 +176,27 @@ def test_pieces_of_known_words_at_a_cut_are_not_new_words():
     assert rule.run == 0
     rule.page_read(["the ... reci"], set(), spider)
     assert rule.run == 1
+
+
+def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was_fresh():
+    """Wiki pages were each fresh, timeline pages never: past the limit of stale timeline
+    pages the crawl stays open while a wiki page's request waits, and closes at the next stale
+    page once it was downloaded."""
+    crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
+    closed: list[str] = []
+    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
+    rule = CloseWhenStale.from_crawler(crawler)
+    spider = Spider("t")
+    for n, name in enumerate(("Start", "Guide", "Syntax")):
+        rule.page_read([f"{name} page", f"word{n}x", "Timeline"], set(), spider,
+                       url=f"http://h/wiki/{name}")
+    waiting = Request("http://h/wiki/Macros")
+    rule.request_scheduled(Request("http://h/timeline?day=1"), spider)  # a stale kind waits too
+    rule.request_scheduled(waiting, spider)
+    for day in range(1, 6):
+        rule.page_read(["Timeline", "Start page"], set(), spider, url=f"http://h/timeline?d={day}")
+    assert rule.run == 5 and not closed
+    assert crawler.stats.get_value("hiddenweb/stale/deferred") == 3
+    rule.request_gone(waiting, spider)
+    rule.page_read(["Timeline"], set(), spider, url="http://h/timeline?d=9")
+    assert closed == ["hiddenweb_stale"]
