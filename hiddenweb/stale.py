@@ -52,7 +52,9 @@ the rule does not close while requests wait of a *kind* of page (:func:`page_kin
 template with its last path segment folded, ``/wiki/*``, ``/ticket/*``) whose pages were mostly
 fresh (more than half, counting one fresh and one stale page more: a kind not read yet does
 not count), and closes at the next stale page once none waits (``hiddenweb/stale/deferred``:
-stale pages past the limit while some did).
+stale pages past the limit while some did), or at twice the limit: the scheduler may keep
+such requests behind others for the rest of the crawl (Datasette's row pages, once fresh,
+queued by the hundred behind facet pages).
 Without this a crawl that had spent 100 pages on an endless timeline closed with 14 linked wiki
 pages still queued, each of which would have been fresh.
 
@@ -243,7 +245,7 @@ class CloseWhenStale:
         self.run += 1
         stats.max_value("hiddenweb/stale/longest_run", self.run)
         if self.run >= self.window and not self.closing:
-            waiting = self._fresh_kinds_waiting()
+            waiting = self._fresh_kinds_waiting() if self.run < 2 * self.window else []
             if waiting:
                 if not self.deferred:
                     self.deferred = True

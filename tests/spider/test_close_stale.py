@@ -200,3 +200,16 @@ def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was
     rule.request_gone(waiting, spider)
     rule.page_read(["Timeline"], set(), spider, url="http://h/timeline?d=9")
     assert closed == ["hiddenweb_stale"]
+    # a request of a fresh kind that the scheduler never hands out defers the close once more
+    # than the limit at most
+    crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
+    closed.clear()
+    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
+    rule = CloseWhenStale.from_crawler(crawler)
+    rule.page_read(["Start page", "Timeline"], set(), spider, url="http://h/wiki/Start")
+    rule.request_scheduled(waiting, spider)
+    for day in range(1, 6):
+        rule.page_read(["Timeline"], set(), spider, url=f"http://h/timeline?d={day}")
+    assert not closed
+    rule.page_read(["Timeline"], set(), spider, url="http://h/timeline?d=6")
+    assert closed == ["hiddenweb_stale"] and rule.run == 6
