@@ -51,10 +51,11 @@ The pages a crawl reads are not a random sample of what is left: the scheduler p
 the rule does not close while requests wait of a *kind* of page (:func:`page_kind`: the URL
 template with its last path segment folded, ``/wiki/*``, ``/ticket/*``) whose pages were mostly
 fresh (more than half, counting one fresh and one stale page more: a kind not read yet does
-not count), and closes at the next stale page once none waits (``hiddenweb/stale/deferred``:
-stale pages past the limit while some did), or at twice the limit: the scheduler may keep
-such requests behind others for the rest of the crawl (Datasette's row pages, once fresh,
-queued by the hundred behind facet pages).
+not count) and of which one was read among the last ``HIDDENWEB_CLOSE_STALE`` pages, and
+closes at the next stale page once none waits (``hiddenweb/stale/deferred``: stale pages past
+the limit while some did), or at twice the limit. The scheduler may keep such requests behind
+others for the rest of the crawl: Datasette's row pages, once fresh, stayed queued by the
+hundred behind facet pages, and waiting for them held the crawl open to its time cap.
 Without this a crawl that had spent 100 pages on an endless timeline closed with 14 linked wiki
 pages still queued, each of which would have been fresh.
 
@@ -187,7 +188,9 @@ class CloseWhenStale:
         self.recent: OrderedDict[str, dict[str, frozenset[str]]] = OrderedDict()
         self.compared: set[str] = set()  # shapes read twice on one URL
         self.rechecks = 0
-        self.kinds: dict[str, list[int]] = {}  # page kind → [pages read, fresh ones]
+        self.pages = 0  # pages read
+        #: page kind → [pages read, fresh ones, the number of the last one read]
+        self.kinds: dict[str, list[int]] = {}
         self.waiting: dict[str, int] = {}  # page kind → requests scheduled, not downloaded
         self.deferred = False
 
@@ -228,10 +231,12 @@ class CloseWhenStale:
             if new and url is not None and not any(word.isalpha() for word in new):
                 self._recheck(url, shapes, spider)
         self.words.add(shown)
+        self.pages += 1
         if url is not None and len(self.kinds) < MAX_KINDS:
-            counts = self.kinds.setdefault(page_kind(url), [0, 0])
+            counts = self.kinds.setdefault(page_kind(url), [0, 0, 0])
             counts[0] += 1
             counts[1] += bool(new or answer_new)
+            counts[2] = self.pages
         if new or answer_new:
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
@@ -319,10 +324,11 @@ class CloseWhenStale:
 
     def _fresh_kinds_waiting(self) -> list[str]:
         """Kinds of page with requests waiting whose pages were mostly fresh, (fresh + 1) /
-        (read + 2) > 1/2, the most waiting first."""
+        (read + 2) > 1/2, and one of which was read among the last ``window`` pages (the
+        scheduler still hands them out), the most waiting first."""
         kinds = []
         for kind, n in self.waiting.items():
-            read, fresh = self.kinds.get(kind, (0, 0))
-            if n > 0 and (fresh + 1) / (read + 2) > 0.5:
+            read, fresh, last = self.kinds.get(kind, (0, 0, 0))
+            if n > 0 and (fresh + 1) / (read + 2) > 0.5 and last > self.pages - self.window:
                 kinds.append((n, kind))
         return [kind for _, kind in sorted(kinds, reverse=True)]

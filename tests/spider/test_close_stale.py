@@ -179,9 +179,9 @@ def test_pieces_of_known_words_at_a_cut_are_not_new_words():
 
 
 def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was_fresh():
-    """Wiki pages were each fresh, timeline pages never: past the limit of stale timeline
-    pages the crawl stays open while a wiki page's request waits, and closes at the next stale
-    page once it was downloaded."""
+    """Wiki pages were mostly fresh, timeline pages never: past the limit of stale pages the
+    crawl stays open while a wiki page's request waits (and wiki pages are still being read),
+    and closes at the next stale page once it was downloaded."""
     crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
     closed: list[str] = []
     crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
@@ -193,23 +193,31 @@ def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was
     waiting = Request("http://h/wiki/Macros")
     rule.request_scheduled(Request("http://h/timeline?day=1"), spider)  # a stale kind waits too
     rule.request_scheduled(waiting, spider)
-    for day in range(1, 6):
+    for day in range(1, 3):
         rule.page_read(["Timeline", "Start page"], set(), spider, url=f"http://h/timeline?d={day}")
-    assert rule.run == 5 and not closed
-    assert crawler.stats.get_value("hiddenweb/stale/deferred") == 3
+    rule.page_read(["Start page"], set(), spider, url="http://h/wiki/Start?v=2")  # a wiki page
+    rule.page_read(["Timeline"], set(), spider, url="http://h/timeline?d=3")
+    assert rule.run == 4 and not closed
+    assert crawler.stats.get_value("hiddenweb/stale/deferred") == 2
     rule.request_gone(waiting, spider)
     rule.page_read(["Timeline"], set(), spider, url="http://h/timeline?d=9")
     assert closed == ["hiddenweb_stale"]
-    # a request of a fresh kind that the scheduler never hands out defers the close once more
-    # than the limit at most
-    crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
-    closed.clear()
-    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
-    rule = CloseWhenStale.from_crawler(crawler)
-    rule.page_read(["Start page", "Timeline"], set(), spider, url="http://h/wiki/Start")
-    rule.request_scheduled(waiting, spider)
-    for day in range(1, 6):
-        rule.page_read(["Timeline"], set(), spider, url=f"http://h/timeline?d={day}")
-    assert not closed
-    rule.page_read(["Timeline"], set(), spider, url="http://h/timeline?d=6")
-    assert closed == ["hiddenweb_stale"] and rule.run == 6
+    # requests of a fresh kind defer the close by the limit again at most; and not at all once
+    # no page of that kind was read among the last ones (the scheduler keeps them back)
+    for last_wiki_page_at, closed_at in ((3, 6), (0, 3)):
+        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
+        closed.clear()
+        crawler.engine = SimpleNamespace(
+            close_spider=lambda spider, reason: closed.append(reason))
+        rule = CloseWhenStale.from_crawler(crawler)
+        rule.page_read(["Start page", "Timeline"], set(), spider, url="http://h/wiki/Start")
+        rule.page_read(["Guide page"], set(), spider, url="http://h/wiki/Guide")
+        rule.request_scheduled(waiting, spider)
+        for day in range(1, 7):
+            if day == last_wiki_page_at:  # a wiki page read within the last 3 pages or not
+                rule.page_read(["Start page"], set(), spider, url=f"http://h/wiki/S{day}")
+            else:
+                rule.page_read(["Timeline"], set(), spider, url=f"http://h/timeline?d={day}")
+            if closed:
+                break
+        assert closed == ["hiddenweb_stale"] and rule.run == closed_at
