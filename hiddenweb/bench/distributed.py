@@ -16,7 +16,8 @@ coordination, not this machine's cores), without the browser (``HIDDENWEB_BROWSE
 JSON keys (one object per K): ``workers``, ``pages``, ``seed``, ``pages_downloaded`` (requests
 the site answered, less each process's own robots.txt), ``duplicate_downloads`` (requests the
 site answered more than once, same method, target and body, less the robots.txt of each process
-and Scrapy's retries of the site's 500s), ``hidden_found``, ``hidden_coverage``,
+and Scrapy's retries of the site's 500s and the stale rule's rechecks), ``hidden_found``,
+``hidden_coverage``,
 ``downloads_to_90`` (the workers' items merged by time, each counted at the sum of the workers'
 downloads then), ``pages_per_second`` (over ``crawl_seconds``: from the first worker's start to
 the last one's finish, Scrapy's ``start_time`` and ``finish_time``; the processes' start-up is
@@ -154,8 +155,9 @@ def crawl_seconds(stats: list[dict]) -> float:
 
 def site_counts(base_url: str, processes: int, retries: int = 0) -> tuple[int, int]:
     """(downloads, duplicate downloads) from the site's side: each process also fetches its own
-    robots.txt besides the crawl's, and Scrapy's ``retries`` (the site's deliberate 500s asked
-    again) are no duplicates of the crawl."""
+    robots.txt besides the crawl's, and ``retries`` (Scrapy's retries of the site's deliberate
+    500s, and the stale rule's rechecks: pages read again on purpose, ``hiddenweb.stale``) are
+    no duplicates of the crawl."""
     stats = server_stats(base_url)
     requests, distinct = stats["requests"], stats["distinct_requests"]
     return requests - processes, requests - distinct - processes - retries
@@ -241,7 +243,8 @@ def baseline(base_url: str, site: SiteModel, truth: Truth, tmp: Path,
     if proc.returncode != 0:
         raise RuntimeError(f"single-process crawl failed; log: {tmp / 'single.log'}")
     stats = json.loads(out.with_suffix(".stats.json").read_text())
-    downloads, duplicates = site_counts(base_url, 1, stats.get("retry/count", 0))
+    downloads, duplicates = site_counts(base_url, 1, stats.get("retry/count", 0)
+                                        + stats.get("hiddenweb/stale/rechecks", 0))
     scored = score(site, truth, read_items(out))
     seconds = crawl_seconds([stats])
     return {"single_worker_pages_downloaded": downloads,
@@ -296,7 +299,8 @@ def distributed(base_url: str, site: SiteModel, truth: Truth, tmp: Path, workers
     all_stats = [json.loads(out.with_suffix(".stats.json").read_text()) for out in outs
                  if out.with_suffix(".stats.json").exists()]  # not the killed worker's
     reasons = [stats.get("finish_reason") for stats in all_stats]
-    retries = sum(stats.get("retry/count", 0) for stats in all_stats)
+    retries = sum(stats.get("retry/count", 0) + stats.get("hiddenweb/stale/rechecks", 0)
+                  for stats in all_stats)  # read again on purpose: no duplicates
     seconds = crawl_seconds(all_stats)
     downloads, duplicates = site_counts(base_url, workers, retries)
     items = [read_items(out) for out in outs]

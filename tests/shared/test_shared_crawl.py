@@ -69,8 +69,11 @@ def crawl_figures(served_site, out_dir: Path, settings: dict, workers: int) -> d
                     for i in range(workers)], out_dir)
     site_stats = served_site.stats()
     retries = sum(s.get("retry/count", 0) for s in stats)  # the site's /error/500, asked again
+    # and pages the stale rule read again on purpose (hiddenweb.stale: off in shared mode)
+    rechecks = sum(s.get("hiddenweb/stale/rechecks", 0) for s in stats)
     # each process asks robots.txt for itself (RobotsTxtMiddleware), besides the crawl's one
-    duplicates = site_stats["requests"] - site_stats["distinct_requests"] - workers - retries
+    duplicates = (site_stats["requests"] - site_stats["distinct_requests"] - workers - retries
+                  - rechecks)
     truth = Truth.of(served_site.site)
     items = [item for path in sorted(out_dir.glob("*.jsonl")) for item in read_items(path)]
     return {"duplicates": duplicates, "hidden": score(served_site.site, truth, items)[
