@@ -15,18 +15,18 @@ coordination, not this machine's cores), without the browser (``HIDDENWEB_BROWSE
 
 JSON keys (one object per K): ``workers``, ``pages``, ``seed``, ``pages_downloaded`` (requests
 the site answered, less each process's own robots.txt), ``duplicate_downloads`` (requests the
-site answered more than once, same method, target and body, less the robots.txt of each process
-and Scrapy's retries of the site's 500s and the stale rule's rechecks), ``hidden_found``,
-``hidden_coverage``,
-``downloads_to_90`` (the workers' items merged by time, each counted at the sum of the workers'
-downloads then), ``pages_per_second`` (over ``crawl_seconds``: from the first worker's start to
-the last one's finish, Scrapy's ``start_time`` and ``finish_time``; the processes' start-up is
-left out, as it is the same for one process whatever the crawl), ``wall_seconds`` (the bench's,
-start-ups included), ``killed`` (the victim's pid or null), ``victim_leases`` (requests it held
-when killed), ``handed_back`` (requests the others took back from leases and the dead lane),
-``lost_requests_after_kill`` (requests still queued or leased when the crawl ended, plus victim
-leases never handed back), ``redis_peak_bytes`` (``used_memory_peak``), ``finish_reasons``, and
-the baseline's ``single_worker_{pages_downloaded,duplicate_downloads,hidden_coverage,
+site answered more than once, same method, target and body, less the robots.txt of each process,
+Scrapy's retries of the site's 500s and the stale rule's rechecks), ``hidden_found``,
+``hidden_coverage``, ``downloads_to_90`` (the workers' items merged by time, each counted at the
+sum of the workers' downloads then), ``pages_per_second`` (over ``crawl_seconds``: from the
+first worker's start to the last one's finish, Scrapy's ``start_time`` and ``finish_time``; the
+processes' start-up is left out, as it is the same for one process whatever the crawl),
+``wall_seconds`` (the bench's, start-ups included), ``killed`` (the victim's pid or null),
+``victim_leases`` (requests it held when killed), ``handed_back`` (requests the others took back
+from leases and the dead lane), ``lost_requests_after_kill`` (requests still queued or leased
+when the crawl ended, plus victim leases never handed back), ``redis_peak_bytes``
+(``used_memory_peak``), ``finish_reasons``, and the baseline's
+``single_worker_{pages_downloaded,duplicate_downloads,hidden_coverage,
 downloads_to_90,pages_per_second,crawl_seconds,wall_seconds}``. ``--memory N`` measures instead
 the Redis memory of N pending requests and N fingerprints (:func:`redis_memory`).
 
