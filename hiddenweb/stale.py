@@ -107,20 +107,16 @@ def page_kind(url: str) -> str:
     return f"{head}/*" if "/" in head else key
 
 
-def shape(block: str) -> str:
-    """``block`` lower-cased, its whitespace folded and each run of digits made ``#``: blocks
-    that differ only in their numbers ("Query took 3.1ms", "Query took 12.7ms") share it."""
-    return _DIGITS.sub("#", " ".join(block.lower().split()))[:MAX_SHAPE_CHARS]
-
-
 def numbered(blocks: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The shapes of the ``blocks`` that hold a digit, each with the set of those blocks'
-    texts (folded): what a second reading of the same URL is compared with."""
+    """The *shapes* of the ``blocks`` that hold a digit (a block lower-cased, its whitespace
+    folded, each run of digits made ``#``: "Query took 3.1ms" and "Query took 12.7ms" share
+    one), each with the set of those blocks' folded texts: what a second reading of the same
+    URL is compared with."""
     found: dict[str, set[str]] = {}
     for block in blocks:
         if any(c.isdigit() for c in block):
             folded = " ".join(block.lower().split())
-            found.setdefault(shape(folded), set()).add(folded)
+            found.setdefault(_DIGITS.sub("#", folded)[:MAX_SHAPE_CHARS], set()).add(folded)
     return {key: frozenset(texts) for key, texts in found.items()}
 
 

@@ -109,11 +109,13 @@ class TemplateTrapGuard:
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if self.trapped and not self._exempt(request):
             key = template_key(request.url)
-            if key in self.trapped and self._from_outside(request, key):
+            if key not in self.trapped:
+                return
+            if self._from_outside(request, key):
                 self.stats.inc_value("hiddenweb/trapguard/let_in")
-            elif key in self.trapped:
-                self.stats.inc_value("hiddenweb/trapguard/dropped")
-                raise IgnoreRequest(f"template trapped: {key}")
+                return
+            self.stats.inc_value("hiddenweb/trapguard/dropped")
+            raise IgnoreRequest(f"template trapped: {key}")
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None

@@ -59,7 +59,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
-from hiddenweb.browser.scripts import LEAVING_JS, OPENED_JS, ROUTES_JS
+from hiddenweb.browser.scripts import FOUND_JS, ROUTES_JS
 from hiddenweb.pagetext import template_key
 from hiddenweb.safety import SafetyPolicy
 
@@ -181,8 +181,7 @@ AFTER_JS = f"""() => {{
     st.forms.add(f);
     if (st.fresh.length < {MAX_FORMS}) {{ st.fresh.push([f, f.outerHTML.slice(0, 20000)]); n++; }}
   }}
-  return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), opened: ({OPENED_JS})(),
-          leaving: ({LEAVING_JS})()}};
+  return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), found: ({FOUND_JS})()}};
 }}"""
 # before the end: each select whose options were fired back to the option it had, with its change
 # event (a dependent select's script empties the child again); how many were changed back
@@ -265,7 +264,7 @@ class PageEvents:
                 after = await page.evaluate(AFTER_JS)
                 new_forms = after["forms"]
                 self._routes(after["routes"], render)
-                for url in after["opened"] + after["leaving"]:
+                for url in after["found"]:
                     render.find(url)
                 now = set(after["links"])
                 fresh = [u for u in now - start if u not in links]

@@ -88,9 +88,8 @@ from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.pool import PagePool, browser_of
 from hiddenweb.browser.requests import DOCUMENT_META
 from hiddenweb.browser.scripts import (
+    FOUND_JS,
     HOLD_SUBMIT_JS,
-    LEAVING_JS,
-    OPENED_JS,
     RELEASE_SUBMIT_JS,
     WRITE_DOCUMENT_JS,
 )
@@ -409,7 +408,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
 
     async def _found(self, page: Any, render: Render) -> list[str]:
         try:
-            for url in await page.evaluate(OPENED_JS) + await page.evaluate(LEAVING_JS):
+            for url in await page.evaluate(FOUND_JS):
                 render.find(url)
         except PlaywrightError as exc:
             if not _DIED.search(str(exc)):

@@ -112,6 +112,9 @@ RECORD_EVENTS_JS = """(() => {
 })();"""
 ROUTES_JS = "() => (window.__hiddenwebRoutes || []).splice(0)"  # read and clear
 LEAVING_JS = "() => (window.__hiddenwebLeaving || []).splice(0)"  # read and clear
+# the URLs the page tried to reach by itself so far (window.open, navigations it started), in
+# one round trip: read and cleared
+FOUND_JS = f"() => ({OPENED_JS})().concat(({LEAVING_JS})())"
 
 
 # While the crawler fills a form (page actions before its own submit), the page's scripts cannot
