@@ -31,7 +31,7 @@ frontier to the others, not end the crawl; a crawl-wide rule would keep the word
 built). The words are kept in memory (about 60 bytes a distinct word) and not in a JOBDIR: a
 resumed crawl finds every word new again at first, which only delays the rule.
 
-Two kinds of new word are not the site's content and do not make a page fresh:
+Three kinds of new word are not the site's content and do not make a page fresh:
 
 * **Numbers that change when the same page is read again** (a query timer, "generated in
   0.031 s", a clock, "3 minutes ago"): a block's *shape* is its text with each run of digits
@@ -43,6 +43,10 @@ Two kinds of new word are not the site's content and do not make a page fresh:
   rule asks for that page once more (:data:`hiddenweb.signals.recheck_wanted`; at most
   :data:`MAX_RECHECKS` a crawl): without it a site that times every answer and renders no page
   twice would never be stale.
+* **A known record's id under other letters** (a tracker's issue page names ``msg255``, the
+  message's own page calls itself ``message255``): a new word of letters then a number whose
+  number was read in a word of other letters and that number. A new record's id is new the
+  first time any page shows it, under whichever letters.
 * **Pieces of words** (a search result's snippet cut mid-word, "…ertinent obligations"): a
   new word of letters only that stands only at a cut (first or last word of a block, or beside
   an ellipsis) and is a proper prefix or suffix of a word already read.
@@ -61,7 +65,8 @@ pages still queued, each of which would have been fresh.
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
-``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/pieces`` (new words left out as pieces),
+``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/relabels`` (new words left out as known
+ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
 ``hiddenweb/stale/rechecks`` (pages asked for again).
 """
 
@@ -89,6 +94,7 @@ RECENT_URLS = 256  # URLs whose numbered shapes are kept, to compare with a seco
 MAX_RECHECKS = 10  # pages read again to compare their numbers, at most, in a crawl
 MAX_KINDS = 10_000  # kinds of page whose fresh share is kept
 _DIGITS = re.compile(r"\d+")
+_LABELLED = re.compile(r"([^\W\d_]+)(\d+)")  # an id: letters, then a number ("msg255")
 _ELLIPSES = ("...", "\u2026")
 
 
@@ -146,6 +152,7 @@ class Vocabulary:
         self._heads: dict[str, set[str]] = {}  # first 3 letters → words of letters
         self._tails: dict[str, set[str]] = {}  # last 3 letters → words of letters
         self._ends: set[str] = set()  # "<" + 1- and 2-letter prefixes, ">" + suffixes
+        self._labels: dict[str, set[str]] = {}  # number → the letters of ids read with it
 
     def __len__(self) -> int:
         return len(self.words)
@@ -155,11 +162,20 @@ class Vocabulary:
             if word in self.words:
                 continue
             self.words.add(word)
+            labelled = _LABELLED.fullmatch(word)
+            if labelled:
+                self._labels.setdefault(labelled[2], set()).add(labelled[1])
             if word.isalpha():
                 self._heads.setdefault(word[:3], set()).add(word)
                 self._tails.setdefault(word[-3:], set()).add(word)
                 self._ends.update(("<" + word[:1], "<" + word[:2],
                                    ">" + word[-1:], ">" + word[-2:]))
+
+    def is_relabel(self, word: str) -> bool:
+        """Whether ``word`` is an id (letters, then a number: ``message255``) whose number was
+        read in an id of other letters (``msg255``): one record named again."""
+        labelled = _LABELLED.fullmatch(word)
+        return bool(labelled) and bool(self._labels.get(labelled[2], set()) - {labelled[1]})
 
     def is_piece(self, word: str) -> bool:
         """Whether ``word`` (letters only, not read yet) begins or ends a word read."""
@@ -281,10 +297,14 @@ class CloseWhenStale:
     def _content(self, new: set[str], blocks: list[str],
                  shapes: dict[str, frozenset[str]]) -> set[str]:
         """The ``new`` words that are the site's content: not the numbers of a volatile shape,
-        not pieces of known words at a cut."""
+        not a known record's id under other letters, not pieces of known words at a cut."""
         volatile = {word for key in shapes.keys() & self.volatile
                     for word in words_of(shapes[key]) if not word.isalpha()}
         new = new - volatile
+        relabels = {word for word in new if self.words.is_relabel(word)}
+        if relabels:
+            self.crawler.stats.inc_value("hiddenweb/stale/relabels", len(relabels))
+            new = new - relabels
         if any(word.isalpha() for word in new):
             at_cut, inside = cut_words(blocks)
             pieces = {word for word in new & (at_cut - inside) if self.words.is_piece(word)}

@@ -156,6 +156,25 @@ def test_numbers_that_change_on_a_second_reading_of_a_url_are_not_new_words():
     assert rule.run == 0  # a new record's number
 
 
+def test_a_known_records_id_under_other_letters_is_not_a_new_word():
+    """A message's page that calls itself ``message255`` where its issue's page named it
+    ``msg255`` shows no new record; the first id of a number, under any letters, is new, and
+    so is a new number under known letters."""
+    crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10})
+    rule = CloseWhenStale.from_crawler(crawler)
+    spider = Spider("t")
+    rule.page_read(["issue255 printer jams", "msg255"], set(), spider)
+    assert rule.run == 0  # both ids new together: the page is fresh
+    rule.page_read(["message255", "printer jams"], set(), spider)
+    assert rule.run == 1 and crawler.stats.get_value("hiddenweb/stale/relabels") == 1
+    rule.page_read(["msg256", "printer jams"], set(), spider)
+    assert rule.run == 0  # a number no id showed
+    rule.page_read(["msg255", "issue255", "message255"], set(), spider)
+    assert rule.run == 1  # the same ids again
+    rule.page_read(["255th printer"], set(), spider)  # not letters then a number
+    assert rule.run == 0
+
+
 def test_pieces_of_known_words_at_a_cut_are_not_new_words():
     """A search snippet cut mid-word ("the reci... ertinent obligations") shows pieces of words
     the crawl read; a piece counts only where it is not at a cut, and a word with a digit or
