@@ -157,6 +157,7 @@ class BrowserPolicy:
         #: templates first met with an idle signature and not rendered for it (:meth:`note`);
         #: per signature, the new templates met so far and the count at which one is rendered
         self.by_scripts: set[str] = set()
+        self.sig_counted: set[str] = set()  # templates counted in sig_new
         self.sig_new: dict[str, int] = defaultdict(int)
         self.sig_gap: dict[str, int] = {}
         self.sig_due: dict[str, int] = {}
@@ -171,9 +172,12 @@ class BrowserPolicy:
         """The script signature (:func:`script_signature`) of a page of ``url``'s template; a
         template met first once its signature is idle is judged by it (the class docstring)."""
         key = template_key(url)
-        new = key not in self.signature
         self.signature[key] = signature
-        if new and self.judge_new and self.scripts_idle(url):
+        # counted once, when first met with idle scripts and no render of its own judged
+        # (met before they were idle, its pages still waited for a render of their own)
+        if self.judge_new and key not in self.sig_counted and not self.renders.get(key) \
+                and self.scripts_idle(url):
+            self.sig_counted.add(key)
             self.sig_new[signature] += 1
             if not self._looked_at(signature, self.sig_new[signature], self.sig_gap,
                                    self.sig_due):

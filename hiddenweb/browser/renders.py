@@ -81,6 +81,12 @@ class RenderGate:
         self.pending: dict[str, int] = defaultdict(int)  # renders issued, not judged yet
         self.held: dict[str, list[tuple[Request, TextResponse]]] = defaultdict(list)
         self.hold = not job_dir(crawler.settings)  # a held request is in no queue
+        #: renders issued per script signature, not judged yet; the signature each template's
+        #: renders were issued with; templates held until their signature is judged
+        self.sig_pending: dict[str, int] = defaultdict(int)
+        self.sig_pending_templates: dict[str, set[str]] = defaultdict(set)
+        self.issued_sig: dict[str, str] = {}
+        self.on_trial: dict[str, dict[str, None]] = defaultdict(dict)  # in order met
         crawler.signals.connect(self.release_all, signal=signals.spider_idle)
 
     def offer(self, response: TextResponse, request: Request) -> Request | str:
@@ -88,7 +94,8 @@ class RenderGate:
         template is judged (its forms then come from the render, or from ``response`` through
         ``dropped``), or ``"skip"``: not rendered (an idle template)."""
         url = response.url
-        self.policy.note(url, script_signature(response.selector, url))
+        sig = script_signature(response.selector, url)
+        self.policy.note(url, sig)
         if self.enabled and not self.policy.worth_rendering(url):
             self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")
             return "skip"
@@ -97,12 +104,42 @@ class RenderGate:
         # renders in flight before a verdict: one where these scripts were idle elsewhere
         first = 1 if self.policy.scripts_idle(url) else self.policy.min_seen
         if self.enabled and self.hold and self.policy.verdict(url) is None \
-                and self.pending[key] >= first and len(self.held[key]) < MAX_HELD:
-            self.held[key].append((request, response))
-            self.crawler.stats.inc_value("hiddenweb/browser/held")
-            return "held"
-        self.pending[key] += 1
+                and len(self.held[key]) < MAX_HELD:
+            if self.pending[key] >= first:
+                self.held[key].append((request, response))
+                self.crawler.stats.inc_value("hiddenweb/browser/held")
+                return "held"
+            if not self.pending[key] and not self.policy.renders.get(key) \
+                    and self._on_trial(sig):
+                self.held[key].append((request, response))
+                self.on_trial[sig][key] = None
+                self.crawler.stats.inc_value("hiddenweb/browser/held_for_scripts")
+                return "held"
+        self._issue(key, sig)
         return request
+
+    def _issue(self, key: str, sig: str | None = None) -> None:
+        """A render of a page of template ``key`` (running ``sig``) is sent."""
+        self.pending[key] += 1
+        sig = self.issued_sig.setdefault(key, sig or self.policy.signature.get(key, ""))
+        self.sig_pending_templates[sig].add(key)
+        self.sig_pending[sig] += 1
+
+    def _on_trial(self, sig: str) -> bool:
+        """Whether the renders of pages running ``sig``, judged and in flight, are enough for
+        the signature's verdict (:meth:`~hiddenweb.browser.detect.BrowserPolicy.scripts_idle`:
+        ``2 * min_seen`` renders over ``min_templates`` templates) and it has none yet: a new
+        template's page running it then waits for that verdict, not a render of its own."""
+        policy = self.policy
+        renders = policy.sig_renders.get(sig, 0)
+        templates = policy.sig_templates.get(sig, set()) | self.sig_pending_templates[sig]
+        if renders + self.sig_pending[sig] < 2 * policy.min_seen \
+                or len(templates) < policy.min_templates:
+            return False
+        if renders < 2 * policy.min_seen or len(policy.sig_templates.get(sig, ())) \
+                < policy.min_templates:
+            return True  # judged when the renders in flight come back
+        return False  # judged: idle (new templates go by it) or not (rendered as any)
 
     def judged(self, response: Response, learn: bool = True) -> None:
         """A re-render came back: did it add anything to follow? Release or drop the held
@@ -156,6 +193,11 @@ class RenderGate:
         key = template_key(url)
         self.pending[key] = max(0, self.pending[key] - 1)
         self.policy.rendered(url, useful)
+        sig = self.issued_sig.get(key)
+        if sig is not None:
+            self.sig_pending[sig] = max(0, self.sig_pending[sig] - 1)
+            if self.on_trial.get(sig) and not self._on_trial(sig):
+                self._release_trial(sig)
         verdict = self.policy.verdict(url)
         logger.debug("Render of %s %s: template %s, %d renders, verdict %s", url,
                      "added something" if useful else "added nothing", key,
@@ -172,16 +214,30 @@ class RenderGate:
                     self.crawler.engine.crawl(request)
             return
         for request, _ in held:
-            self.pending[key] += 1
+            self._issue(key)
             self.crawler.engine.crawl(request)
+
+    def _release_trial(self, sig: str) -> None:
+        """The signature ``sig`` was judged: the pages held for it are offered again (idle
+        scripts: most new templates are then not rendered, :meth:`~hiddenweb.browser.detect.
+        BrowserPolicy.note`)."""
+        for key in self.on_trial.pop(sig, ()):
+            for request, response in self.held.pop(key, ()):
+                verdict = self.offer(response, request)
+                if isinstance(verdict, Request):
+                    self.crawler.engine.crawl(verdict)
+                elif verdict == "skip" and self.dropped:
+                    for dropped in self.dropped(response):
+                        self.crawler.engine.crawl(dropped)
 
     def release_all(self) -> None:
         """``spider_idle``: every held page is rendered (nothing waits for a verdict)."""
         if not any(self.held.values()):
             return
         held, self.held = self.held, defaultdict(list)
+        self.on_trial.clear()
         for key, pages in held.items():
             for request, _ in pages:
-                self.pending[key] += 1
+                self._issue(key)
                 self.crawler.engine.crawl(request)
         raise DontCloseSpider

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
@@ -79,7 +80,8 @@ def test_scripts_idle_on_other_templates_judge_a_new_template_after_one_render()
     assert script_signature(builder, "http://h/a") != sig
     policy = BrowserPolicy("auto", min_seen=4, useful_share=0.1, sample=10)
     for t, s in (("export", sig), ("other", "x"), ("charts", sig)):
-        policy.note(f"http://h/{t}/0", s)  # met before the scripts were idle
+        policy.note(f"http://h/{t}/0", s)  # met before the scripts were idle, rendered
+    policy.note("http://h/maps/0", sig)  # met before them too, not rendered
     for t in ("tables", "rows", "queries"):
         for i in range(3):
             policy.note(f"http://h/{t}/{i}", sig)
@@ -88,13 +90,16 @@ def test_scripts_idle_on_other_templates_judge_a_new_template_after_one_render()
     assert policy.scripts_idle("http://h/tables/9") and policy.verdict("http://h/tables/9") \
         == "idle"
     for t, s, first in (("export", sig, False), ("other", "x", False), ("charts", sig, True)):
-        policy.note(f"http://h/{t}/1", s)
-        assert policy.verdict(f"http://h/{t}/1") is None  # never judged before a render
-        policy.rendered(f"http://h/{t}/1", first)
+        assert policy.verdict(f"http://h/{t}/0") is None  # met before: its render is out
+        policy.rendered(f"http://h/{t}/0", first)
     assert policy.scripts_idle("http://h/export/2") and policy.verdict("http://h/export/2") \
         == "idle"
     assert policy.verdict("http://h/other/2") is None  # other scripts
     assert policy.verdict("http://h/charts/2") is None  # its render added something
+    # met before the scripts were idle, no render of its own: met again, judged by them
+    assert policy.verdict("http://h/maps/0") is None
+    policy.note("http://h/maps/1", sig)
+    assert policy.verdict("http://h/maps/1") == "idle"
 
 
 def test_new_templates_of_idle_scripts_are_not_rendered_but_a_few():
@@ -117,6 +122,38 @@ def test_new_templates_of_idle_scripts_are_not_rendered_but_a_few():
     assert policy.verdict(f"http://h/{NAMES[2]}/2") is None
     policy.note("http://h/other/1", "charts")
     assert policy.verdict("http://h/other/1") is None
+
+
+def test_new_templates_wait_for_the_verdict_on_their_scripts_when_enough_renders_are_out():
+    """A site whose every page is its own template (a table's drop, export, import … pages),
+    all on one bundle: once the renders sent (8 over 3 templates or more) are enough to judge
+    the bundle, the page of a template met after them waits for that verdict, not a render of
+    its own; the verdict idle, most of them are then not rendered (their plain copy's forms
+    are sent), one in ten is."""
+    crawler = get_crawler(Spider)
+    sent: list[Request] = []
+    crawler.engine = SimpleNamespace(crawl=sent.append)  # what the gate hands the engine
+    policy = BrowserPolicy("auto", min_seen=4, useful_share=0.5, sample=10)
+    gate = RenderGate(crawler, policy, in_scope=lambda url: True,
+                      dropped=lambda plain: [Request(plain.url + "?form=1")])
+    body = b"<html><body><script src='/app.js'></script><a href='/'>home</a></body></html>"
+
+    def offer(name: str) -> Request | str:
+        url = f"http://h/{name}/"
+        plain = HtmlResponse(url, body=body, encoding="utf-8", request=Request(url))
+        return gate.offer(plain, Request(url, meta={"rerender": True}))
+
+    first = [offer(NAMES[i]) for i in range(8)]
+    assert all(isinstance(r, Request) for r in first)  # rendered: nothing judged yet
+    waiting = [offer(NAMES[i]) for i in range(8, 38)]
+    assert waiting == ["held"] * 30 and not sent
+    assert crawler.stats.get_value("hiddenweb/browser/held_for_scripts") == 30
+    for request in first:  # the 8 renders come back with nothing the plain copy lacked
+        gate.judged(HtmlResponse(request.url, body=body, encoding="utf-8", request=request))
+    rendered = [r.url for r in sent if "form=1" not in r.url]
+    forms = [r.url for r in sent if "form=1" in r.url]
+    assert rendered == [f"http://h/{NAMES[8 + n - 1]}/" for n in (10, 20)]
+    assert len(forms) == 28 and not any(gate.held.values())
 
 
 # distinct words: pages that differ only in numbers are one shape, a trap (trapguard.py)
