@@ -26,6 +26,7 @@ class DLAConfig:
     wait: float = 0.0
     explore_in_flight: int = 0
     nofollow_last: bool = True
+    wait_for_browser: bool = True
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -62,4 +63,5 @@ class DLAConfig:
             wait=wait,
             explore_in_flight=explore,
             nofollow_last=lab(settings, "dla_nofollow_last"),
+            wait_for_browser=lab(settings, "dla_wait_for_browser"),
         )

@@ -324,6 +324,13 @@ class DLAScheduler(GroupHeap):
             active.update(slot.active)
         return [r for r in active if GROUP_META in r.meta]
 
+    def _awaited(self) -> list[Request]:
+        """The requests in flight whose answers a pending request may wait for: all of them,
+        or, lab knob ``dla_wait_for_browser`` off, those not loading in Chromium."""
+        if self.config.wait_for_browser:
+            return self.in_flight()
+        return [r for r in self.in_flight() if not r.meta.get("playwright")]
+
     def current_score(self, request: Request) -> float:
         """What the automata think *now* of a request they served: its group's score (its
         kind's ``p(pursue)``; without transfer, ``r * p`` of its action on its page)."""
@@ -337,7 +344,7 @@ class DLAScheduler(GroupHeap):
         """Rule 3 of "Concurrency": a group served last (links marked nofollow) waits while a
         request of any other group is in flight, whose answer may bring requests that go first."""
         return is_nofollow(gkey) and any(
-            not is_nofollow(r.meta[GROUP_META]) for r in self.in_flight())
+            not is_nofollow(r.meta[GROUP_META]) for r in self._awaited())
 
     def _waits(self, score: float) -> bool:
         """Whether the best pending request, scoring ``score``, waits for the answers in flight
@@ -352,7 +359,7 @@ class DLAScheduler(GroupHeap):
             return False  # (1) cannot hold: no score is above 1
         scores: dict[str, float] = {}  # requests of one group score alike: one look-up each
         low = 0
-        for request in self.in_flight():
+        for request in self._awaited():
             key = request.meta[GROUP_META]
             if not self.config.transfer:
                 key = f"{key}\n{(request.meta.get(KINDS_META) or [''])[0]}"
