@@ -65,7 +65,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError
 from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Response, TextResponse
 from scrapy.utils.misc import load_object
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
@@ -134,7 +134,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         self.scroll = PageScroll(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.scroll_steps else None
         self.watchdog = Watchdog(crawler.stats,
-                                 stuck_after=self.download_timeout + 2 * CLOSE_TIMEOUT + 1)
+                                 stuck_after=self.download_timeout + 2 * CLOSE_TIMEOUT + 1,
+                                 closing=self._crawl_closing)
         self._permits: asyncio.Semaphore | None = None
         self._idle: list[Any] = []
         self._uses: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
@@ -153,6 +154,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             try:
                 return await job.task
             except asyncio.CancelledError:
+                if job.closed:  # the watchdog: the crawl is closing
+                    raise IgnoreRequest(f"the crawl is closing: {request.url}") from None
                 if not job.stuck:  # the crawl itself cancelled us
                     job.task.cancel()
                     raise
@@ -177,6 +180,13 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                             request.url, str(exc).splitlines()[0][:120])
             finally:
                 self.watchdog.done(job)
+
+    def _crawl_closing(self) -> bool:
+        """Whether the engine is closing the spider: it then waits for every request in
+        progress (Scrapy has no public flag for it: its slot's ``closing``, set by
+        ``close_spider``)."""
+        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
+        return getattr(slot, "closing", None) is not None
 
     async def close(self) -> None:  # type: ignore[override]
         self._closing = True

@@ -17,7 +17,12 @@ render that fails counts as judged useful (the page keeps its chance); when the 
 every held page is rendered (``spider_idle``), so nothing waits for a verdict that never comes.
 Where the same scripts (:func:`~hiddenweb.browser.detect.script_signature`) rendered idle on
 other templates, one render of a new template is made before its verdict, not ``min_seen``
-(:meth:`~hiddenweb.browser.detect.BrowserPolicy.scripts_idle`).
+(:meth:`~hiddenweb.browser.detect.BrowserPolicy.scripts_idle`). And once the renders sent of
+pages running one signature are enough to judge it (``2 * min_seen`` over ``min_templates``
+templates, judged or in flight) and it is not judged yet, the page of a template with no render
+of its own waits for that verdict (held; stat ``held_for_scripts``) and is then offered again:
+a site whose every page is a template of its own (a table's drop, export, import … pages, each
+one page) otherwise rendered each of them that it met before the first verdict.
 The forms of a page not rendered are read from its plain copy at once (the spider). With a
 ``JOBDIR`` nothing is held (a held request is in no queue, and a crawl killed then would lose
 it).
@@ -37,7 +42,7 @@ Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rend
 (``hiddenweb bench coverage --browser on``: ``render_precision``, ``render_recall``).
 
 Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``direct_judged``, ``held``,
-``not_rendered`` (pages of an idle template not rendered).
+``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The handler's retries and the watchdog, without a browser: a request stuck beyond every bound
 is logged with where it is, cancelled and tried once more; a request whose page or browser died,
-or that got no page in time, is tried once more; a timeout on its page is not."""
+or that got no page in time, is tried once more; a timeout on its page is not; once the crawl
+is closing, the requests in flight are cancelled and ignored."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import Counter
 import pytest_twisted
 from playwright.async_api import Error as PlaywrightError
 from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_from_coro
 
 from hiddenweb.browser.handler import BrowserHandler, BrowserTimeout
@@ -132,3 +134,25 @@ def test_a_dead_page_is_retried_once_a_timeout_is_not():
     calls.clear()
     yield fails(run(handler.download_request(request())), PlaywrightError)
     assert calls == [3, 3]
+
+
+@pytest_twisted.inlineCallbacks
+def test_requests_in_flight_are_cancelled_once_the_crawl_is_closing():
+    """A page that would take its whole bound (events firing, a navigation that never ends)
+    does not hold a closing crawl open: it is cancelled at the next look, ignored, not retried."""
+    calls = []
+    closing = []
+
+    async def slow(req, job, bound):
+        calls.append(job)
+        await asyncio.sleep(30)
+        return "response"
+
+    handler, stats = handler_with(slow)
+    handler.watchdog = Watchdog(stats, stuck_after=60, closing=lambda: bool(closing))
+    asyncio.get_event_loop().call_later(0.3, closing.append, True)
+    started = asyncio.get_event_loop().time()
+    yield fails(run(handler.download_request(request())), IgnoreRequest)
+    assert asyncio.get_event_loop().time() - started < 5
+    assert len(calls) == 1 and stats.values["hiddenweb/browser/cancelled_at_close"] == 1
+    assert not handler.watchdog.jobs

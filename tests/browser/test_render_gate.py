@@ -89,7 +89,7 @@ def test_scripts_idle_on_other_templates_judge_a_new_template_after_one_render()
     # 9 idle renders over 3 templates: the scripts are idle, so are those templates (3 each)
     assert policy.scripts_idle("http://h/tables/9") and policy.verdict("http://h/tables/9") \
         == "idle"
-    for t, s, first in (("export", sig, False), ("other", "x", False), ("charts", sig, True)):
+    for t, first in (("export", False), ("other", False), ("charts", True)):
         assert policy.verdict(f"http://h/{t}/0") is None  # met before: its render is out
         policy.rendered(f"http://h/{t}/0", first)
     assert policy.scripts_idle("http://h/export/2") and policy.verdict("http://h/export/2") \
