@@ -12,8 +12,13 @@
 * :data:`recheck_wanted` — sent by :mod:`hiddenweb.stale` with ``url``: read that page again
   (a GET, its answer only compared with the first reading, not emitted); the ``hwdla`` spider
   queues it.
+* :data:`serve_first_wanted` — sent by :mod:`hiddenweb.stale` with ``wanted`` (a predicate on
+  a URL) when it would close the crawl while requests of kinds of page that were mostly fresh
+  wait unread: a scheduler that can (the DLA scheduler's ``serve_first``) serves the groups
+  holding such requests before any other and returns how many it lifted.
 """
 
 download_budget_exhausted = object()
+serve_first_wanted = object()
 page_read = object()
 recheck_wanted = object()

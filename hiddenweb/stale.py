@@ -58,16 +58,21 @@ fresh (more than half, counting one fresh and one stale page more: a kind not re
 not count) and of which one was read among the last ``HIDDENWEB_CLOSE_STALE`` pages, and
 closes at the next stale page once none waits (``hiddenweb/stale/deferred``: stale pages past
 the limit while some did), or at twice the limit. The scheduler may keep such requests behind
-others for the rest of the crawl: Datasette's row pages, once fresh, stayed queued by the
-hundred behind facet pages, and waiting for them held the crawl open to its time cap.
-Without this a crawl that had spent 100 pages on an endless timeline closed with 14 linked wiki
-pages still queued, each of which would have been fresh.
+others for the rest of the crawl (Datasette's row pages, once fresh, stayed queued by the
+hundred behind facet pages; waiting for them held the crawl open to its time cap; a Trac crawl
+closed with 14 linked wiki pages still queued, each of which would have been fresh): so at the
+limit, when requests wait of a mostly fresh kind none of which was read lately, the rule asks
+the scheduler to serve them first (:data:`hiddenweb.signals.serve_first_wanted`, each kind
+once; the DLA scheduler's ``serve_first`` lifts the groups that hold them; stat
+``hiddenweb/stale/lifted``) and waits for that kind as for one being read: the pages read then
+say whether it is still fresh. A scheduler that does not answer the signal changes nothing.
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
 ``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/relabels`` (new words left out as known
 ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
-``hiddenweb/stale/rechecks`` (pages asked for again).
+``hiddenweb/stale/rechecks`` (pages asked for again), ``hiddenweb/stale/lifted`` (kinds the
+scheduler was asked to serve first).
 """
 
 from __future__ import annotations
@@ -205,6 +210,7 @@ class CloseWhenStale:
         self.kinds: dict[str, list[int]] = {}
         self.waiting: dict[str, int] = {}  # page kind → requests scheduled, not downloaded
         self.deferred = False
+        self.lifted: set[str] = set()  # kinds the scheduler was asked to serve first
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CloseWhenStale:
@@ -263,6 +269,8 @@ class CloseWhenStale:
         stats.max_value("hiddenweb/stale/longest_run", self.run)
         if self.run >= self.window and not self.closing:
             waiting = self._fresh_kinds_waiting() if self.run < 2 * self.window else []
+            if not waiting and self.run < 2 * self.window:
+                waiting = self._serve_starved()
             if waiting:
                 if not self.deferred:
                     self.deferred = True
@@ -338,13 +346,38 @@ class CloseWhenStale:
         if self.waiting.get(kind, 0) > 0:
             self.waiting[kind] -= 1
 
-    def _fresh_kinds_waiting(self) -> list[str]:
+    def _fresh_kinds_waiting(self, starved: bool = False) -> list[str]:
         """Kinds of page with requests waiting whose pages were mostly fresh, (fresh + 1) /
         (read + 2) > 1/2, and one of which was read among the last ``window`` pages (the
-        scheduler still hands them out), the most waiting first."""
+        scheduler still hands them out) or that the scheduler was asked to serve first, the
+        most waiting first; ``starved``: those with none read among the last ``window``
+        pages, not asked for yet."""
         kinds = []
         for kind, n in self.waiting.items():
             read, fresh, last = self.kinds.get(kind, (0, 0, 0))
-            if n > 0 and (fresh + 1) / (read + 2) > 0.5 and last > self.pages - self.window:
+            if n <= 0 or (fresh + 1) / (read + 2) <= 0.5:
+                continue
+            recent = last > self.pages - self.window
+            if (not recent and kind not in self.lifted) if starved \
+                    else (recent or kind in self.lifted):
                 kinds.append((n, kind))
         return [kind for _, kind in sorted(kinds, reverse=True)]
+
+    def _serve_starved(self) -> list[str]:
+        """Kinds of page that were mostly fresh and whose requests wait, none read lately:
+        the scheduler is asked to serve them first (:data:`hiddenweb.signals.
+        serve_first_wanted`); the kinds it lifted, for the rule to wait for (each kind asked
+        once; stat ``hiddenweb/stale/lifted``)."""
+        starved = set(self._fresh_kinds_waiting(starved=True))
+        if not starved:
+            return []
+        self.lifted |= starved
+        answers = self.crawler.signals.send_catch_log(
+            hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url) in starved)
+        if not sum(n for _, n in answers if isinstance(n, int)):
+            return []  # a scheduler that cannot, or none of them is in a queue it can see
+        self.crawler.stats.inc_value("hiddenweb/stale/lifted", len(starved))
+        logger.info("Requests wait of kinds of page that were fresh and that the scheduler "
+                    "has not handed out lately (%s): serving them first",
+                    ", ".join(sorted(starved)[:3]))
+        return sorted(starved)

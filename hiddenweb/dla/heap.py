@@ -11,8 +11,8 @@ group of pages rendered again in Chromium has it taken off (served before any ot
 Contract: heap entries are versioned; a re-key pushes a new entry and older ones are skipped when
 popped; the scheduler's heap is rebuilt when stale entries outnumber live ones. An emptied bucket
 is dropped (its disk queue removed), an emptied group deleted. The scheduler provides ``groups``,
-``heap``, ``pages``, ``config``, ``disk``, ``spider``, ``pending``, ``next_seq``, ``kind_score``
-and ``_add_heir``.
+``heap``, ``pages``, ``config``, ``disk``, ``spider``, ``pending``, ``next_seq``, ``kind_score``,
+``lifted`` (groups served first until emptied: ``DLAScheduler.serve_first``) and ``_add_heir``.
 """
 
 from __future__ import annotations
@@ -53,11 +53,12 @@ class GroupHeap:
         """The group's score as the heap keys it (:data:`SCORE_DECIMALS`)."""
         return round(self._group_score(group), SCORE_DECIMALS)
 
-    @staticmethod
-    def _last(gkey: str) -> float:
+    def _last(self, gkey: str) -> float:
         """:data:`LAST` for a group served last (links marked nofollow), minus it for one
-        served first (pages rendered again in Chromium), else 0."""
-        return LAST if is_nofollow(gkey) else -LAST if is_render(gkey) else 0.0
+        served first (pages rendered again in Chromium, a lifted group), else 0."""
+        if is_nofollow(gkey):
+            return LAST
+        return -LAST if is_render(gkey) or gkey in self.lifted else 0.0
 
     def _heap_key(self, group: Group) -> float:
         """The group's heap key (lowest first): its negated score, plus :data:`LAST` for a
@@ -98,6 +99,8 @@ class GroupHeap:
 
     def _push(self, request: Request, key: str, gkey: str, page: str, action: str) -> None:
         bucket = self._group_of(key, gkey, page, action)
+        if bucket.url is None:
+            bucket.url = request.url
         if not (self.disk and self.disk.push(bucket, request, self.spider)):
             if bucket.mq is None:
                 bucket.mq = deque()
@@ -118,8 +121,10 @@ class GroupHeap:
                 self._rekey(group)
             else:
                 del self.groups[group.key]
+                self.lifted.discard(group.key)
             return request
         del self.groups[group.key]
+        self.lifted.discard(group.key)
         return None
 
     def _drop_bucket(self, group: Group, bucket: Bucket) -> None:

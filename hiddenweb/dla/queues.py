@@ -28,13 +28,14 @@ QUEUE_DIR = "hiddenweb_dla.queue"
 class Bucket:
     """FIFO requests of one bucket: a disk queue (JOBDIR) and a memory deque (fallback)."""
 
-    __slots__ = ("key", "group", "page", "action", "seq", "version", "dq", "mq")
+    __slots__ = ("key", "group", "page", "action", "seq", "version", "dq", "mq", "url")
 
     def __init__(self, key: str, group: str, page: str, action: str, seq: int) -> None:
         self.key, self.group, self.page, self.action, self.seq = key, group, page, action, seq
         self.version = 0
         self.dq: Any = None
         self.mq: deque[Request] | None = None
+        self.url: str | None = None  # the URL of its first request (serve_first)
 
     @property
     def dir(self) -> str:

@@ -92,8 +92,9 @@ Settings: ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs ``dla_max_steps``
 ``dla_explore_in_flight`` (``HIDDENWEB_LAB``, docs/design-notes.md). Also Scrapy's
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
 Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
-waits,unserializable,budget_exhausted}`` (``waits``: times ``next_request`` held the best
-request back).
+waits,unserializable,budget_exhausted,lifted}`` (``waits``: times ``next_request`` held the best
+request back; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
+serve_first`).
 """
 
 from __future__ import annotations
@@ -123,13 +124,15 @@ from hiddenweb.dla.kinds import (
     SKIP,
     action_of,
     is_nofollow,
+    is_render,
     kinds,
     parent_kind,
 )
 from hiddenweb.dla.queues import DiskQueues, Group
-from hiddenweb.signals import download_budget_exhausted
+from hiddenweb.signals import download_budget_exhausted, serve_first_wanted
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from scrapy import Request, Spider
@@ -165,6 +168,7 @@ class DLAScheduler(GroupHeap):
         # kinds rewarded at least once: a link kind not in it scores at most as its root
         self.paid: set[str] = set()
         self.groups: dict[str, Group] = {}
+        self.lifted: set[str] = set()  # groups served first until emptied (serve_first)
         self.heap: list[tuple[float, int, int, str]] = []
         self.pending = 0
         self.steps = 0
@@ -193,6 +197,7 @@ class DLAScheduler(GroupHeap):
         )
         crawler.signals.connect(scheduler.learn, signal=feedback_signal)
         crawler.signals.connect(scheduler.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(scheduler.serve_first, signal=serve_first_wanted)
         return scheduler
 
     # -- BaseScheduler contract ------------------------------------------------------------
@@ -309,6 +314,26 @@ class DLAScheduler(GroupHeap):
                 self.journal.served(request)
             return request
         return None
+
+    def serve_first(self, wanted: Callable[[str], bool], **kwargs: Any) -> int:
+        """``serve_first_wanted`` (sent by the stale rule, :mod:`hiddenweb.stale`): the groups
+        holding a pending request whose URL is ``wanted`` are served before any other but the
+        re-renders, until they are emptied (their requests keep their order; groups of links
+        marked nofollow stay last). A request in a disk queue is known by its bucket's first
+        URL. Returns the number of groups lifted (stat ``hiddenweb/dla/lifted``)."""
+        lifted = 0
+        for group in list(self.groups.values()):
+            if group.key in self.lifted or is_nofollow(group.key) or is_render(group.key):
+                continue
+            if any(bucket.url is not None and wanted(bucket.url)
+                   or any(wanted(r.url) for r in bucket.mq or ())
+                   for bucket in group.buckets.values()):
+                self.lifted.add(group.key)
+                self._rekey(group)
+                lifted += 1
+        if lifted:
+            self.stats.inc_value("hiddenweb/dla/lifted", lifted)
+        return lifted
 
     # -- waiting for answers in flight ----------------------------------------------------
     def in_flight(self) -> list[Request]:

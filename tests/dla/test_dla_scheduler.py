@@ -20,6 +20,7 @@ from hiddenweb.dla.journal import JOURNAL_FILE
 from hiddenweb.dla.middleware import DLAFeedbackMiddleware
 from hiddenweb.dla.scheduler import DLAScheduler
 from hiddenweb.items import PageItem
+from hiddenweb.signals import serve_first_wanted
 
 
 def test_contract_and_dupefilter() -> None:
@@ -544,3 +545,33 @@ def test_a_page_rendered_again_goes_before_every_other_request(transfer: bool) -
     s.learn(first.meta, first.url, "reward")  # its rendered form: the link's kind learns
     if transfer:
         assert "url:ex.org/query" in s.paid
+
+
+@pytest.mark.parametrize("jobdir", [False, True])
+@pytest.mark.parametrize("transfer", [True, False])
+def test_groups_a_closing_rule_wants_read_are_served_first(transfer: bool, jobdir: bool,
+                                                           tmp_path: Path) -> None:
+    """``serve_first_wanted`` (the stale rule's): the groups holding a pending request whose
+    URL is wanted go before every other (a disk queue's by its bucket's first URL), their
+    requests in their order; links marked nofollow stay last; an emptied group is no longer
+    lifted, and a request queued in its kind later is ordered as any."""
+    settings: dict[str, Any] = {"HIDDENWEB_LAB": {"dla_transfer": transfer}}
+    if jobdir:
+        settings["JOBDIR"] = str(tmp_path)
+    s = make(settings)
+    for n in range(1, 4):
+        s.enqueue_request(link("/list", f"/detail/{n}"))
+    s.enqueue_request(link("/", "/page/a"))
+    s.enqueue_request(link("/x", "/page/b"))
+    s.enqueue_request(_nofollow("/", "/page/a?do=edit"))
+    lifted = s.crawler.signals.send_catch_log(serve_first_wanted,
+                                              wanted=lambda url: "/page/" in url)
+    assert [n for _, n in lifted] == [2]  # not the nofollow group
+    assert s.stats.get_value("hiddenweb/dla/lifted") == lifted[0][1]
+    assert drain(s) == ["/page/a", "/page/b", "/detail/1", "/detail/2", "/detail/3",
+                        "/page/a?do=edit"]
+    assert not s.lifted
+    s.enqueue_request(link("/list", "/detail/4"))
+    s.enqueue_request(link("/y", "/page/c"))
+    assert drain(s) == ["/detail/4", "/page/c"]
+    s.close("finished")

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from crawlrun import ENDED, run_crawl  # tests/ is on sys.path (rootdir)
+from dlakit import SITE, link, make
 from localsite import SiteHandler, serve
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
@@ -240,3 +241,32 @@ def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was
             if closed:
                 break
         assert closed == ["hiddenweb_stale"] and rule.run == closed_at
+
+
+def test_requests_of_a_fresh_kind_the_scheduler_kept_back_are_served_before_the_close():
+    """Wiki pages were fresh, then the scheduler kept a waiting wiki page back behind timeline
+    pages: at the limit the rule asks the DLA scheduler to serve that kind first and waits;
+    the wiki page is the next request served, and once it is read (stale) the crawl closes."""
+    scheduler = make()
+    crawler = scheduler.crawler
+    crawler.settings.frozen = False
+    crawler.settings.set("HIDDENWEB_CLOSE_STALE", 3)
+    closed: list[str] = []
+    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
+    rule = CloseWhenStale.from_crawler(crawler)
+    spider = crawler.spider
+    for n, name in enumerate(("Start", "Guide")):
+        rule.page_read([f"{name} page", f"word{n}x", "Timeline"], set(), spider,
+                       url=f"{SITE}/wiki/{name}")
+    for request in [link("/", "/timeline/1"), link("/", "/timeline/2"),
+                    link("/wiki/Guide", "/wiki/Macros")]:
+        scheduler.enqueue_request(request)
+        rule.request_scheduled(request, spider)
+    for day in range(1, 4):  # no wiki page among them: the kind is not being handed out
+        rule.page_read(["Timeline", "Start page"], set(), spider, url=f"{SITE}/timeline?d={day}")
+    assert not closed and crawler.stats.get_value("hiddenweb/stale/lifted") == 1
+    served = scheduler.next_request()
+    assert served.url == f"{SITE}/wiki/Macros"
+    rule.request_gone(served, spider)
+    rule.page_read(["Start page", "Timeline"], set(), spider, url=served.url)  # not fresh
+    assert closed == ["hiddenweb_stale"]  # nothing of a fresh kind waits now
