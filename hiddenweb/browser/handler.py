@@ -163,6 +163,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                     raise BrowserStuck(f"stuck twice at {job.stage!r}: {request.url}") from None
                 charged += 1
             except (PlaywrightError, BrowserTimeout) as exc:
+                if job.closed:  # cancelled at close, and its page's clean-up raised this
+                    raise IgnoreRequest(f"the crawl is closing: {request.url}") from None
                 retry = exc.opening if isinstance(exc, BrowserTimeout) else _DIED.search(str(exc))
                 if not retry:
                     raise

@@ -156,3 +156,19 @@ def test_requests_in_flight_are_cancelled_once_the_crawl_is_closing():
     assert asyncio.get_event_loop().time() - started < 5
     assert len(calls) == 1 and stats.values["hiddenweb/browser/cancelled_at_close"] == 1
     assert not handler.watchdog.jobs
+
+    async def closed_under_it(req, job, bound):  # its page's clean-up raises on the cancel
+        calls.append(job)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise PlaywrightError("Target page, context or browser has been closed") from None
+        return "response"
+
+    calls.clear()
+    closing.clear()
+    handler, stats = handler_with(closed_under_it)
+    handler.watchdog = Watchdog(stats, stuck_after=60, closing=lambda: bool(closing))
+    asyncio.get_event_loop().call_later(0.3, closing.append, True)
+    yield fails(run(handler.download_request(request())), IgnoreRequest)
+    assert len(calls) == 1 and stats.values["hiddenweb/browser/cancelled_at_close"] == 1
