@@ -66,8 +66,11 @@ closed with 14 linked wiki pages still queued, each of which would have been fre
 limit, when requests wait of a mostly fresh kind none of which was read lately, the rule asks
 the scheduler to serve them first (:data:`hiddenweb.signals.serve_first_wanted`, each kind
 once; the DLA scheduler's ``serve_first`` lifts the groups that hold them; stat
-``hiddenweb/stale/lifted``) and waits for that kind as for one being read: the pages read then
-say whether it is still fresh. A scheduler that does not answer the signal changes nothing.
+``hiddenweb/stale/lifted``) and waits for that kind as for one being read, for
+:data:`LIFT_LOOK` of its requests at most: the pages read then say whether it is still fresh
+(a kind of media or downloads shows no page: without the bound a DokuWiki crawl waited on
+its ``/lib/exe/*`` requests to its page cap). A scheduler that does not answer the signal
+changes nothing.
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
@@ -100,6 +103,9 @@ MAX_SHAPE_CHARS = 200  # a block's shape is cut to this
 RECENT_URLS = 256  # URLs whose numbered shapes are kept, to compare with a second reading
 MAX_RECHECKS = 10  # pages read again to compare their numbers, at most, in a crawl
 MAX_KINDS = 10_000  # kinds of page whose fresh share is kept
+#: requests of a kind served first that are waited for, at most: what they show then decides
+#: (a kind whose requests are binary, media or downloads, shows no page to judge it by)
+LIFT_LOOK = 10
 _DIGITS = re.compile(r"\d+")
 _LABELLED = re.compile(r"([^\W\d_]+)(\d+)")  # an id: letters, then a number ("msg255")
 _ELLIPSES = ("...", "\u2026")
@@ -212,7 +218,7 @@ class CloseWhenStale:
         self.kinds: dict[str, list[int]] = {}
         self.waiting: dict[str, int] = {}  # page kind → requests scheduled, not downloaded
         self.deferred = False
-        self.lifted: set[str] = set()  # kinds the scheduler was asked to serve first
+        self.lifted: dict[str, int] = {}  # kinds asked to be served first → downloads since
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CloseWhenStale:
@@ -346,21 +352,24 @@ class CloseWhenStale:
         kind = page_kind(request.url)
         if self.waiting.get(kind, 0) > 0:
             self.waiting[kind] -= 1
+        if kind in self.lifted:
+            self.lifted[kind] += 1
 
     def _fresh_kinds_waiting(self, starved: bool = False) -> list[str]:
         """Kinds of page with requests waiting whose pages were mostly fresh, (fresh + 1) /
         (read + 2) > 1/2, and one of which was read among the last ``window`` pages (the
         scheduler still hands them out) or that the scheduler was asked to serve first, the
-        most waiting first; ``starved``: those with none read among the last ``window``
-        pages, not asked for yet."""
+        most waiting first (a kind asked for, until :data:`LIFT_LOOK` of its requests were
+        downloaded); ``starved``: those with none read among the last ``window`` pages, not
+        asked for yet."""
         kinds = []
         for kind, n in self.waiting.items():
             read, fresh, last = self.kinds.get(kind, (0, 0, 0))
             if n <= 0 or (fresh + 1) / (read + 2) <= 0.5:
                 continue
             recent = last > self.pages - self.window
-            if (not recent and kind not in self.lifted) if starved \
-                    else (recent or kind in self.lifted):
+            looking = self.lifted.get(kind, LIFT_LOOK) < LIFT_LOOK
+            if (not recent and kind not in self.lifted) if starved else (recent or looking):
                 kinds.append((n, kind))
         return [kind for _, kind in sorted(kinds, reverse=True)]
 
@@ -372,7 +381,7 @@ class CloseWhenStale:
         starved = set(self._fresh_kinds_waiting(starved=True))
         if not starved:
             return []
-        self.lifted |= starved
+        self.lifted.update(dict.fromkeys(starved, 0))
         answers = self.crawler.signals.send_catch_log(
             hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url) in starved)
         if not sum(n for _, n in answers if isinstance(n, int)):

@@ -13,7 +13,7 @@ from localsite import SiteHandler, serve
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
-from hiddenweb.stale import CloseWhenStale, words_of
+from hiddenweb.stale import LIFT_LOOK, CloseWhenStale, words_of
 
 RECORDS = 20
 #: another view of each record: the same text again (a URL template per view, each with as many
@@ -270,3 +270,31 @@ def test_requests_of_a_fresh_kind_the_scheduler_kept_back_are_served_before_the_
     rule.request_gone(served, spider)
     rule.page_read(["Start page", "Timeline"], set(), spider, url=served.url)  # not fresh
     assert closed == ["hiddenweb_stale"]  # nothing of a fresh kind waits now
+
+
+def test_a_kind_served_first_is_waited_for_a_few_of_its_requests_at_most():
+    """A kind served first whose requests show no page (media, downloads) cannot be judged by
+    what they show: the rule waits for :data:`LIFT_LOOK` of them to be downloaded, then closes."""
+    scheduler = make()
+    crawler = scheduler.crawler
+    crawler.settings.frozen = False
+    crawler.settings.set("HIDDENWEB_CLOSE_STALE", 3)
+    closed: list[str] = []
+    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
+    rule = CloseWhenStale.from_crawler(crawler)
+    spider = crawler.spider
+    rule.page_read(["Media page", "Timeline"], set(), spider, url=f"{SITE}/media/a")
+    media = [link("/media/a", f"/media/{n}.png") for n in range(LIFT_LOOK + 5)]
+    for request in media:
+        scheduler.enqueue_request(request)
+        rule.request_scheduled(request, spider)
+    for day in range(1, 4):
+        rule.page_read(["Timeline"], set(), spider, url=f"{SITE}/timeline?d={day}")
+    assert not closed and crawler.stats.get_value("hiddenweb/stale/lifted") == 1
+    for _ in range(LIFT_LOOK - 1):  # downloaded: images, no page read
+        rule.request_gone(scheduler.next_request(), spider)
+    rule.page_read(["Timeline"], set(), spider, url=f"{SITE}/timeline?d=5")
+    assert not closed
+    rule.request_gone(scheduler.next_request(), spider)
+    rule.page_read(["Timeline"], set(), spider, url=f"{SITE}/timeline?d=6")
+    assert closed == ["hiddenweb_stale"]
