@@ -13,6 +13,7 @@ from localsite import SiteHandler, serve
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
+from hiddenweb.dla.scheduler import DLAScheduler
 from hiddenweb.stale import LIFT_LOOK, CloseWhenStale, words_of
 
 RECORDS = 20
@@ -243,18 +244,24 @@ def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was
         assert closed == ["hiddenweb_stale"] and rule.run == closed_at
 
 
+def _rule_beside_a_dla_scheduler() -> tuple[DLAScheduler, CloseWhenStale, list[str]]:
+    """A DLA scheduler and the rule (a limit of 3 pages) on one crawler, and the reasons the
+    rule closed it with."""
+    scheduler = make()
+    scheduler.crawler.settings.frozen = False
+    scheduler.crawler.settings.set("HIDDENWEB_CLOSE_STALE", 3)
+    closed: list[str] = []
+    scheduler.crawler.engine = SimpleNamespace(
+        close_spider=lambda spider, reason: closed.append(reason))
+    return scheduler, CloseWhenStale.from_crawler(scheduler.crawler), closed
+
+
 def test_requests_of_a_fresh_kind_the_scheduler_kept_back_are_served_before_the_close():
     """Wiki pages were fresh, then the scheduler kept a waiting wiki page back behind timeline
     pages: at the limit the rule asks the DLA scheduler to serve that kind first and waits;
     the wiki page is the next request served, and once it is read (stale) the crawl closes."""
-    scheduler = make()
-    crawler = scheduler.crawler
-    crawler.settings.frozen = False
-    crawler.settings.set("HIDDENWEB_CLOSE_STALE", 3)
-    closed: list[str] = []
-    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
-    rule = CloseWhenStale.from_crawler(crawler)
-    spider = crawler.spider
+    scheduler, rule, closed = _rule_beside_a_dla_scheduler()
+    crawler, spider = scheduler.crawler, scheduler.crawler.spider
     for n, name in enumerate(("Start", "Guide")):
         rule.page_read([f"{name} page", f"word{n}x", "Timeline"], set(), spider,
                        url=f"{SITE}/wiki/{name}")
@@ -275,14 +282,8 @@ def test_requests_of_a_fresh_kind_the_scheduler_kept_back_are_served_before_the_
 def test_a_kind_served_first_is_waited_for_a_few_of_its_requests_at_most():
     """A kind served first whose requests show no page (media, downloads) cannot be judged by
     what they show: the rule waits for :data:`LIFT_LOOK` of them to be downloaded, then closes."""
-    scheduler = make()
-    crawler = scheduler.crawler
-    crawler.settings.frozen = False
-    crawler.settings.set("HIDDENWEB_CLOSE_STALE", 3)
-    closed: list[str] = []
-    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
-    rule = CloseWhenStale.from_crawler(crawler)
-    spider = crawler.spider
+    scheduler, rule, closed = _rule_beside_a_dla_scheduler()
+    crawler, spider = scheduler.crawler, scheduler.crawler.spider
     rule.page_read(["Media page", "Timeline"], set(), spider, url=f"{SITE}/media/a")
     media = [link("/media/a", f"/media/{n}.png") for n in range(LIFT_LOOK + 5)]
     for request in media:
