@@ -354,30 +354,31 @@ class CloseWhenStale:
         if kind in self.lifted:
             self.lifted[kind] += 1
 
-    def _fresh_kinds_waiting(self, starved: bool = False) -> list[str]:
+    def _mostly_fresh_waiting(self) -> list[tuple[int, str, bool]]:
         """Kinds of page with requests waiting whose pages were mostly fresh, (fresh + 1) /
-        (read + 2) > 1/2, and one of which was read among the last ``window`` pages (the
-        scheduler still hands them out) or that the scheduler was asked to serve first, the
-        most waiting first (a kind asked for, until :data:`LIFT_LOOK` of its requests were
-        downloaded); ``starved``: those with none read among the last ``window`` pages, not
-        asked for yet."""
+        (read + 2) > 1/2: (requests waiting, kind, whether one was read among the last
+        ``window`` pages), the most waiting first."""
         kinds = []
         for kind, n in self.waiting.items():
             read, fresh, last = self.kinds.get(kind, (0, 0, 0))
-            if n <= 0 or (fresh + 1) / (read + 2) <= 0.5:
-                continue
-            recent = last > self.pages - self.window
-            looking = self.lifted.get(kind, LIFT_LOOK) < LIFT_LOOK
-            if (not recent and kind not in self.lifted) if starved else (recent or looking):
-                kinds.append((n, kind))
-        return [kind for _, kind in sorted(kinds, reverse=True)]
+            if n > 0 and (fresh + 1) / (read + 2) > 0.5:
+                kinds.append((n, kind, last > self.pages - self.window))
+        return sorted(kinds, reverse=True)
+
+    def _fresh_kinds_waiting(self) -> list[str]:
+        """The mostly fresh kinds with requests waiting that the scheduler still hands out (one
+        read among the last ``window`` pages) or that it was asked to serve first (until
+        :data:`LIFT_LOOK` of their requests were downloaded)."""
+        return [kind for _, kind, recent in self._mostly_fresh_waiting()
+                if recent or self.lifted.get(kind, LIFT_LOOK) < LIFT_LOOK]
 
     def _serve_starved(self) -> list[str]:
         """Kinds of page that were mostly fresh and whose requests wait, none read lately:
         the scheduler is asked to serve them first (:data:`hiddenweb.signals.
         serve_first_wanted`); the kinds it lifted, for the rule to wait for (each kind asked
         once; stat ``hiddenweb/stale/lifted``)."""
-        starved = set(self._fresh_kinds_waiting(starved=True))
+        starved = {kind for _, kind, recent in self._mostly_fresh_waiting()
+                   if not recent and kind not in self.lifted}
         if not starved:
             return []
         self.lifted.update(dict.fromkeys(starved, 0))

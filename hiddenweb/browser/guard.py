@@ -303,7 +303,9 @@ class Guard:
                     or {"Content-Type": "text/html"}
                 await route.fulfill(status=200, headers=headers, body=body)
                 return
-        if not navigation and request.method == "GET" and request.resource_type == "script":
+        script = not navigation and request.method == "GET" \
+            and request.resource_type == "script"
+        if script:
             loading = self._loading.get(url)
             if loading is not None:  # another page's fetch of it is out: its answer first
                 await asyncio.shield(loading)
@@ -316,14 +318,16 @@ class Guard:
             if loading is None:
                 self._loading[url] = asyncio.get_running_loop().create_future()
                 try:
-                    await self._forward(page, route, request, render, main, own)
+                    await self._forward(page, route, request, render, main, own, keep=True)
                 finally:
                     self._loading.pop(url).set_result(None)
                 return
         await self._forward(page, route, request, render, main, own)
 
     async def _forward(self, page: Any, route: Any, request: Any, render: Render, main: bool,
-                       own: bool) -> None:
+                       own: bool, keep: bool = False) -> None:
+        """Fetch ``request`` for the page (redirects followed here) and answer it; ``keep``: a
+        script GET, kept in :attr:`scripts` when answered 200 without a redirect."""
         scrapy_request = render.request
         headers = await use_scrapy_headers(
             browser_type_name="chromium", playwright_request=request,
@@ -382,8 +386,7 @@ class Guard:
                 body = None
             if body is not None and len(body) <= MAX_DOCUMENT:
                 render.document = body
-        if not navigation and method == "GET" and request.resource_type == "script" \
-                and response.status == 200 and not hops:
+        if keep and response.status == 200 and not hops:
             try:
                 body = await response.body()
             except PlaywrightError:

@@ -86,10 +86,11 @@ class RenderGate:
         self.pending: dict[str, int] = defaultdict(int)  # renders issued, not judged yet
         self.held: dict[str, list[tuple[Request, TextResponse]]] = defaultdict(list)
         self.hold = not job_dir(crawler.settings)  # a held request is in no queue
-        #: renders issued per script signature, not judged yet; the signature each template's
-        #: renders were issued with; templates held until their signature is judged
+        #: per script signature, its renders issued and not judged yet, and the templates any
+        #: of its renders was issued for; the signature each template's renders were issued
+        #: with; templates held until their signature is judged
         self.sig_pending: dict[str, int] = defaultdict(int)
-        self.sig_pending_templates: dict[str, set[str]] = defaultdict(set)
+        self.sig_issued_templates: dict[str, set[str]] = defaultdict(set)
         self.issued_sig: dict[str, str] = {}
         self.on_trial: dict[str, dict[str, None]] = defaultdict(dict)  # in order met
         crawler.signals.connect(self.release_all, signal=signals.spider_idle)
@@ -127,7 +128,7 @@ class RenderGate:
         """A render of a page of template ``key`` (running ``sig``) is sent."""
         self.pending[key] += 1
         sig = self.issued_sig.setdefault(key, sig or self.policy.signature.get(key, ""))
-        self.sig_pending_templates[sig].add(key)
+        self.sig_issued_templates[sig].add(key)
         self.sig_pending[sig] += 1
 
     def _on_trial(self, sig: str) -> bool:
@@ -137,7 +138,7 @@ class RenderGate:
         template's page running it then waits for that verdict, not a render of its own."""
         policy = self.policy
         renders = policy.sig_renders.get(sig, 0)
-        templates = policy.sig_templates.get(sig, set()) | self.sig_pending_templates[sig]
+        templates = policy.sig_templates.get(sig, set()) | self.sig_issued_templates[sig]
         if renders + self.sig_pending[sig] < 2 * policy.min_seen \
                 or len(templates) < policy.min_templates:
             return False
