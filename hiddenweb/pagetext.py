@@ -142,6 +142,10 @@ RECHECK_META = "hiddenweb_recheck"
 #: the content fingerprint of the page this request's answer was, read and emitted before a kill
 #: left the request pending (JOBDIR resume, :func:`hiddenweb.dla.jobdir.open_job`)
 REREAD_META = "hiddenweb_reread"
+#: a request whose answer the crawl-level stopping rule waits to read before it closes (a
+#: page's browser render, a new form's first submissions): what it shows is not yet known, and
+#: once the close has begun no request it leads to would be downloaded (:mod:`hiddenweb.stale`)
+AWAITED_META = "hiddenweb_awaited"
 
 
 class SeenContent:

@@ -68,7 +68,13 @@ once; the DLA scheduler's ``serve_first`` lifts the groups that hold them; stat
 :data:`LIFT_LOOK` of its requests at most: the pages read then say whether it is still fresh
 (a kind of media or downloads shows no page: without the bound a DokuWiki crawl waited on
 its ``/lib/exe/*`` requests to its page cap). A scheduler that does not answer the signal
-changes nothing.
+changes nothing. Nor does the rule close while an *awaited read* (meta
+:data:`~hiddenweb.pagetext.AWAITED_META`: a page's browser render, a new form's first
+submissions) is scheduled and not read, failed or dropped, for :data:`AWAIT_SECONDS` at most
+after the limit: what it shows is not known, and once the close has begun no request it leads
+to is downloaded (a Datasette crawl closed with its canned query's render in flight and never
+sent the query's form). That wait is bounded in time, not pages: pages read meanwhile say
+nothing about what the render will show.
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
@@ -82,6 +88,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Iterable
 
@@ -92,7 +99,7 @@ from scrapy.exceptions import NotConfigured
 from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
 from hiddenweb.estimate import STALE
-from hiddenweb.pagetext import RECHECK_META, template_key, word_matches, words
+from hiddenweb.pagetext import AWAITED_META, RECHECK_META, template_key, word_matches, words
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +111,9 @@ MAX_KINDS = 10_000  # kinds of page whose fresh share is kept
 #: requests of a kind served first that are waited for, at most: what they show then decides
 #: (a kind whose requests are binary, media or downloads, shows no page to judge it by)
 LIFT_LOOK = 10
+#: seconds the rule waits, at most, for awaited reads (a render: Chromium's navigation timeout,
+#: ``HIDDENWEB_BROWSER_TIMEOUT``, 20 s, and its events) once it would close
+AWAIT_SECONDS = 30.0
 _DIGITS = re.compile(r"\d+")
 _LABELLED = re.compile(r"([^\W\d_]+)(\d+)")  # an id: letters, then a number ("msg255")
 _ELLIPSES = ("...", "\u2026")
@@ -217,6 +227,8 @@ class CloseWhenStale:
         self.waiting: dict[str, int] = {}  # page kind → requests scheduled, not downloaded
         self.deferred = False
         self.lifted: dict[str, int] = {}  # kinds asked to be served first → downloads since
+        self.awaited = 0  # awaited reads (AWAITED_META) scheduled and not read yet
+        self.awaiting_since: float | None = None  # when the limit was reached with some
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CloseWhenStale:
@@ -229,17 +241,22 @@ class CloseWhenStale:
         ext = cls(crawler, window)
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
-        crawler.signals.connect(ext.request_gone, signal=signals.request_dropped)
+        crawler.signals.connect(ext.request_dropped, signal=signals.request_dropped)
         crawler.signals.connect(ext.request_gone, signal=signals.request_left_downloader)
         return ext
 
     def page_read(self, blocks: list[str], echoed: set[str], spider: Spider,
-                  answer: str | None = None, url: str | None = None) -> None:
+                  answer: str | None = None, url: str | None = None,
+                  awaited: bool = False) -> None:
         """``page_read``: one page's text blocks, the words of its own request's values, and,
         for a form's answer, how its explorer judged it (``hiddenweb.forms.crawl.ANSWER_META``:
-        ``"new"``, ``"known"`` or ``"blind"``), and the page's URL. A form's answer judged new
-        is fresh; a blind one (its form never gave a new page) neither extends nor breaks a
-        run: a search box whose first words find nothing may find pages later."""
+        ``"new"``, ``"known"`` or ``"blind"``), the page's URL, and whether its request was an
+        awaited read (:data:`~hiddenweb.pagetext.AWAITED_META`; also sent, with no blocks,
+        when such a request failed). A form's answer judged new is fresh; a blind one (its
+        form never gave a new page) neither extends nor breaks a run: a search box whose first
+        words find nothing may find pages later."""
+        if awaited and self.awaited > 0:
+            self.awaited -= 1
         on_page = words_of(blocks)
         answer_new = answer == "new"
         if not on_page and not answer_new:
@@ -275,6 +292,8 @@ class CloseWhenStale:
         stats.max_value("hiddenweb/stale/longest_run", self.run)
         if self.run >= self.window and not self.closing:
             waiting = self._fresh_kinds_waiting() if self.run < 2 * self.window else []
+            if self.awaited > 0 and self._awaiting_for() < AWAIT_SECONDS:
+                waiting.insert(0, f"{self.awaited} renders or new forms' first answers")
             if not waiting and self.run < 2 * self.window:
                 waiting = self._serve_starved()
             if waiting:
@@ -339,9 +358,17 @@ class CloseWhenStale:
     def request_scheduled(self, request: Request, spider: Spider) -> None:
         if request.meta.get(RECHECK_META):
             return  # this rule's own: read again, not a page to wait for
+        if request.meta.get(AWAITED_META):
+            self.awaited += 1
         kind = page_kind(request.url)
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
             self.waiting[kind] = self.waiting.get(kind, 0) + 1
+
+    def request_dropped(self, request: Request, spider: Spider | None = None) -> None:
+        """``request_dropped``: the scheduler refused it; an awaited read it was will not come."""
+        if request.meta.get(AWAITED_META) and self.awaited > 0:
+            self.awaited -= 1
+        self.request_gone(request, spider)
 
     def request_gone(self, request: Request, spider: Spider | None = None,
                      **kwargs: object) -> None:
@@ -353,6 +380,13 @@ class CloseWhenStale:
             self.waiting[kind] -= 1
         if kind in self.lifted:
             self.lifted[kind] += 1
+
+    def _awaiting_for(self) -> float:
+        """Seconds since the limit was first reached with awaited reads not read."""
+        now = time.monotonic()
+        if self.awaiting_since is None:
+            self.awaiting_since = now
+        return now - self.awaiting_since
 
     def _mostly_fresh_waiting(self) -> list[tuple[int, str, bool]]:
         """Kinds of page with requests waiting whose pages were mostly fresh, (fresh + 1) /

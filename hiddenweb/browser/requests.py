@@ -18,7 +18,7 @@ import scrapy
 from scrapy.http import TextResponse
 
 from hiddenweb.browser.config import BROWSER_SLOT
-from hiddenweb.pagetext import READ_META
+from hiddenweb.pagetext import AWAITED_META, READ_META
 
 #: meta of a direct render's response: the HTML document Chromium received for the request
 #: (what plain HTTP reads of it), against which the render is judged (browser/renders.py)
@@ -38,6 +38,7 @@ def rerender_request(response: TextResponse, reuse_body: bool) -> scrapy.Request
     meta = {k: v for k, v in request.meta.items()
             if k.startswith("hiddenweb_") and k not in _JUDGED}
     meta.update(direct_meta(), hiddenweb_rerender=True)
+    meta[AWAITED_META] = True  # read before the crawl may close stale (hiddenweb.stale)
     if reuse_body and response.status == 200 and response.url == request.url \
             and request.method == "GET":
         ctype = response.headers.get(b"Content-Type")

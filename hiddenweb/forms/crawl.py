@@ -63,7 +63,7 @@ from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
-from hiddenweb.pagetext import SHOWN_META, content_text
+from hiddenweb.pagetext import AWAITED_META, SHOWN_META, content_text
 from hiddenweb.redis_shared import CLAIMED, TAKEN_OVER, form_claims
 from hiddenweb.signals import download_budget_exhausted
 
@@ -282,7 +282,9 @@ class FormCrawler:
             offer_record(explorer, record, self.lvs)
         self.stats.inc_value("hiddenweb/forms/submitted_forms")
         for data in explorer.first():
-            yield from self.submission(explorer, data)
+            for request in self.submission(explorer, data):
+                request.meta[AWAITED_META] = True  # read before the crawl may close stale
+                yield request
 
     # -- versions of a form (hiddenweb.forms.versions) -----------------------------------------
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:

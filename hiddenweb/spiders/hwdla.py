@@ -51,6 +51,7 @@ from hiddenweb.framedocs import with_srcdoc
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
 from hiddenweb.pagetext import (
+    AWAITED_META,
     NEW_CONTENT_META,
     NOVEL_META,
     READ_META,
@@ -229,7 +230,8 @@ class HwdlaSpider(scrapy.Spider):
         get = response.request is None or response.request.method == "GET"
         self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=blocks, echoed=echoed,
                                             answer=meta.get(ANSWER_META),
-                                            url=response.url if get else None, spider=self)
+                                            url=response.url if get else None, spider=self,
+                                            awaited=bool(meta.get(AWAITED_META)))
         yield from self.forms.release_read()
 
     def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
@@ -346,6 +348,9 @@ class HwdlaSpider(scrapy.Spider):
 
     def on_error(self, failure: Failure) -> Iterator[PageItem | scrapy.Request]:
         meta = failure.request.meta
+        if meta.get(AWAITED_META):  # nothing to read: the stopping rule waits for it no more
+            self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=[], echoed=set(),
+                                                spider=self, awaited=True)
         self.forms.answer_read(meta)
         if meta.get("hiddenweb_explore"):
             yield from self.forms.feedback(meta, None, False)

@@ -4,17 +4,20 @@ words it has not read, and not before it has read what the site shows."""
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from crawlrun import ENDED, run_crawl  # tests/ is on sys.path (rootdir)
+import pytest
+from crawlrun import ENDED, browser_crawl, run_crawl  # tests/ is on sys.path (rootdir)
 from dlakit import SITE, link, make
 from localsite import SiteHandler, serve
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from hiddenweb.dla.scheduler import DLAScheduler
-from hiddenweb.stale import LIFT_LOOK, CloseWhenStale, words_of
+from hiddenweb.pagetext import AWAITED_META
+from hiddenweb.stale import AWAIT_SECONDS, LIFT_LOOK, CloseWhenStale, words_of
 
 RECORDS = 20
 #: another view of each record: the same text again (a URL template per view, each with as many
@@ -299,3 +302,99 @@ def test_a_kind_served_first_is_waited_for_a_few_of_its_requests_at_most():
     rule.request_gone(scheduler.next_request(), spider)
     rule.page_read(["Timeline"], set(), spider, url=f"{SITE}/timeline?d=6")
     assert closed == ["hiddenweb_stale"]
+
+
+SLOW_SCRIPT_SECONDS = 2.5
+
+
+class SlowRender(SiteHandler):
+    """A home page, a listing of 40 views that all show the same text, and an app page whose
+    one script, answered after :data:`SLOW_SCRIPT_SECONDS`, adds the only link to a treasure
+    page: the plain crawl reads every view (stale after the first) long before the app page's
+    render is read."""
+
+    log: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        path = self.path.split("?")[0]
+        type(self).log.append(path)
+        if path == "/":
+            return self._send(b'<html><body><h1>Home</h1><a href="/list">List</a> '
+                              b'<a href="/app">App</a></body></html>')
+        if path == "/list":
+            views = "".join(f'<a href="/v/{n}">view {n}</a> ' for n in range(40))
+            return self._send(f"<html><body><h1>Views</h1>{views}</body></html>".encode())
+        if path.startswith("/v/"):
+            return self._send(b"<html><body><h1>View</h1><p>Same old view</p></body></html>")
+        if path == "/app":
+            return self._send(b'<html><head><script src="/slow.js"></script></head><body>'
+                              b"<h1>App</h1><p>Loading</p></body></html>")
+        if path == "/slow.js":
+            time.sleep(SLOW_SCRIPT_SECONDS)
+            return self._send(b"addEventListener('DOMContentLoaded', () => { const a = "
+                              b"document.createElement('a'); a.href = '/trea' + 'sure'; "
+                              b"a.textContent = 'Treasure map'; document.body.appendChild(a); });",
+                              "text/javascript")
+        if path == "/treasure":
+            return self._send(b"<html><body><h1>Gold doubloons</h1></body></html>")
+        self._send(b"<html><body>not found</body></html>", status=404)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="scripts/install.sh installs it")
+def test_the_crawl_does_not_close_while_a_render_it_asked_for_is_unread(tmp_path: Path):
+    """Past the limit of stale pages (5 here) the app page's render is still in Chromium,
+    waiting for its slow script: the rule waits for it (an awaited read), reads the link the
+    script built, and the crawl reads the page it leads to. Before, it closed first: once a
+    close has begun, no request the render leads to is downloaded."""
+    SlowRender.log = []
+    with serve(SlowRender) as url:
+        run = browser_crawl(tmp_path, url, HIDDENWEB_CLOSE_STALE="5")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stats["hiddenweb/browser/pages"] >= 1
+    assert "/treasure" in SlowRender.log
+    assert any(item["url"].endswith("/treasure") for item in run.items)
+    assert run.stats["hiddenweb/stale/longest_run"] >= 5  # the limit was reached before
+    assert run.stats["hiddenweb/stale/deferred"] >= 1
+
+
+def test_awaited_reads_hold_the_close_until_read_failed_or_dropped_and_for_a_time_at_most(
+        monkeypatch: pytest.MonkeyPatch):
+    """An awaited read (a render, a new form's first submission) scheduled and not yet read
+    holds the close past the limit; read, failed (``page_read`` with no blocks) or dropped by
+    the scheduler, it holds it no more; one never read holds it :data:`AWAIT_SECONDS` at most."""
+    clock = [1000.0]
+    monkeypatch.setattr("hiddenweb.stale.time.monotonic", lambda: clock[0])
+    spider = Spider("t")
+    closed: list[str] = []
+    for end in ("read", "failed", "dropped", "never"):
+        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
+        closed.clear()
+        crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
+        rule = CloseWhenStale.from_crawler(crawler)
+        rule.page_read(["Start page"], set(), spider, url="http://h/")
+        render = Request("http://h/app", meta={AWAITED_META: True})
+        rule.request_scheduled(render, spider)
+        for n in range(8):  # past twice the limit: a render is waited for by time, not pages
+            rule.page_read(["Start page"], set(), spider, url=f"http://h/v/{n}")
+        assert not closed and rule.run == 8
+        if end == "read":
+            rule.request_gone(render, spider)  # left the downloader: not read yet
+            rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
+            assert not closed
+            rule.page_read(["Start page", "App"], set(), spider, url=render.url, awaited=True)
+            assert not closed and rule.run == 0  # its page was fresh
+            for n in range(3):
+                rule.page_read(["Start page"], set(), spider, url=f"http://h/w/{n}")
+        elif end == "failed":
+            rule.page_read([], set(), spider, awaited=True)
+            rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
+        elif end == "dropped":
+            rule.request_dropped(render, spider)
+            rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
+        else:
+            clock[0] += AWAIT_SECONDS - 1
+            rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
+            assert not closed
+            clock[0] += 1
+            rule.page_read(["Start page"], set(), spider, url="http://h/v/y")
+        assert closed == ["hiddenweb_stale"], end
