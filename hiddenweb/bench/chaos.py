@@ -16,7 +16,8 @@ killed run's feed beyond the first with the same method, URL and form fields, mi
 uninterrupted run's own: what resuming emitted twice), ``duplicate_downloads`` (requests the
 server answered more than once — same method, target and body — in the killed run, minus the
 uninterrupted run's own: the re-downloads the kills cost, robots.txt once per resume
-included), ``store_integrity`` (SQLite ``integrity_check`` of the killed run's visit store),
+included), ``duplicate_examples`` (the killed run's keys emitted more than once, with their items),
+``store_integrity`` (SQLite ``integrity_check`` of the killed run's visit store),
 ``hidden_found`` / ``hidden_total`` / ``hidden_coverage`` of both runs (``uninterrupted``,
 ``killed``), the killed run's exit codes, finish reason and segment walls, and ``code``.
 """
@@ -109,6 +110,20 @@ def item_key(site: SiteModel, item: dict) -> str:
 def duplicates(site: SiteModel, items: list[dict]) -> int:
     counts = Counter(item_key(site, i) for i in items)
     return sum(n - 1 for n in counts.values() if n > 1)
+
+
+def duplicate_examples(site: SiteModel, items: list[dict], limit: int = 5) -> list[dict]:
+    """Up to ``limit`` keys emitted more than once, each with its items' method, URL, status,
+    form fields and download number: what a ``duplicate_items`` failure is read from."""
+    by_key: dict[str, list[dict]] = {}
+    for item in items:
+        by_key.setdefault(item_key(site, item), []).append(item)
+    return [{"key": key, "items": [
+        {"method": i.get("method"), "url": i.get("url"), "final_url": i.get("final_url"),
+         "status": i.get("status"), "downloads": i.get("downloads"), "source": i.get("source"),
+         "fingerprint": i.get("fingerprint"),
+         "fields": ((i.get("reached_by") or {}).get("form") or {}).get("fields")}
+        for i in group]} for key, group in by_key.items() if len(group) > 1][:limit]
 
 
 def hidden_of(site: SiteModel, truth: Truth, items: list[dict], browser: bool) -> set[str]:
@@ -206,6 +221,7 @@ def run(pages: int, kills: int, seed: int = 1, browser: bool = False, progress: 
                    "returncodes": [s["returncode"] for s in segments],
                    "finish_reason": stats.get("finish_reason")},
         "lost_examples": sorted(base_hidden - killed_hidden)[:10],
+        "duplicate_examples": duplicate_examples(site, killed_items),
         "workdir": str(tmp),
         "code": code_revision(PROJECT_DIR),
     }

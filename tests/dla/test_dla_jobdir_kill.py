@@ -28,7 +28,7 @@ def test_killed_crawl_resumes_with_nothing_lost_and_nothing_emitted_twice(tmp_pa
     assert result["uninterrupted"]["hidden_found"] > 0
     assert result["lost_hidden_pages"] == 0
     assert result["killed"]["hidden_found"] == result["uninterrupted"]["hidden_found"]
-    assert result["duplicate_items"] == 0
+    assert result["duplicate_items"] == 0, result["duplicate_examples"]
     assert result["store_integrity"] == "ok"
 
 
@@ -43,7 +43,7 @@ def test_killed_browser_crawl_resumes_with_nothing_lost_and_nothing_emitted_twic
     assert result["killed"]["finish_reason"] in ENDED
     assert result["lost_hidden_pages"] == 0, result["lost_examples"]
     assert result["killed"]["hidden_found"] >= result["uninterrupted"]["hidden_found"] > 0
-    assert result["duplicate_items"] == 0
+    assert result["duplicate_items"] == 0, result["duplicate_examples"]
     assert result["store_integrity"] == "ok"
 
 
