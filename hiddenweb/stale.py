@@ -70,11 +70,13 @@ once; the DLA scheduler's ``serve_first`` lifts the groups that hold them; stat
 its ``/lib/exe/*`` requests to its page cap). A scheduler that does not answer the signal
 changes nothing. Nor does the rule close while an *awaited read* (meta
 :data:`~hiddenweb.pagetext.AWAITED_META`: a page's browser render, a new form's first
-submissions) is scheduled and not read, failed or dropped, for :data:`AWAIT_SECONDS` at most
-after the limit: what it shows is not known, and once the close has begun no request it leads
-to is downloaded (a Datasette crawl closed with its canned query's render in flight and never
-sent the query's form). That wait is bounded in time, not pages: pages read meanwhile say
-nothing about what the render will show.
+submissions) is in flight (it reached the downloader, and was not read and did not fail yet),
+for :data:`AWAIT_SECONDS` at most after the limit: what it shows is not known, and once the
+close has begun no request it leads to is downloaded (a Datasette crawl closed with its canned
+query's render in flight and never sent the query's form). The wait is bounded in time, not
+pages: pages read meanwhile say nothing about what the render will show. Awaited reads still
+queued are not waited for: the scheduler may keep them back (measured, waiting for those too
+kept Datasette open 30 s more with 78 queued and took DokuWiki to its page cap).
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
@@ -98,6 +100,7 @@ from scrapy.exceptions import NotConfigured
 
 from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
+from hiddenweb.config import lab
 from hiddenweb.estimate import STALE
 from hiddenweb.pagetext import AWAITED_META, RECHECK_META, template_key, word_matches, words
 
@@ -227,7 +230,11 @@ class CloseWhenStale:
         self.waiting: dict[str, int] = {}  # page kind → requests scheduled, not downloaded
         self.deferred = False
         self.lifted: dict[str, int] = {}  # kinds asked to be served first → downloads since
-        self.awaited = 0  # awaited reads (AWAITED_META) scheduled and not read yet
+        #: a form's answer judged new by its explorer is fresh with no new word (lab knob)
+        self.answer_verdict = False
+        #: awaited reads (AWAITED_META) in flight: reached the downloader, not read or failed yet
+        self.in_flight: set[int] = set()
+        self._tokens = 0
         self.awaiting_since: float | None = None  # when the limit was reached with some
 
     @classmethod
@@ -239,26 +246,29 @@ class CloseWhenStale:
         if crawler.settings.get("HIDDENWEB_REDIS_URL"):
             raise NotConfigured("shared mode: a worker reads only its share of the pages")
         ext = cls(crawler, window)
+        ext.answer_verdict = bool(lab(crawler.settings, "stale_answer_verdict"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
-        crawler.signals.connect(ext.request_dropped, signal=signals.request_dropped)
+        crawler.signals.connect(ext.request_gone, signal=signals.request_dropped)
+        crawler.signals.connect(ext.request_reached_downloader,
+                                signal=signals.request_reached_downloader)
         crawler.signals.connect(ext.request_gone, signal=signals.request_left_downloader)
         return ext
 
     def page_read(self, blocks: list[str], echoed: set[str], spider: Spider,
                   answer: str | None = None, url: str | None = None,
-                  awaited: bool = False) -> None:
+                  awaited: int | bool = False) -> None:
         """``page_read``: one page's text blocks, the words of its own request's values, and,
         for a form's answer, how its explorer judged it (``hiddenweb.forms.crawl.ANSWER_META``:
         ``"new"``, ``"known"`` or ``"blind"``), the page's URL, and whether its request was an
-        awaited read (:data:`~hiddenweb.pagetext.AWAITED_META`; also sent, with no blocks,
+        awaited read (its :data:`~hiddenweb.pagetext.AWAITED_META`; also sent, with no blocks,
         when such a request failed). A form's answer judged new is fresh; a blind one (its
         form never gave a new page) neither extends nor breaks a run: a search box whose first
         words find nothing may find pages later."""
-        if awaited and self.awaited > 0:
-            self.awaited -= 1
+        if awaited:
+            self.in_flight.discard(awaited)
         on_page = words_of(blocks)
-        answer_new = answer == "new"
+        answer_new = answer == "new" and self.answer_verdict
         if not on_page and not answer_new:
             return  # nothing to read: a binary reply, an empty page
         stats = self.crawler.stats
@@ -292,8 +302,8 @@ class CloseWhenStale:
         stats.max_value("hiddenweb/stale/longest_run", self.run)
         if self.run >= self.window and not self.closing:
             waiting = self._fresh_kinds_waiting() if self.run < 2 * self.window else []
-            if self.awaited > 0 and self._awaiting_for() < AWAIT_SECONDS:
-                waiting.insert(0, f"{self.awaited} renders or new forms' first answers")
+            if self.in_flight and self._awaiting_for() < AWAIT_SECONDS:
+                waiting.insert(0, f"{len(self.in_flight)} renders or new forms' first answers")
             if not waiting and self.run < 2 * self.window:
                 waiting = self._serve_starved()
             if waiting:
@@ -358,17 +368,18 @@ class CloseWhenStale:
     def request_scheduled(self, request: Request, spider: Spider) -> None:
         if request.meta.get(RECHECK_META):
             return  # this rule's own: read again, not a page to wait for
-        if request.meta.get(AWAITED_META):
-            self.awaited += 1
         kind = page_kind(request.url)
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
             self.waiting[kind] = self.waiting.get(kind, 0) + 1
 
-    def request_dropped(self, request: Request, spider: Spider | None = None) -> None:
-        """``request_dropped``: the scheduler refused it; an awaited read it was will not come."""
-        if request.meta.get(AWAITED_META) and self.awaited > 0:
-            self.awaited -= 1
-        self.request_gone(request, spider)
+    def request_reached_downloader(self, request: Request, spider: Spider) -> None:
+        """``request_reached_downloader``: an awaited read is in flight until it is read or
+        fails (its token, kept in its meta, follows it through redirects)."""
+        if request.meta.get(AWAITED_META) is True:
+            self._tokens += 1
+            request.meta[AWAITED_META] = self._tokens
+        if request.meta.get(AWAITED_META):
+            self.in_flight.add(request.meta[AWAITED_META])
 
     def request_gone(self, request: Request, spider: Spider | None = None,
                      **kwargs: object) -> None:
@@ -382,7 +393,7 @@ class CloseWhenStale:
             self.lifted[kind] += 1
 
     def _awaiting_for(self) -> float:
-        """Seconds since the limit was first reached with awaited reads not read."""
+        """Seconds since the limit was first reached with awaited reads in flight."""
         now = time.monotonic()
         if self.awaiting_since is None:
             self.awaiting_since = now

@@ -231,7 +231,7 @@ class HwdlaSpider(scrapy.Spider):
         self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=blocks, echoed=echoed,
                                             answer=meta.get(ANSWER_META),
                                             url=response.url if get else None, spider=self,
-                                            awaited=bool(meta.get(AWAITED_META)))
+                                            awaited=meta.get(AWAITED_META, False))
         yield from self.forms.release_read()
 
     def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
@@ -350,7 +350,7 @@ class HwdlaSpider(scrapy.Spider):
         meta = failure.request.meta
         if meta.get(AWAITED_META):  # nothing to read: the stopping rule waits for it no more
             self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=[], echoed=set(),
-                                                spider=self, awaited=True)
+                                                spider=self, awaited=meta[AWAITED_META])
         self.forms.answer_read(meta)
         if meta.get("hiddenweb_explore"):
             yield from self.forms.feedback(meta, None, False)

@@ -114,8 +114,9 @@ def test_a_crawl_whose_every_page_times_its_answer_still_closes_when_stale(tmp_p
 def test_a_page_is_fresh_only_by_a_word_no_page_showed_and_its_request_did_not_send():
     """Words are counted case-folded; a page whose only new word is the query it echoes is not
     fresh; a page with no words (a binary reply) neither extends nor breaks a run; a form's
-    answer its explorer judged new is fresh, one that shows nothing new counts unless its form
-    never gave a new page."""
+    answer is fresh by its words too (judged new by its explorer, a new set of known records,
+    it is not, unless the lab knob ``stale_answer_verdict`` says so), and one that shows
+    nothing new counts unless its form never gave a new page."""
     crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10})
     rule = CloseWhenStale.from_crawler(crawler)
     spider = Spider("t")
@@ -130,12 +131,19 @@ def test_a_page_is_fresh_only_by_a_word_no_page_showed_and_its_request_did_not_s
     rule.page_read(["lichen"], set(), spider)  # echoed before, never shown as the site's own
     assert rule.run == 0  # a word the site now shows unasked
     rule.page_read(["ferns"], set(), spider)
-    rule.page_read(["ferns"], set(), spider, answer="new")  # a form's answer judged new
-    assert rule.run == 0
+    rule.page_read(["ferns"], set(), spider, answer="new")  # judged new, known words only
+    assert rule.run == 2
     rule.page_read(["ferns"], set(), spider, answer="blind")  # its form never gave a new page
-    assert rule.run == 0
+    assert rule.run == 2
     rule.page_read(["ferns"], set(), spider, answer="known")  # its form gave new pages before
-    assert rule.run == 1
+    assert rule.run == 3
+    verdict = CloseWhenStale.from_crawler(get_crawler(Spider, {
+        "HIDDENWEB_CLOSE_STALE": 10, "HIDDENWEB_LAB": {"stale_answer_verdict": True}}))
+    verdict.page_read(["ferns"], set(), spider)
+    verdict.page_read(["ferns"], set(), spider)
+    assert verdict.run == 1
+    verdict.page_read(["ferns"], set(), spider, answer="new")  # the explorer's verdict counts
+    assert verdict.run == 0
     rule.page_read(["ferns", "spores"], set(), spider, answer="blind")  # a new word: fresh
     assert rule.run == 0
     assert words_of(["Row wx-0637", "naïve_café"]) == {"row", "wx", "0637", "naïve", "café"}
@@ -357,16 +365,18 @@ def test_the_crawl_does_not_close_while_a_render_it_asked_for_is_unread(tmp_path
     assert run.stats["hiddenweb/stale/deferred"] >= 1
 
 
-def test_awaited_reads_hold_the_close_until_read_failed_or_dropped_and_for_a_time_at_most(
+def test_awaited_reads_in_flight_hold_the_close_until_read_or_failed_and_for_a_time_at_most(
         monkeypatch: pytest.MonkeyPatch):
-    """An awaited read (a render, a new form's first submission) scheduled and not yet read
-    holds the close past the limit; read, failed (``page_read`` with no blocks) or dropped by
-    the scheduler, it holds it no more; one never read holds it :data:`AWAIT_SECONDS` at most."""
+    """An awaited read (a render, a new form's first submission) that reached the downloader
+    and was not read yet holds the close past the limit, whatever the pages read meanwhile;
+    read (under its token, after a redirect too) or failed (``page_read`` with no blocks), it
+    holds it no more; one never read holds it :data:`AWAIT_SECONDS` at most; one still queued
+    does not hold it (the scheduler may keep it back)."""
     clock = [1000.0]
     monkeypatch.setattr("hiddenweb.stale.time.monotonic", lambda: clock[0])
     spider = Spider("t")
     closed: list[str] = []
-    for end in ("read", "failed", "dropped", "never"):
+    for end in ("read", "failed", "never", "queued"):
         crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
         closed.clear()
         crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
@@ -374,22 +384,30 @@ def test_awaited_reads_hold_the_close_until_read_failed_or_dropped_and_for_a_tim
         rule.page_read(["Start page"], set(), spider, url="http://h/")
         render = Request("http://h/app", meta={AWAITED_META: True})
         rule.request_scheduled(render, spider)
-        for n in range(8):  # past twice the limit: a render is waited for by time, not pages
+        if end == "queued":
+            for n in range(3):
+                rule.page_read(["Start page"], set(), spider, url=f"http://h/v/{n}")
+            assert closed == ["hiddenweb_stale"]
+            continue
+        rule.request_reached_downloader(render, spider)
+        token = render.meta[AWAITED_META]
+        assert token is not True and token
+        for n in range(8):  # past twice the limit: waited for by time, not pages
             rule.page_read(["Start page"], set(), spider, url=f"http://h/v/{n}")
         assert not closed and rule.run == 8
         if end == "read":
+            redirected = render.replace(url="http://h/app/")  # its meta (token) goes along
+            rule.request_reached_downloader(redirected, spider)
             rule.request_gone(render, spider)  # left the downloader: not read yet
             rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
             assert not closed
-            rule.page_read(["Start page", "App"], set(), spider, url=render.url, awaited=True)
+            rule.page_read(["Start page", "App"], set(), spider, url=redirected.url,
+                           awaited=redirected.meta[AWAITED_META])
             assert not closed and rule.run == 0  # its page was fresh
             for n in range(3):
                 rule.page_read(["Start page"], set(), spider, url=f"http://h/w/{n}")
         elif end == "failed":
-            rule.page_read([], set(), spider, awaited=True)
-            rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
-        elif end == "dropped":
-            rule.request_dropped(render, spider)
+            rule.page_read([], set(), spider, awaited=token)
             rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
         else:
             clock[0] += AWAIT_SECONDS - 1
