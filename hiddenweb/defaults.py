@@ -121,4 +121,7 @@ LAB: dict = {
     # a new page is a success (rewarded; a form's value paid) only when the set of texts it
     # shows is new: not another order or an echo of the query (hiddenweb.pagetext.ShownText)
     "novelty": True,
+    # the stale rule counts a form's answer its explorer judged new (a new set of known records)
+    # as fresh even when it shows no new word (hiddenweb.stale)
+    "stale_answer_verdict": False,
 }

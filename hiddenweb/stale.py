@@ -10,9 +10,11 @@ link crawl but ``CLOSESPIDER_PAGECOUNT``.
 The rule here reads the *words* of each page the spider reads (the tokens of its text blocks,
 :func:`hiddenweb.pagetext.text_blocks`, lower-cased; words of the request's own query and form
 values left out, so a search that echoes its query says nothing new by that). A page is *fresh*
-when it shows a word no earlier page of this crawl showed, or when it is a form's answer its
-explorer judged new (a new set of records: :class:`hiddenweb.pagetext.ShownText`). The answer
-of a form that never gave a new page, when it shows nothing new, does not count: a search box
+when it shows a word no earlier page of this crawl showed; a form's answer too (its explorer
+may judge it new for a new set of known records, :class:`hiddenweb.pagetext.ShownText`: a
+table's filter form gives one per facet and hidden column, and counting those as fresh kept a
+Datasette crawl open to its time cap; lab knob ``stale_answer_verdict`` counts them). The
+answer of a form that never gave a new page, when it shows nothing new, does not count: a search box
 whose first words find nothing may find pages later (the forms' own rule,
 ``HIDDENWEB_STOP_MASS``, lets such a form run to its limit). After ``HIDDENWEB_CLOSE_STALE``
 pages in a row with no fresh one, the Good–Turing estimate of the chance that the next page
@@ -20,8 +22,8 @@ shows a new word (fresh pages among the last N, over N: Good 1953, the estimate
 :mod:`hiddenweb.estimate` uses for forms) is 0 < 1/N, and the crawl closes with the reason
 ``hiddenweb_stale``. A record the site has not shown yet brings its own words (its name, its
 number, its text), so a crawl still finding records is never stale; a page whose only new thing
-is a known record in a new order or a new echo is, and so is a link's page showing a new subset
-of known records.
+is a known record in a new order or a new echo is, and so is a page showing a new subset of
+known records.
 
 Enabled by ``HIDDENWEB_CLOSE_STALE`` (pages; ``0`` turns it off). The pages counted are those the
 ``hwdla`` spider reads (:data:`hiddenweb.signals.page_read`): binary replies, which show no
