@@ -75,17 +75,22 @@ changes nothing. Nor does the rule close while an *awaited read* (meta
 submissions) is in flight (it reached the downloader, and was not read and did not fail yet),
 for :data:`AWAIT_SECONDS` at most after the limit: what it shows is not known, and once the
 close has begun no request it leads to is downloaded (a Datasette crawl closed with its canned
-query's render in flight and never sent the query's form). The wait is bounded in time, not
-pages: pages read meanwhile say nothing about what the render will show. Awaited reads still
-queued are not waited for: the scheduler may keep them back (measured, waiting for those too
-kept Datasette open 30 s more with 78 queued and took DokuWiki to its page cap).
+query's render in flight and never sent the query's form). Meanwhile the engine sends no other
+request (``engine.pause``, stat ``hiddenweb/stale/held``): pages read then would only be more
+pages of a crawl about to close, and one of them showing a stray new word kept the crawl open
+(measured: Datasette's crawls took 53–73 s instead of 35–42 s while other pages were read
+during the wait). The hold ends once the awaited reads are read or failed, once a page is fresh,
+or at the bound. An awaited read sent back to the scheduler (a redirect, a retry) is still
+awaited but not in flight: the hold is released so that it can be sent, and the scheduler is
+asked to serve it first (:data:`hiddenweb.signals.serve_first_wanted`). Awaited reads never
+sent are not waited for: the scheduler may keep them back.
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
 ``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/relabels`` (new words left out as known
 ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
 ``hiddenweb/stale/rechecks`` (pages asked for again), ``hiddenweb/stale/lifted`` (kinds the
-scheduler was asked to serve first).
+scheduler was asked to serve first), ``hiddenweb/stale/held`` (holds for awaited reads).
 """
 
 from __future__ import annotations
@@ -236,7 +241,12 @@ class CloseWhenStale:
         self.answer_verdict = False
         #: awaited reads (AWAITED_META) in flight: reached the downloader, not read or failed yet
         self.in_flight: set[int] = set()
+        #: awaited reads sent back to the scheduler (a redirect, a retry): token → URL
+        self.requeued: dict[int, str] = {}
+        self.requeued_lifted: set[int] = set()  # those the scheduler was asked to serve first
         self._tokens = 0
+        self.holding: object | None = None  # the timer that ends a hold (engine paused)
+        self.call_later = None  # reactor.callLater (tests give their own)
         self.awaiting_since: float | None = None  # when the limit was reached with some
 
     @classmethod
@@ -250,8 +260,9 @@ class CloseWhenStale:
         ext = cls(crawler, window)
         ext.answer_verdict = bool(lab(crawler.settings, "stale_answer_verdict"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
+        crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
-        crawler.signals.connect(ext.request_gone, signal=signals.request_dropped)
+        crawler.signals.connect(ext.request_dropped, signal=signals.request_dropped)
         crawler.signals.connect(ext.request_reached_downloader,
                                 signal=signals.request_reached_downloader)
         crawler.signals.connect(ext.request_gone, signal=signals.request_left_downloader)
@@ -269,6 +280,9 @@ class CloseWhenStale:
         words find nothing may find pages later."""
         if awaited:
             self.in_flight.discard(awaited)
+            self.requeued.pop(awaited, None)
+            if self.holding is not None and not self.in_flight:
+                self._release()
         on_page = words_of(blocks)
         answer_new = answer == "new" and self.answer_verdict
         if not on_page and not answer_new:
@@ -295,6 +309,8 @@ class CloseWhenStale:
                 logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
                              " (a form's answer judged new)" if answer_new else "")
             self.run = 0
+            if self.holding is not None:
+                self._release()  # not closing: send requests again
             stats.inc_value("hiddenweb/stale/fresh_pages")
             stats.set_value("hiddenweb/stale/words", len(self.words))
             return
@@ -304,8 +320,12 @@ class CloseWhenStale:
         stats.max_value("hiddenweb/stale/longest_run", self.run)
         if self.run >= self.window and not self.closing:
             waiting = self._fresh_kinds_waiting() if self.run < 2 * self.window else []
-            if self.in_flight and self._awaiting_for() < AWAIT_SECONDS:
-                waiting.insert(0, f"{len(self.in_flight)} renders or new forms' first answers")
+            if (self.in_flight or self.requeued) and self._awaiting_for() < AWAIT_SECONDS:
+                waiting.insert(0, f"{len(self.in_flight) + len(self.requeued)} renders or new "
+                                  "forms' first answers")
+                if self.in_flight:
+                    self._hold()
+                self._lift_requeued()
             if not waiting and self.run < 2 * self.window:
                 waiting = self._serve_starved()
             if waiting:
@@ -370,9 +390,42 @@ class CloseWhenStale:
     def request_scheduled(self, request: Request, spider: Spider) -> None:
         if request.meta.get(RECHECK_META):
             return  # this rule's own: read again, not a page to wait for
+        self._queued_again(request)
         kind = page_kind(request.url)
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
             self.waiting[kind] = self.waiting.get(kind, 0) + 1
+
+    def _queued_again(self, request: Request) -> None:
+        """An awaited read in flight that went back to the scheduler (a redirect, a retry: its
+        token in the meta) is still awaited, but no longer in flight: a hold must not wait for
+        what the paused engine will not send (it is released), and the scheduler is asked to
+        serve it first (:meth:`_lift_requeued`); in flight again once it reaches the
+        downloader."""
+        token = request.meta.get(AWAITED_META)
+        if token and token is not True and token in self.in_flight:
+            self.in_flight.discard(token)
+            self.requeued[token] = request.url
+            if self.holding is not None and not self.in_flight:
+                self._release()
+
+    def _lift_requeued(self) -> None:
+        """Ask the scheduler to serve the awaited reads sent back to it first (each once)."""
+        urls = {url for token, url in self.requeued.items() if token not in self.requeued_lifted}
+        if urls:
+            self.requeued_lifted.update(self.requeued)
+            self.crawler.signals.send_catch_log(hw_signals.serve_first_wanted,
+                                                wanted=lambda url: url in urls)
+
+    def request_dropped(self, request: Request, spider: Spider | None = None) -> None:
+        """``request_dropped``: the scheduler refused it (a redirect of an awaited read to a
+        URL already seen, by the dupefilter): it will not be read."""
+        token = request.meta.get(AWAITED_META)
+        if token and token is not True:
+            self.in_flight.discard(token)
+            self.requeued.pop(token, None)
+            if self.holding is not None and not self.in_flight:
+                self._release()
+        self.request_gone(request, spider)
 
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         """``request_reached_downloader``: an awaited read is in flight until it is read or
@@ -382,6 +435,7 @@ class CloseWhenStale:
             request.meta[AWAITED_META] = self._tokens
         if request.meta.get(AWAITED_META):
             self.in_flight.add(request.meta[AWAITED_META])
+            self.requeued.pop(request.meta[AWAITED_META], None)
 
     def request_gone(self, request: Request, spider: Spider | None = None,
                      **kwargs: object) -> None:
@@ -393,6 +447,38 @@ class CloseWhenStale:
             self.waiting[kind] -= 1
         if kind in self.lifted:
             self.lifted[kind] += 1
+
+    def _hold(self) -> None:
+        """Send no more requests while the awaited reads in flight are out (Scrapy's
+        ``engine.pause``: what is in flight is still downloaded and read): pages read
+        meanwhile would only be more pages of a crawl about to close. Released once they are
+        read or failed, once a page is fresh, or after what is left of :data:`AWAIT_SECONDS`."""
+        if self.holding is not None:
+            return
+        self.crawler.engine.pause()
+        call_later = self.call_later
+        if call_later is None:
+            from twisted.internet import reactor
+
+            call_later = reactor.callLater
+        self.holding = call_later(max(0.0, AWAIT_SECONDS - self._awaiting_for()), self._release)
+        self.crawler.stats.inc_value("hiddenweb/stale/held")
+        logger.info("Waiting for %d renders or new forms' first answers in flight before the "
+                    "crawl may close stale; no other request is sent meanwhile",
+                    len(self.in_flight))
+
+    def _release(self, *_: object) -> None:
+        """End a hold: the engine sends requests again (at once, not at its next heartbeat)."""
+        timer, self.holding = self.holding, None
+        if timer is None:
+            return
+        if getattr(timer, "active", lambda: False)():
+            timer.cancel()
+        engine = self.crawler.engine
+        engine.unpause()
+        nextcall = getattr(getattr(engine, "_slot", None), "nextcall", None)
+        if nextcall is not None:  # Scrapy's own loop; without it, its heartbeat (5 s) resumes
+            nextcall.schedule()
 
     def _awaiting_for(self) -> float:
         """Seconds since the limit was first reached with awaited reads in flight."""

@@ -365,22 +365,48 @@ def test_the_crawl_does_not_close_while_a_render_it_asked_for_is_unread(tmp_path
     assert run.stats["hiddenweb/stale/deferred"] >= 1
 
 
+class _Engine:
+    """What the rule calls of Scrapy's engine: pause, unpause, close_spider."""
+
+    def __init__(self, closed: list[str]) -> None:
+        self.closed, self.paused = closed, False
+
+    def pause(self) -> None:
+        self.paused = True
+
+    def unpause(self) -> None:
+        self.paused = False
+
+    def close_spider(self, spider: Spider, reason: str) -> None:
+        self.closed.append(reason)
+
+
 def test_awaited_reads_in_flight_hold_the_close_until_read_or_failed_and_for_a_time_at_most(
         monkeypatch: pytest.MonkeyPatch):
     """An awaited read (a render, a new form's first submission) that reached the downloader
-    and was not read yet holds the close past the limit, whatever the pages read meanwhile;
-    read (under its token, after a redirect too) or failed (``page_read`` with no blocks), it
+    and was not read yet holds the close past the limit, whatever the pages read meanwhile,
+    and the engine sends no other request while it is out (paused);
+    read (under its token, after a redirect too: back in the scheduler, it is not in flight
+    until it reaches the downloader again) or failed (``page_read`` with no blocks), it
     holds it no more; one never read holds it :data:`AWAIT_SECONDS` at most; one still queued
     does not hold it (the scheduler may keep it back)."""
     clock = [1000.0]
     monkeypatch.setattr("hiddenweb.stale.time.monotonic", lambda: clock[0])
     spider = Spider("t")
     closed: list[str] = []
+    timers: list[tuple[float, object]] = []  # (delay, callback) of each hold's timer
+
+    def _timer(delay: float, fn: object) -> SimpleNamespace:
+        timers.append((delay, fn))
+        return SimpleNamespace(active=lambda: True, cancel=lambda: None)
+
     for end in ("read", "failed", "never", "queued"):
         crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
         closed.clear()
-        crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
+        crawler.engine = engine = _Engine(closed)
         rule = CloseWhenStale.from_crawler(crawler)
+        timers.clear()
+        rule.call_later = _timer
         rule.page_read(["Start page"], set(), spider, url="http://h/")
         render = Request("http://h/app", meta={AWAITED_META: True})
         rule.request_scheduled(render, spider)
@@ -395,24 +421,32 @@ def test_awaited_reads_in_flight_hold_the_close_until_read_or_failed_and_for_a_t
         for n in range(8):  # past twice the limit: waited for by time, not pages
             rule.page_read(["Start page"], set(), spider, url=f"http://h/v/{n}")
         assert not closed and rule.run == 8
+        assert engine.paused and [d for d, _ in timers] == [AWAIT_SECONDS]  # held at the limit
         if end == "read":
             redirected = render.replace(url="http://h/app/")  # its meta (token) goes along
-            rule.request_reached_downloader(redirected, spider)
             rule.request_gone(render, spider)  # left the downloader: not read yet
+            rule.request_scheduled(redirected, spider)  # back in the scheduler: not in flight
+            assert not engine.paused  # the paused engine would never send it
             rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
             assert not closed
+            rule.request_reached_downloader(redirected, spider)  # in flight again: held again
+            rule.page_read(["Start page"], set(), spider, url="http://h/v/z")
+            assert not closed and engine.paused
             rule.page_read(["Start page", "App"], set(), spider, url=redirected.url,
                            awaited=redirected.meta[AWAITED_META])
-            assert not closed and rule.run == 0  # its page was fresh
+            assert not closed and rule.run == 0 and not engine.paused  # read, and fresh
             for n in range(3):
                 rule.page_read(["Start page"], set(), spider, url=f"http://h/w/{n}")
         elif end == "failed":
             rule.page_read([], set(), spider, awaited=token)
+            assert not engine.paused
             rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
         else:
             clock[0] += AWAIT_SECONDS - 1
             rule.page_read(["Start page"], set(), spider, url="http://h/v/x")
-            assert not closed
+            assert not closed and engine.paused
             clock[0] += 1
+            timers[0][1]()  # the hold's timer: the engine sends requests again
+            assert not engine.paused
             rule.page_read(["Start page"], set(), spider, url="http://h/v/y")
         assert closed == ["hiddenweb_stale"], end
