@@ -106,6 +106,9 @@ def test_a_crawl_stops_sending_a_form_whose_answers_only_echo(tmp_path: Path):
             run = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings={
                 "HIDDENWEB_BROWSER": "never", "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": 120,
                 "HIDDENWEB_STOP_MASS": 0.05,
+                # the form's own rule is tested: the crawl-level rule (hiddenweb.stale) would
+                # close the crawl once 100 echoes showed no new word, with submissions queued
+                "HIDDENWEB_CLOSE_STALE": 0,
                 "HIDDENWEB_LAB": {"novelty": on, "form_blind_budget": 20}})
             assert run.returncode == 0, run.stderr[-2000:]
             sent[arm] = sum(p.startswith("/find?") for p in EchoSite.log)
