@@ -100,6 +100,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
+from typing import Any
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
@@ -245,7 +246,7 @@ class CloseWhenStale:
         self.requeued: dict[int, str] = {}
         self.requeued_lifted: set[int] = set()  # those the scheduler was asked to serve first
         self._tokens = 0
-        self.holding: object | None = None  # the timer that ends a hold (engine paused)
+        self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)
         self.awaiting_since: float | None = None  # when the limit was reached with some
 
@@ -279,10 +280,7 @@ class CloseWhenStale:
         form never gave a new page) neither extends nor breaks a run: a search box whose first
         words find nothing may find pages later."""
         if awaited:
-            self.in_flight.discard(awaited)
-            self.requeued.pop(awaited, None)
-            if self.holding is not None and not self.in_flight:
-                self._release()
+            self._awaited_done(awaited)
         on_page = words_of(blocks)
         answer_new = answer == "new" and self.answer_verdict
         if not on_page and not answer_new:
@@ -403,10 +401,8 @@ class CloseWhenStale:
         downloader."""
         token = request.meta.get(AWAITED_META)
         if token and token is not True and token in self.in_flight:
-            self.in_flight.discard(token)
+            self._awaited_done(token)
             self.requeued[token] = request.url
-            if self.holding is not None and not self.in_flight:
-                self._release()
 
     def _lift_requeued(self) -> None:
         """Ask the scheduler to serve the awaited reads sent back to it first (each once)."""
@@ -421,11 +417,16 @@ class CloseWhenStale:
         URL already seen, by the dupefilter): it will not be read."""
         token = request.meta.get(AWAITED_META)
         if token and token is not True:
-            self.in_flight.discard(token)
-            self.requeued.pop(token, None)
-            if self.holding is not None and not self.in_flight:
-                self._release()
+            self._awaited_done(token)
         self.request_gone(request, spider)
+
+    def _awaited_done(self, token: int) -> None:
+        """The awaited read ``token`` is no longer out (read, failed, dropped, or sent back to
+        the scheduler); a hold that waited only for it ends."""
+        self.in_flight.discard(token)
+        self.requeued.pop(token, None)
+        if self.holding is not None and not self.in_flight:
+            self._release()
 
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         """``request_reached_downloader``: an awaited read is in flight until it is read or
@@ -467,12 +468,12 @@ class CloseWhenStale:
                     "crawl may close stale; no other request is sent meanwhile",
                     len(self.in_flight))
 
-    def _release(self, *_: object) -> None:
+    def _release(self) -> None:
         """End a hold: the engine sends requests again (at once, not at its next heartbeat)."""
         timer, self.holding = self.holding, None
         if timer is None:
             return
-        if getattr(timer, "active", lambda: False)():
+        if timer.active():  # not its own call: the timer is cancelled
             timer.cancel()
         engine = self.crawler.engine
         engine.unpause()
