@@ -279,7 +279,7 @@ class CloseWhenStale:
         when such a request failed). A form's answer judged new is fresh; a blind one (its
         form never gave a new page) neither extends nor breaks a run: a search box whose first
         words find nothing may find pages later."""
-        if awaited:
+        if awaited and awaited is not True:  # True: it failed before the downloader (True == 1)
             self._awaited_done(awaited)
         on_page = words_of(blocks)
         answer_new = answer == "new" and self.answer_verdict

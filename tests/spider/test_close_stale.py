@@ -418,6 +418,8 @@ def test_awaited_reads_in_flight_hold_the_close_until_read_or_failed_and_for_a_t
         rule.request_reached_downloader(render, spider)
         token = render.meta[AWAITED_META]
         assert token is not True and token
+        rule.page_read([], set(), spider, awaited=True)  # another one failed before the
+        assert rule.in_flight == {token}  # downloader (no token): this one is still out
         for n in range(8):  # past twice the limit: waited for by time, not pages
             rule.page_read(["Start page"], set(), spider, url=f"http://h/v/{n}")
         assert not closed and rule.run == 8
