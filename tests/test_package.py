@@ -46,6 +46,15 @@ class SiteSpider(CrawlSpider):
 '''
 
 
+#: Both crawls read the site to its end. The crawl-level stopping rule (hiddenweb.stale) closes
+#: a crawl at a point that depends on the order its answers come back in, which the load of the
+#: machine decides: in a clean-clone CI run one of the two closed stale with a new form's queued
+#: submissions unsent (159 against 190 hidden pages; reproduced here, 60 against 91 that need a
+#: browser, with pip and the other crawl loading the machine). The rule has its own tests
+#: (tests/spider/test_close_stale.py); this one compares the wheel's crawler with the checkout's.
+UNTIL_EXHAUSTED = {"HIDDENWEB_CLOSE_STALE": "0"}
+
+
 def run(cmd: list[str], cwd: Path, timeout: int = 600) -> str:
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{cmd}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
@@ -63,10 +72,11 @@ def hidden_keys(site, items: list[dict]) -> set[str]:
 @pytest.mark.slow
 def test_a_user_installs_the_wheel_into_a_new_project(tmp_path, served_site):
     # make demo's crawl, from this checkout, while the user's project is set up: the same
-    # hidden pages as the user's crawl
+    # hidden pages as the user's crawl (both to the end of the site: see UNTIL_EXHAUSTED)
     demo: dict = {}
     thread = threading.Thread(target=lambda: demo.update(cov.run(
-        DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=tmp_path / "demo")))
+        DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=tmp_path / "demo",
+        extra_settings=dict(UNTIL_EXHAUSTED))))
     thread.start()
     try:
         found = user_project(tmp_path, served_site)
@@ -106,7 +116,8 @@ def user_project(tmp_path: Path, served_site) -> set[str]:
     # resolve them, as make demo's are.
     pace = ["-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16"]
     run([str(scrapy), "crawl", "hwdla", "-a", f"seed={served_site.url}/", "-O", "items.jsonl",
-         "-s", "HIDDENWEB_STATS_FILE=stats.json", "-s", "HIDDENWEB_KEEP_TOKENS=1", *pace],
+         "-s", "HIDDENWEB_STATS_FILE=stats.json", "-s", "HIDDENWEB_KEEP_TOKENS=1", *pace,
+         *(arg for name, value in UNTIL_EXHAUSTED.items() for arg in ("-s", f"{name}={value}"))],
         project)
     items = [json.loads(line) for line in (project / "items.jsonl").read_text().splitlines()]
     site = served_site.site
