@@ -124,4 +124,7 @@ LAB: dict = {
     # the stale rule counts a form's answer its explorer judged new (a new set of known records)
     # as fresh even when it shows no new word (hiddenweb.stale)
     "stale_answer_verdict": False,
+    # the stale rule asks the scheduler to serve a new form's queued first submissions first
+    # and waits for them (AWAIT_SECONDS at most) before it closes (hiddenweb.stale)
+    "stale_wait_queued_answers": True,
 }

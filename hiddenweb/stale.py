@@ -82,13 +82,19 @@ pages of a crawl about to close, and one of them showing a stray new word kept t
 during the wait). The hold ends once the awaited reads are read or failed, once a page is fresh,
 or at the bound. An awaited read sent back to the scheduler (a redirect, a retry) is still
 awaited but not in flight: the hold is released so that it can be sent, and the scheduler is
-asked to serve it first (:data:`hiddenweb.signals.serve_first_wanted`). Awaited reads never
-sent are not waited for: the scheduler may keep them back.
+asked to serve it first (:data:`hiddenweb.signals.serve_first_wanted`). Of the awaited reads
+never sent, a new form's first submissions are waited for too, within the same bound: the
+scheduler is asked to serve them first, and the rule waits only if it lifted some (a form not
+answered yet is the part of a site a link crawl misses, and a close that came while one waited
+lost it: under load, a demo crawl closed with a new search form's first wave queued and lost
+the 31 pages behind it; lab knob ``stale_wait_queued_answers``). Queued renders are not waited
+for: a page's plain copy was read, and the scheduler already serves renders first.
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
 ``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/relabels`` (new words left out as known
 ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
+``hiddenweb/stale/answers_lifted`` (a new form's queued first submissions served first),
 ``hiddenweb/stale/rechecks`` (pages asked for again), ``hiddenweb/stale/lifted`` (kinds the
 scheduler was asked to serve first), ``hiddenweb/stale/held`` (holds for awaited reads).
 """
@@ -105,6 +111,7 @@ from typing import Any
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.request import fingerprint
 
 from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
@@ -119,6 +126,7 @@ MAX_SHAPE_CHARS = 200  # a block's shape is cut to this
 RECENT_URLS = 256  # URLs whose numbered shapes are kept, to compare with a second reading
 MAX_RECHECKS = 10  # pages read again to compare their numbers, at most, in a crawl
 MAX_KINDS = 10_000  # kinds of page whose fresh share is kept
+MAX_QUEUED_ANSWERS = 10_000  # a new form's queued first submissions kept track of, at most
 #: requests of a kind served first that are waited for, at most: what they show then decides
 #: (a kind whose requests are binary, media or downloads, shows no page to judge it by)
 LIFT_LOOK = 10
@@ -134,6 +142,15 @@ def words_of(texts: Iterable[str]) -> set[str]:
     """The words of ``texts`` (:func:`hiddenweb.pagetext.words`), each cut to
     :data:`MAX_WORD_CHARS`."""
     return {word[:MAX_WORD_CHARS] for text in texts for word in words(text)}
+
+
+def is_first_answer(request: Request) -> bool:
+    """Whether ``request`` is a new form's first submission not sent yet: awaited
+    (:data:`~hiddenweb.pagetext.AWAITED_META` still ``True``, no token) and a form's
+    (``hiddenweb_reached_by``), not a render."""
+    reached = request.meta.get("hiddenweb_reached_by")
+    return (request.meta.get(AWAITED_META) is True and isinstance(reached, dict)
+            and reached.get("kind") == "form")
 
 
 def page_kind(url: str) -> str:
@@ -245,6 +262,11 @@ class CloseWhenStale:
         #: awaited reads sent back to the scheduler (a redirect, a retry): token → URL
         self.requeued: dict[int, str] = {}
         self.requeued_lifted: set[int] = set()  # those the scheduler was asked to serve first
+        #: a new form's first submissions in the scheduler, not sent yet: fingerprint → URL
+        self.queued_answers: dict[bytes, str] = {}
+        self.answers_asked: set[bytes] = set()  # those the scheduler was asked to serve first
+        self.answers_served = 0  # groups of them the scheduler lifted
+        self.wait_queued_answers = True  # lab knob stale_wait_queued_answers
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)
@@ -260,6 +282,7 @@ class CloseWhenStale:
             raise NotConfigured("shared mode: a worker reads only its share of the pages")
         ext = cls(crawler, window)
         ext.answer_verdict = bool(lab(crawler.settings, "stale_answer_verdict"))
+        ext.wait_queued_answers = bool(lab(crawler.settings, "stale_wait_queued_answers"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -324,6 +347,9 @@ class CloseWhenStale:
                 if self.in_flight:
                     self._hold()
                 self._lift_requeued()
+            if self.queued_answers and self._awaiting_for() < AWAIT_SECONDS \
+                    and self._lift_answers():
+                waiting.insert(0, f"{len(self.queued_answers)} new forms' first answers queued")
             if not waiting and self.run < 2 * self.window:
                 waiting = self._serve_starved()
             if waiting:
@@ -389,6 +415,9 @@ class CloseWhenStale:
         if request.meta.get(RECHECK_META):
             return  # this rule's own: read again, not a page to wait for
         self._queued_again(request)
+        if self.wait_queued_answers and is_first_answer(request) \
+                and len(self.queued_answers) < MAX_QUEUED_ANSWERS:
+            self.queued_answers[fingerprint(request)] = request.url
         kind = page_kind(request.url)
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
             self.waiting[kind] = self.waiting.get(kind, 0) + 1
@@ -404,6 +433,25 @@ class CloseWhenStale:
             self._awaited_done(token)
             self.requeued[token] = request.url
 
+    def _lift_answers(self) -> bool:
+        """Ask the scheduler to serve a new form's queued first submissions first (each
+        once); whether it lifted any of them, now or before (otherwise it cannot, and they
+        are not waited for)."""
+        asked = {fp: url for fp, url in self.queued_answers.items()
+                 if fp not in self.answers_asked}
+        if asked:
+            self.answers_asked.update(asked)
+            urls = set(asked.values())
+            answers = self.crawler.signals.send_catch_log(
+                hw_signals.serve_first_wanted, wanted=lambda url: url in urls)
+            lifted = sum(n for _, n in answers if isinstance(n, int))
+            if lifted:
+                self.answers_served += lifted
+                self.crawler.stats.inc_value("hiddenweb/stale/answers_lifted", len(asked))
+                logger.info("%d new forms' first submissions wait in the scheduler: serving "
+                            "them first before the crawl may close stale", len(asked))
+        return self.answers_served > 0
+
     def _lift_requeued(self) -> None:
         """Ask the scheduler to serve the awaited reads sent back to it first (each once)."""
         urls = {url for token, url in self.requeued.items() if token not in self.requeued_lifted}
@@ -418,6 +466,8 @@ class CloseWhenStale:
         token = request.meta.get(AWAITED_META)
         if token and token is not True:
             self._awaited_done(token)
+        elif self.queued_answers and is_first_answer(request):
+            self.queued_answers.pop(fingerprint(request), None)
         self.request_gone(request, spider)
 
     def _awaited_done(self, token: int) -> None:
@@ -431,6 +481,8 @@ class CloseWhenStale:
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         """``request_reached_downloader``: an awaited read is in flight until it is read or
         fails (its token, kept in its meta, follows it through redirects)."""
+        if self.queued_answers and is_first_answer(request):
+            self.queued_answers.pop(fingerprint(request), None)
         if request.meta.get(AWAITED_META) is True:
             self._tokens += 1
             request.meta[AWAITED_META] = self._tokens

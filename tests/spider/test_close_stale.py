@@ -452,3 +452,70 @@ def test_awaited_reads_in_flight_hold_the_close_until_read_or_failed_and_for_a_t
             assert not engine.paused
             rule.page_read(["Start page"], set(), spider, url="http://h/v/y")
         assert closed == ["hiddenweb_stale"], end
+
+
+def test_a_new_forms_queued_first_answers_are_served_first_and_waited_for(
+        monkeypatch: pytest.MonkeyPatch):
+    """At the limit, a new form's first submissions still in the scheduler are asked to be
+    served first (``serve_first_wanted``), and the rule waits for them: read (fresh here), they
+    hold the close no more; never sent, :data:`AWAIT_SECONDS` at most. A scheduler that cannot
+    serve them first (it lifts nothing) is not waited for, nor is a queued render, nor are they
+    with the lab knob ``stale_wait_queued_answers`` off."""
+    from hiddenweb.signals import serve_first_wanted
+
+    clock = [1000.0]
+    monkeypatch.setattr("hiddenweb.stale.time.monotonic", lambda: clock[0])
+    spider = Spider("t")
+    closed: list[str] = []
+    for case in ("read", "never", "cannot", "knob off"):
+        settings: dict = {"HIDDENWEB_CLOSE_STALE": 3}
+        if case == "knob off":
+            settings["HIDDENWEB_LAB"] = {"stale_wait_queued_answers": False}
+        crawler = get_crawler(Spider, settings)
+        closed.clear()
+        crawler.engine = engine = _Engine(closed)
+        rule = CloseWhenStale.from_crawler(crawler)
+        rule.call_later = lambda delay, fn: SimpleNamespace(active=lambda: True,
+                                                            cancel=lambda: None)
+        asked: list = []
+
+        def serve_first(wanted, case=case, asked=asked, **kwargs) -> int:
+            asked.append(wanted)
+            return 0 if case == "cannot" else 1
+
+        crawler.signals.connect(serve_first, signal=serve_first_wanted, weak=False)
+        rule.page_read(["Start page"], set(), spider, url="http://h/")
+        answer = Request("http://h/find?q=a", meta={
+            AWAITED_META: True, "hiddenweb_reached_by": {"kind": "form", "form": {}}})
+        render = Request("http://h/app", meta={AWAITED_META: True})
+        other = Request("http://h/find?q=b", meta={  # dropped by the scheduler: not waited for
+            AWAITED_META: True, "hiddenweb_reached_by": {"kind": "form", "form": {}}})
+        for request in (answer, render, other):
+            rule.request_scheduled(request, spider)
+        rule.request_dropped(other, spider)
+        for n in range(3):
+            rule.page_read(["Start page"], set(), spider, url=f"http://h/v/{n}")
+        if case in ("cannot", "knob off"):
+            assert closed == ["hiddenweb_stale"], case
+            continue
+        assert not closed and not engine.paused  # the engine must send them: no hold
+        assert any(w("http://h/find?q=a") for w in asked)
+        assert not any(w("http://h/app") or w("http://h/find?q=b") for w in asked)
+        assert crawler.stats.get_value("hiddenweb/stale/answers_lifted") == 1
+        for n in range(8):  # past twice the limit: waited for by time, not pages
+            rule.page_read(["Start page"], set(), spider, url=f"http://h/w/{n}")
+        assert not closed
+        if case == "read":
+            rule.request_reached_downloader(answer, spider)  # sent: in flight, held
+            rule.page_read(["Start page"], set(), spider, url="http://h/w/x")
+            assert not closed and engine.paused
+            rule.request_gone(answer, spider)  # left the downloader
+            rule.page_read(["Start page", "Found"], set(), spider, url=answer.url,
+                           awaited=answer.meta[AWAITED_META])
+            assert not closed and rule.run == 0 and not engine.paused
+            for n in range(3):
+                rule.page_read(["Start page"], set(), spider, url=f"http://h/y/{n}")
+        else:
+            clock[0] += AWAIT_SECONDS
+            rule.page_read(["Start page"], set(), spider, url="http://h/w/x")
+        assert closed == ["hiddenweb_stale"], case
