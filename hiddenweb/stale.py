@@ -83,8 +83,9 @@ during the wait). The hold ends once the awaited reads are read or failed, once 
 or at the bound. An awaited read sent back to the scheduler (a redirect, a retry) is still
 awaited but not in flight: the hold is released so that it can be sent, and the scheduler is
 asked to serve it first (:data:`hiddenweb.signals.serve_first_wanted`). Of the awaited reads
-never sent, a new form's first submissions are waited for too, within the same bound: the
-scheduler is asked to serve them first, and the rule waits only if it lifted some (a form not
+never sent, a new form's first submissions are waited for too, within the same bound and until
+:data:`LIFT_LOOK` of them were read: the scheduler is asked to serve them first, and the rule
+waits only if it lifted some; what those read show decides (a form not
 answered yet is the part of a site a link crawl misses, and a close that came while one waited
 lost it: under load, a demo crawl closed with a new search form's first wave queued and lost
 the 31 pages behind it; lab knob ``stale_wait_queued_answers``). Queued renders are not waited
@@ -266,6 +267,8 @@ class CloseWhenStale:
         self.queued_answers: dict[bytes, str] = {}
         self.answers_asked: set[bytes] = set()  # those the scheduler was asked to serve first
         self.answers_served = 0  # groups of them the scheduler lifted
+        self.answers_looking: set[int] = set()  # tokens of those sent once lifted, not read yet
+        self.answers_looked = 0  # of those, read or failed
         self.wait_queued_answers = True  # lab knob stale_wait_queued_answers
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
@@ -304,6 +307,9 @@ class CloseWhenStale:
         words find nothing may find pages later."""
         if awaited and awaited is not True:  # True: it failed before the downloader (True == 1)
             self._awaited_done(awaited)
+            if awaited in self.answers_looking:
+                self.answers_looking.discard(awaited)
+                self.answers_looked += 1
         on_page = words_of(blocks)
         answer_new = answer == "new" and self.answer_verdict
         if not on_page and not answer_new:
@@ -330,6 +336,7 @@ class CloseWhenStale:
                 logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
                              " (a form's answer judged new)" if answer_new else "")
             self.run = 0
+            self.answers_looked = 0  # not stale: queued first answers may be looked at again
             if self.holding is not None:
                 self._release()  # not closing: send requests again
             stats.inc_value("hiddenweb/stale/fresh_pages")
@@ -347,8 +354,8 @@ class CloseWhenStale:
                 if self.in_flight:
                     self._hold()
                 self._lift_requeued()
-            if self.queued_answers and self._awaiting_for() < AWAIT_SECONDS \
-                    and self._lift_answers():
+            if self.queued_answers and self.answers_looked < LIFT_LOOK \
+                    and self._awaiting_for() < AWAIT_SECONDS and self._lift_answers():
                 waiting.insert(0, f"{len(self.queued_answers)} new forms' first answers queued")
             if not waiting and self.run < 2 * self.window:
                 waiting = self._serve_starved()
@@ -481,11 +488,15 @@ class CloseWhenStale:
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         """``request_reached_downloader``: an awaited read is in flight until it is read or
         fails (its token, kept in its meta, follows it through redirects)."""
+        lifted = False
         if self.queued_answers and is_first_answer(request):
-            self.queued_answers.pop(fingerprint(request), None)
+            lifted = self.queued_answers.pop(fingerprint(request), None) is not None \
+                and self.answers_served > 0
         if request.meta.get(AWAITED_META) is True:
             self._tokens += 1
             request.meta[AWAITED_META] = self._tokens
+            if lifted:
+                self.answers_looking.add(self._tokens)
         if request.meta.get(AWAITED_META):
             self.in_flight.add(request.meta[AWAITED_META])
             self.requeued.pop(request.meta[AWAITED_META], None)

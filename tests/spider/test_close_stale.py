@@ -458,7 +458,8 @@ def test_a_new_forms_queued_first_answers_are_served_first_and_waited_for(
         monkeypatch: pytest.MonkeyPatch):
     """At the limit, a new form's first submissions still in the scheduler are asked to be
     served first (``serve_first_wanted``), and the rule waits for them: read (fresh here), they
-    hold the close no more; never sent, :data:`AWAIT_SECONDS` at most. A scheduler that cannot
+    hold the close no more; never sent, :data:`AWAIT_SECONDS` at most; once :data:`LIFT_LOOK`
+    of them were read and none was fresh, the rest are not waited for. A scheduler that cannot
     serve them first (it lifts nothing) is not waited for, nor is a queued render, nor are they
     with the lab knob ``stale_wait_queued_answers`` off."""
     from hiddenweb.signals import serve_first_wanted
@@ -467,7 +468,7 @@ def test_a_new_forms_queued_first_answers_are_served_first_and_waited_for(
     monkeypatch.setattr("hiddenweb.stale.time.monotonic", lambda: clock[0])
     spider = Spider("t")
     closed: list[str] = []
-    for case in ("read", "never", "cannot", "knob off"):
+    for case in ("read", "never", "looked", "cannot", "knob off"):
         settings: dict = {"HIDDENWEB_CLOSE_STALE": 3}
         if case == "knob off":
             settings["HIDDENWEB_LAB"] = {"stale_wait_queued_answers": False}
@@ -515,6 +516,19 @@ def test_a_new_forms_queued_first_answers_are_served_first_and_waited_for(
             assert not closed and rule.run == 0 and not engine.paused
             for n in range(3):
                 rule.page_read(["Start page"], set(), spider, url=f"http://h/y/{n}")
+        elif case == "looked":  # LIFT_LOOK of them read, none fresh: they decide
+            more = [Request(f"http://h/find?q=m{n}", meta={
+                AWAITED_META: True, "hiddenweb_reached_by": {"kind": "form", "form": {}}})
+                for n in range(LIFT_LOOK)]
+            for request in more:
+                rule.request_scheduled(request, spider)
+            for request in [answer, *more][:LIFT_LOOK]:
+                rule.request_reached_downloader(request, spider)
+                rule.request_gone(request, spider)
+                assert not closed
+                rule.page_read(["Start page"], set(), spider, url=request.url,
+                               awaited=request.meta[AWAITED_META])
+            assert rule.queued_answers  # one still queued, not waited for
         else:
             clock[0] += AWAIT_SECONDS
             rule.page_read(["Start page"], set(), spider, url="http://h/w/x")
