@@ -15,7 +15,8 @@ downloads              ``hiddenweb/downloads``: every response, plain HTTP and b
                        failed download
 pages                  ``hiddenweb/pages``: responses with content not seen before (items)
 hidden_pages           ``hiddenweb/pages_form_only``: pages reached only through a form
-form_submissions       ``hiddenweb/forms/submissions``
+form_submissions       ``hiddenweb/forms/submissions``: submissions sent (what the site received;
+                       ``…/submissions_made`` counts those made, queued ones too)
 forms                  distinct forms met (the ``hwdla`` spider's form signatures), forms on pages
                        ``hiddenweb/forms/found/<class>`` (a form on several pages counts on
                        each), ``…/submitted_forms``, ``…/skipped/<reason>``

@@ -23,7 +23,10 @@ to schedule. The interface with the spider:
   DLA scheduler's download budget ran out (:data:`hiddenweb.signals.download_budget_exhausted`).
 
 Requests carry the meta of :func:`hiddenweb.forms.submit.describe`; stats are
-``hiddenweb/forms/...``.
+``hiddenweb/forms/...``: ``…/submissions_made`` counts the submissions made, and
+``…/submissions`` those sent (``request_reached_downloader``; not a redirect's or a retry's
+second request, nor a page's browser render), what the site received: a crawl that closes with
+submissions queued (``CLOSESPIDER_*``, ``hiddenweb_stale``) made more than it sent.
 """
 
 from __future__ import annotations
@@ -100,6 +103,7 @@ class FormCrawler:
         crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
         crawler.signals.connect(self._budget_exhausted, signal=download_budget_exhausted)
         crawler.signals.connect(self.request_dropped, signal=signals.request_dropped)
+        crawler.signals.connect(self.submission_sent, signal=signals.request_reached_downloader)
         if config.answers_first:
             crawler.signals.connect(self.answer_scheduled, signal=signals.request_scheduled)
 
@@ -308,8 +312,19 @@ class FormCrawler:
         request.meta.update(describe(explorer, data, request, self.config.keep_tokens))
         if explorer.is_suggested(data):
             request.meta.update(self.answer_meta())
-        self.stats.inc_value("hiddenweb/forms/submissions")
+        self.stats.inc_value("hiddenweb/forms/submissions_made")
         yield request
+
+    def submission_sent(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
+        """``request_reached_downloader``: a submission is sent (``…/submissions``); its
+        redirect's and retry's requests, its browser render and its plain copy after a browser
+        failure are the same submission."""
+        meta = request.meta
+        if (meta.get("hiddenweb_reached_by") or {}).get("kind") != "form" \
+                or meta.get("redirect_times") or meta.get("retry_times") \
+                or meta.get("hiddenweb_rerender") or meta.get("hiddenweb_browser_fallback"):
+            return
+        self.stats.inc_value("hiddenweb/forms/submissions")
 
     def release(self, explorer: FormExplorer) -> Iterator[scrapy.Request]:
         """The submissions ``explorer`` releases now (:meth:`FormExplorer.release`)."""

@@ -122,6 +122,24 @@ def test_a_crawl_stops_sending_a_form_whose_answers_only_echo(tmp_path: Path):
     assert sent["on"] <= 60 < 100 <= sent["off"]
 
 
+def test_form_submissions_are_what_the_site_received_when_a_crawl_closes_with_some_queued(
+        tmp_path: Path):
+    """``hiddenweb/forms/submissions`` counts submissions sent, ``…/submissions_made`` those
+    made: a crawl that closes stale (20 echoes with no new word) while the echoing form's
+    submissions wait in the scheduler reports what the site received, not what it queued."""
+    with serve(EchoSite) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
+            "HIDDENWEB_BROWSER": "never", "HIDDENWEB_MAX_SUBMISSIONS_PER_FORM": 120,
+            "HIDDENWEB_CLOSE_STALE": 20, "CONCURRENT_REQUESTS": 2,
+            "HIDDENWEB_LAB": {"novelty": False}})
+        assert run.returncode == 0, run.stderr[-2000:]
+        received = sum(p.startswith("/find?") for p in EchoSite.log)
+    stats = run.stats
+    assert stats["finish_reason"] == "hiddenweb_stale"
+    assert stats["hiddenweb/forms/submissions"] == received > 20
+    assert stats["hiddenweb/forms/submissions_made"] > received  # some never sent
+
+
 class IgnoringSite(SiteHandler):
     """A form whose box the site ignores: every answer is the defaults' page, the query only
     in the box's value and in the page's export link (so each answer is a new fingerprint)."""
