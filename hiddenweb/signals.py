@@ -17,9 +17,16 @@
   a URL) when it would close the crawl while requests of kinds of page that were mostly fresh
   wait unread: a scheduler that can (the DLA scheduler's ``serve_first``) serves the groups
   holding such requests before any other and returns how many it lifted.
+* :data:`stale_limit_reached` — sent by :mod:`hiddenweb.stale` with ``spider`` each time a run
+  of pages with no new word reaches ``HIDDENWEB_CLOSE_STALE``: the crawl may close soon, so
+  what waits for pages still to be read will not get them. The form crawler ends the holds
+  that wait for an endpoint's answers to be read (as when the spider is idle) and sends what
+  they release, marked awaited (a new form's first answers' rule waits for them); receivers
+  return how many requests they sent.
 """
 
 download_budget_exhausted = object()
 serve_first_wanted = object()
 page_read = object()
 recheck_wanted = object()
+stale_limit_reached = object()

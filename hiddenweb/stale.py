@@ -89,7 +89,13 @@ waits only if it lifted some; what those read show decides (a form not
 answered yet is the part of a site a link crawl misses, and a close that came while one waited
 lost it: under load, a demo crawl closed with a new search form's first wave queued and lost
 the 31 pages behind it; lab knob ``stale_wait_queued_answers``). Queued renders are not waited
-for: a page's plain copy was read, and the scheduler already serves renders first.
+for: a page's plain copy was read, and the scheduler already serves renders first. With the
+same knob, each time a run reaches the limit the rule sends
+:data:`hiddenweb.signals.stale_limit_reached`: the form crawler ends the holds of guesses that
+wait for an endpoint's answers to be read (a crawl about to close will not read them; a
+Datasette crawl closed with its canned query's last symbols held so, and lost 123 rows), and
+what that releases is waited for as a new form's first answers (stat
+``hiddenweb/stale/holds_ended``: requests sent).
 
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
@@ -346,6 +352,11 @@ class CloseWhenStale:
             return  # neither fresh nor stale (above)
         self.run += 1
         stats.max_value("hiddenweb/stale/longest_run", self.run)
+        if self.run == self.window and not self.closing and self.wait_queued_answers:
+            sent = sum(n for _, n in self.crawler.signals.send_catch_log(
+                hw_signals.stale_limit_reached, spider=spider) if isinstance(n, int))
+            if sent:
+                stats.inc_value("hiddenweb/stale/holds_ended", sent)
         if self.run >= self.window and not self.closing:
             waiting = self._fresh_kinds_waiting() if self.run < 2 * self.window else []
             if (self.in_flight or self.requeued) and self._awaiting_for() < AWAIT_SECONDS:

@@ -68,7 +68,7 @@ from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
 from hiddenweb.pagetext import AWAITED_META, SHOWN_META, content_text
 from hiddenweb.redis_shared import CLAIMED, TAKEN_OVER, form_claims
-from hiddenweb.signals import download_budget_exhausted
+from hiddenweb.signals import download_budget_exhausted, stale_limit_reached
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -104,6 +104,7 @@ class FormCrawler:
         crawler.signals.connect(self._budget_exhausted, signal=download_budget_exhausted)
         crawler.signals.connect(self.request_dropped, signal=signals.request_dropped)
         crawler.signals.connect(self.submission_sent, signal=signals.request_reached_downloader)
+        crawler.signals.connect(self.stale_limit, signal=stale_limit_reached)
         if config.answers_first:
             crawler.signals.connect(self.answer_scheduled, signal=signals.request_scheduled)
 
@@ -514,6 +515,21 @@ class FormCrawler:
                 self.stats.inc_value("hiddenweb/forms/redirected_to_read")
             for follow in list(self.answered(request.meta, None, False, repeat=repeat)):
                 self.crawler.engine.crawl(follow)
+
+    def stale_limit(self, spider: scrapy.Spider) -> int:
+        """``stale_limit_reached`` (:mod:`hiddenweb.stale`): the crawl may close before the
+        answers its endpoints wait for are read, so those holds end, as when the spider is idle
+        (:meth:`resume_paused`); what they release is sent at once, marked awaited. Returns
+        how many requests were sent."""
+        for ep in self.endpoints.values():
+            if ep.reading:
+                ep.reading.clear()
+                self._reading_changed(ep)
+        requests = list(self.release_read())
+        for request in requests:
+            request.meta[AWAITED_META] = True
+            self.crawler.engine.crawl(request)
+        return len(requests)
 
     def _send_released(self, explorer: FormExplorer, released: list[dict]) -> None:
         if not getattr(self.crawler.engine, "running", False):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from crawlrun import hidden_found_on_off
 from parsel import Selector
-from test_harvest import locate_explorer  # tests/ is on sys.path (rootdir)
+from test_harvest import LOCATE, locate_explorer  # tests/ is on sys.path (rootdir)
 
 from hiddenweb.forms.endpoint import offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -155,3 +155,41 @@ def test_a_record_narrows_its_value_and_unshown_narrowings_wait() -> None:
     budget.reading = 0  # read, and the spider is idle: the held narrowings go
     resumed = explorer.resume()
     assert not explorer.holding and {"name": author, "yr": "2012"} in resumed
+
+
+def test_guesses_held_for_answers_still_to_be_read_go_when_the_crawl_may_close_stale() -> None:
+    """The stale rule's ``stale_limit_reached``: a crawl about to close will not read the
+    answers an endpoint's guesses wait for, so the hold ends (as when the spider is idle) and
+    what it releases is sent at once, marked awaited (the rule then waits for it as for a new
+    form's first answers). Nothing held: nothing sent."""
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.pagetext import AWAITED_META
+    from hiddenweb.signals import stale_limit_reached
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})
+    spider = HwdlaSpider.from_crawler(crawler, seed="http://h/")
+    crawler.stats.open_spider(spider)
+    sent: list = []
+    crawler.engine = type("Engine", (), {"crawl": staticmethod(sent.append)})()
+    forms = spider.forms
+    assert forms.stale_limit(spider) == 0 and sent == []
+
+    budget = BlindBudget(0)
+    form = extract_forms(Selector(text=LOCATE, base_url="http://h/s"), "http://h/s")[0]
+    lvs = LVS([LVSLabel("city", ["city", "town"], [f"c{i}" for i in range(20)])])
+    explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=5, learn=0, blind=budget)
+    ep = forms._endpoint(explorer.endpoint)
+    ep.budget = budget
+    ep.explorers.append(explorer)
+    forms.explorers[explorer.signature] = explorer
+    first = explorer.first()
+    explorer.feedback(first[0], True)  # a result: its answers' links are to be read
+    ep.reading.update({1, 2})
+    forms._reading_changed(ep)
+    assert explorer.feedback(first[1], False) == [] and explorer.holding  # a slot left empty
+    answers = crawler.signals.send_catch_log(stale_limit_reached, spider=spider)
+    assert [n for _, n in answers] == [len(sent)] and len(sent) >= 1
+    assert not ep.reading and not explorer.holding
+    assert all(r.meta[AWAITED_META] is True and r.meta["hiddenweb_explore"] for r in sent)

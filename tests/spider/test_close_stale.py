@@ -533,3 +533,33 @@ def test_a_new_forms_queued_first_answers_are_served_first_and_waited_for(
             clock[0] += AWAIT_SECONDS
             rule.page_read(["Start page"], set(), spider, url="http://h/w/x")
         assert closed == ["hiddenweb_stale"], case
+
+
+def test_the_rule_tells_the_crawl_each_time_a_run_reaches_the_limit():
+    """``stale_limit_reached`` is sent once a run of stale pages reaches the limit (not with the
+    lab knob ``stale_wait_queued_answers`` off), before the rule decides: what its receivers
+    sent is counted; a run shorter than the limit sends nothing."""
+    from hiddenweb.signals import stale_limit_reached
+
+    spider = Spider("t")
+    for knob in (True, False):
+        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3, "HIDDENWEB_LAB": {
+            "stale_wait_queued_answers": knob}})
+        crawler.engine = _Engine([])
+        rule = CloseWhenStale.from_crawler(crawler)
+        calls: list = []
+
+        def receiver(spider, calls=calls, rule=rule, **kwargs) -> int:
+            calls.append(rule.run)
+            return 2
+
+        crawler.signals.connect(receiver, signal=stale_limit_reached, weak=False)
+        rule.page_read(["Start page"], set(), spider, url="http://h/")
+        for n in range(2):
+            rule.page_read(["Start page"], set(), spider, url=f"http://h/v/{n}")
+        rule.page_read(["Start page", "News"], set(), spider, url="http://h/news")  # fresh
+        assert calls == []
+        for n in range(3):
+            rule.page_read(["Start page"], set(), spider, url=f"http://h/w/{n}")
+        assert calls == ([3] if knob else []), knob
+        assert crawler.stats.get_value("hiddenweb/stale/holds_ended") == (2 if knob else None)
