@@ -124,6 +124,7 @@ from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
 from hiddenweb.config import lab
 from hiddenweb.estimate import STALE
+from hiddenweb.forms.submit import is_submission
 from hiddenweb.pagetext import AWAITED_META, RECHECK_META, template_key, word_matches, words
 
 logger = logging.getLogger(__name__)
@@ -154,10 +155,8 @@ def words_of(texts: Iterable[str]) -> set[str]:
 def is_first_answer(request: Request) -> bool:
     """Whether ``request`` is a new form's first submission not sent yet: awaited
     (:data:`~hiddenweb.pagetext.AWAITED_META` still ``True``, no token) and a form's
-    (``hiddenweb_reached_by``), not a render."""
-    reached = request.meta.get("hiddenweb_reached_by")
-    return (request.meta.get(AWAITED_META) is True and isinstance(reached, dict)
-            and reached.get("kind") == "form")
+    (:func:`hiddenweb.forms.submit.is_submission`), not a render."""
+    return request.meta.get(AWAITED_META) is True and is_submission(request)
 
 
 def page_kind(url: str) -> str:
@@ -272,7 +271,7 @@ class CloseWhenStale:
         #: a new form's first submissions in the scheduler, not sent yet: fingerprint → URL
         self.queued_answers: dict[bytes, str] = {}
         self.answers_asked: set[bytes] = set()  # those the scheduler was asked to serve first
-        self.answers_served = 0  # groups of them the scheduler lifted
+        self.answers_served = False  # whether the scheduler lifted some of them
         self.answers_looking: set[int] = set()  # tokens of those sent once lifted, not read yet
         self.answers_looked = 0  # of those, read or failed
         self.wait_queued_answers = True  # lab knob stale_wait_queued_answers
@@ -352,12 +351,12 @@ class CloseWhenStale:
             return  # neither fresh nor stale (above)
         self.run += 1
         stats.max_value("hiddenweb/stale/longest_run", self.run)
-        if self.run == self.window and not self.closing and self.wait_queued_answers:
-            sent = sum(n for _, n in self.crawler.signals.send_catch_log(
-                hw_signals.stale_limit_reached, spider=spider) if isinstance(n, int))
-            if sent:
-                stats.inc_value("hiddenweb/stale/holds_ended", sent)
         if self.run >= self.window and not self.closing:
+            if self.run == self.window and self.wait_queued_answers:
+                sent = self._sum_of(self.crawler.signals.send_catch_log(
+                    hw_signals.stale_limit_reached, spider=spider))
+                if sent:
+                    stats.inc_value("hiddenweb/stale/holds_ended", sent)
             waiting = self._fresh_kinds_waiting() if self.run < 2 * self.window else []
             if (self.in_flight or self.requeued) and self._awaiting_for() < AWAIT_SECONDS:
                 waiting.insert(0, f"{len(self.in_flight) + len(self.requeued)} renders or new "
@@ -433,8 +432,8 @@ class CloseWhenStale:
         if request.meta.get(RECHECK_META):
             return  # this rule's own: read again, not a page to wait for
         self._queued_again(request)
-        if self.wait_queued_answers and is_first_answer(request) \
-                and len(self.queued_answers) < MAX_QUEUED_ANSWERS:
+        if self.wait_queued_answers and len(self.queued_answers) < MAX_QUEUED_ANSWERS \
+                and is_first_answer(request):
             self.queued_answers[fingerprint(request)] = request.url
         kind = page_kind(request.url)
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
@@ -459,24 +458,39 @@ class CloseWhenStale:
                  if fp not in self.answers_asked}
         if asked:
             self.answers_asked.update(asked)
-            urls = set(asked.values())
-            answers = self.crawler.signals.send_catch_log(
-                hw_signals.serve_first_wanted, wanted=lambda url: url in urls)
-            lifted = sum(n for _, n in answers if isinstance(n, int))
-            if lifted:
-                self.answers_served += lifted
+            if self._serve_first(set(asked.values())):
+                self.answers_served = True
                 self.crawler.stats.inc_value("hiddenweb/stale/answers_lifted", len(asked))
                 logger.info("%d new forms' first submissions wait in the scheduler: serving "
                             "them first before the crawl may close stale", len(asked))
-        return self.answers_served > 0
+        return self.answers_served
+
+    def _answer_gone(self, request: Request) -> bool:
+        """A new form's queued first submission left the scheduler (sent or dropped): it is
+        not waited for as queued any more; whether it was."""
+        if not self.queued_answers or not is_first_answer(request):
+            return False
+        fp = fingerprint(request)
+        self.answers_asked.discard(fp)
+        return self.queued_answers.pop(fp, None) is not None
+
+    def _serve_first(self, urls: set[str]) -> int:
+        """Ask the scheduler to serve the requests of ``urls`` first
+        (:data:`hiddenweb.signals.serve_first_wanted`): the groups it lifted."""
+        return self._sum_of(self.crawler.signals.send_catch_log(
+            hw_signals.serve_first_wanted, wanted=lambda url: url in urls))
+
+    @staticmethod
+    def _sum_of(answers: list[tuple[Any, Any]]) -> int:
+        """The sum of the numbers the receivers of a signal returned."""
+        return sum(n for _, n in answers if isinstance(n, int))
 
     def _lift_requeued(self) -> None:
         """Ask the scheduler to serve the awaited reads sent back to it first (each once)."""
         urls = {url for token, url in self.requeued.items() if token not in self.requeued_lifted}
         if urls:
             self.requeued_lifted.update(self.requeued)
-            self.crawler.signals.send_catch_log(hw_signals.serve_first_wanted,
-                                                wanted=lambda url: url in urls)
+            self._serve_first(urls)
 
     def request_dropped(self, request: Request, spider: Spider | None = None) -> None:
         """``request_dropped``: the scheduler refused it (a redirect of an awaited read to a
@@ -484,8 +498,8 @@ class CloseWhenStale:
         token = request.meta.get(AWAITED_META)
         if token and token is not True:
             self._awaited_done(token)
-        elif self.queued_answers and is_first_answer(request):
-            self.queued_answers.pop(fingerprint(request), None)
+        else:
+            self._answer_gone(request)
         self.request_gone(request, spider)
 
     def _awaited_done(self, token: int) -> None:
@@ -499,10 +513,7 @@ class CloseWhenStale:
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         """``request_reached_downloader``: an awaited read is in flight until it is read or
         fails (its token, kept in its meta, follows it through redirects)."""
-        lifted = False
-        if self.queued_answers and is_first_answer(request):
-            lifted = self.queued_answers.pop(fingerprint(request), None) is not None \
-                and self.answers_served > 0
+        lifted = self._answer_gone(request) and self.answers_served
         if request.meta.get(AWAITED_META) is True:
             self._tokens += 1
             request.meta[AWAITED_META] = self._tokens
@@ -590,9 +601,8 @@ class CloseWhenStale:
         if not starved:
             return []
         self.lifted.update(dict.fromkeys(starved, 0))
-        answers = self.crawler.signals.send_catch_log(
-            hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url) in starved)
-        if not sum(n for _, n in answers if isinstance(n, int)):
+        if not self._sum_of(self.crawler.signals.send_catch_log(
+                hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url) in starved)):
             return []  # a scheduler that cannot, or none of them is in a queue it can see
         self.crawler.stats.inc_value("hiddenweb/stale/lifted", len(starved))
         logger.info("Requests wait of kinds of page that were fresh and that the scheduler "

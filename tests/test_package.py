@@ -24,6 +24,7 @@ import pytest
 
 from hiddenweb.bench import coverage as cov
 from hiddenweb.bench.provingground.site import DEMO_PAGES, DEMO_SEED
+from hiddenweb.config import setting_args
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,7 +118,7 @@ def user_project(tmp_path: Path, served_site) -> set[str]:
     pace = ["-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16"]
     run([str(scrapy), "crawl", "hwdla", "-a", f"seed={served_site.url}/", "-O", "items.jsonl",
          "-s", "HIDDENWEB_STATS_FILE=stats.json", "-s", "HIDDENWEB_KEEP_TOKENS=1", *pace,
-         *(arg for name, value in UNTIL_EXHAUSTED.items() for arg in ("-s", f"{name}={value}"))],
+         *setting_args(UNTIL_EXHAUSTED)],
         project)
     items = [json.loads(line) for line in (project / "items.jsonl").read_text().splitlines()]
     site = served_site.site

@@ -61,7 +61,7 @@ from hiddenweb.forms.records import (
     result_words,
 )
 from hiddenweb.forms.stopping import StoppingRule
-from hiddenweb.forms.submit import browser_request, describe, plain_request
+from hiddenweb.forms.submit import browser_request, describe, is_submission, plain_request
 from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
@@ -77,6 +77,12 @@ if TYPE_CHECKING:
     from hiddenweb.spiders.hwdla import HwdlaSpider
 
 logger = logging.getLogger(__name__)
+
+#: meta of a request that sends a submission already sent: a redirect's or a retry's second
+#: request, a page's browser render, its plain copy after a browser failure
+SAME_SUBMISSION = ("redirect_times", "retry_times", "hiddenweb_rerender",
+                   "hiddenweb_browser_fallback")
+
 #: how a form's answer was judged (``FormCrawler.feedback``), read by hiddenweb.stale: "new"
 #: (a new page), "known" (nothing new, from a form that gave new pages before: the forms' rule
 #: retires it once its answers stop being new) or "blind" (nothing new, and its form never gave
@@ -321,11 +327,8 @@ class FormCrawler:
         redirect's and retry's requests, its browser render and its plain copy after a browser
         failure are the same submission."""
         meta = request.meta
-        if (meta.get("hiddenweb_reached_by") or {}).get("kind") != "form" \
-                or meta.get("redirect_times") or meta.get("retry_times") \
-                or meta.get("hiddenweb_rerender") or meta.get("hiddenweb_browser_fallback"):
-            return
-        self.stats.inc_value("hiddenweb/forms/submissions")
+        if is_submission(request) and not any(meta.get(again) for again in SAME_SUBMISSION):
+            self.stats.inc_value("hiddenweb/forms/submissions")
 
     def release(self, explorer: FormExplorer) -> Iterator[scrapy.Request]:
         """The submissions ``explorer`` releases now (:meth:`FormExplorer.release`)."""
@@ -521,10 +524,7 @@ class FormCrawler:
         answers its endpoints wait for are read, so those holds end, as when the spider is idle
         (:meth:`resume_paused`); what they release is sent at once, marked awaited. Returns
         how many requests were sent."""
-        for ep in self.endpoints.values():
-            if ep.reading:
-                ep.reading.clear()
-                self._reading_changed(ep)
+        self._end_reading_holds()
         requests = list(self.release_read())
         for request in requests:
             request.meta[AWAITED_META] = True
@@ -548,6 +548,14 @@ class FormCrawler:
             ep.reading.discard(token)
             self._reading_changed(ep)
 
+    def _end_reading_holds(self) -> None:
+        """No answer of any endpoint is waited for any more: the holds that waited for them
+        end (their endpoints go to ``to_release``)."""
+        for ep in self.endpoints.values():
+            if ep.reading:
+                ep.reading.clear()
+                self._reading_changed(ep)
+
     def release_read(self) -> Iterator[scrapy.Request]:
         """What the forms of the endpoints in ``to_release`` may send now: their answers are
         all read, what the answers show changed, or an answer left room in their wave."""
@@ -567,10 +575,8 @@ class FormCrawler:
         ends, "finished", once every worker is idle)."""
         if self.budget_exhausted:
             return
+        self._end_reading_holds()  # idle: nothing is left to read
         for ep in self.endpoints.values():
-            if ep.reading:  # idle: nothing is left to read
-                ep.reading.clear()
-                self._reading_changed(ep)
             if ep.budget is not None:
                 ep.budget.flying = 0  # ... nor in flight (a lost answer)
         for explorer in self.explorers.values():

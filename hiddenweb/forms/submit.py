@@ -8,7 +8,7 @@ in Chromium.
   check, click the button or ``requestSubmit()``), for a form only a script can submit; a
   dependent select waits for the option the script adds once its parent is chosen.
 * :func:`describe`: the ``hiddenweb_reached_by`` / ``hiddenweb_action`` meta of a submission,
-  what the item records and what the DLA scheduler learns from.
+  what the item records and what the DLA scheduler learns from; :func:`is_submission` reads it.
 """
 
 from __future__ import annotations
@@ -104,6 +104,12 @@ def defaults(explorer: FormExplorer) -> dict[str, str]:
     its fields, checked boxes and chosen radios only."""
     return {f.name: f.default for f in explorer.form.fields
             if f.kind not in ("checkbox", "radio", "hidden") or f.default}
+
+
+def is_submission(request: scrapy.Request) -> bool:
+    """Whether ``request`` is a form's submission (its :func:`describe` meta)."""
+    reached = request.meta.get("hiddenweb_reached_by")
+    return isinstance(reached, dict) and reached.get("kind") == "form"
 
 
 def describe(explorer: FormExplorer, data: Assignment, request: scrapy.Request,
