@@ -118,6 +118,7 @@ from typing import Any
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.request import fingerprint
 
 from hiddenweb import defaults
@@ -380,7 +381,7 @@ class CloseWhenStale:
             self.closing = True
             logger.info("%d pages in a row showed no word the crawl had not read: closing "
                         "(HIDDENWEB_CLOSE_STALE=%d; 0 turns this off)", self.run, self.window)
-            self.crawler.engine.close_spider(spider, STALE)
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason=STALE))
 
     def _compare(self, url: str, shapes: dict[str, frozenset[str]]) -> None:
         """A URL read again: its numbered shapes whose texts differ from the earlier reading's

@@ -170,7 +170,7 @@ def test_guesses_held_for_answers_still_to_be_read_go_when_the_crawl_may_close_s
 
     crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never"})
     spider = HwdlaSpider.from_crawler(crawler, seed="http://h/")
-    crawler.stats.open_spider(spider)
+    crawler.stats.open_spider()
     sent: list = []
     crawler.engine = type("Engine", (), {"crawl": staticmethod(sent.append)})()
     forms = spider.forms

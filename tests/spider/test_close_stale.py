@@ -26,6 +26,12 @@ VIEWS = ["print", "plain", "compact", "wide", "mobile", "raw", "large", "small",
          "light", "big", "tiny"]
 
 
+def _closer(closed: list[str]):
+    """An engine's ``close_spider_async`` that records the reason it was closed with (done
+    when called: the rule starts the close and does not wait for it)."""
+    return lambda *, reason: closed.append(reason)
+
+
 def _secret(n: int) -> str:
     return f"kw{n:03d}x"  # a word only record n's pages show
 
@@ -216,7 +222,7 @@ def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was
     and closes at the next stale page once it was downloaded."""
     crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
     closed: list[str] = []
-    crawler.engine = SimpleNamespace(close_spider=lambda spider, reason: closed.append(reason))
+    crawler.engine = SimpleNamespace(close_spider_async=_closer(closed))
     rule = CloseWhenStale.from_crawler(crawler)
     spider = Spider("t")
     for n, name in enumerate(("Start", "Guide", "Syntax")):
@@ -239,8 +245,7 @@ def test_the_crawl_does_not_close_while_requests_wait_of_a_kind_of_page_that_was
     for last_wiki_page_at, closed_at in ((3, 6), (0, 3)):
         crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3})
         closed.clear()
-        crawler.engine = SimpleNamespace(
-            close_spider=lambda spider, reason: closed.append(reason))
+        crawler.engine = SimpleNamespace(close_spider_async=_closer(closed))
         rule = CloseWhenStale.from_crawler(crawler)
         rule.page_read(["Start page", "Timeline"], set(), spider, url="http://h/wiki/Start")
         rule.page_read(["Guide page"], set(), spider, url="http://h/wiki/Guide")
@@ -262,8 +267,7 @@ def _rule_beside_a_dla_scheduler() -> tuple[DLAScheduler, CloseWhenStale, list[s
     scheduler.crawler.settings.frozen = False
     scheduler.crawler.settings.set("HIDDENWEB_CLOSE_STALE", 3)
     closed: list[str] = []
-    scheduler.crawler.engine = SimpleNamespace(
-        close_spider=lambda spider, reason: closed.append(reason))
+    scheduler.crawler.engine = SimpleNamespace(close_spider_async=_closer(closed))
     return scheduler, CloseWhenStale.from_crawler(scheduler.crawler), closed
 
 
@@ -366,7 +370,7 @@ def test_the_crawl_does_not_close_while_a_render_it_asked_for_is_unread(tmp_path
 
 
 class _Engine:
-    """What the rule calls of Scrapy's engine: pause, unpause, close_spider."""
+    """What the rule calls of Scrapy's engine: pause, unpause, close_spider_async."""
 
     def __init__(self, closed: list[str]) -> None:
         self.closed, self.paused = closed, False
@@ -377,7 +381,7 @@ class _Engine:
     def unpause(self) -> None:
         self.paused = False
 
-    def close_spider(self, spider: Spider, reason: str) -> None:
+    def close_spider_async(self, *, reason: str) -> None:  # done when called (_closer)
         self.closed.append(reason)
 
 
