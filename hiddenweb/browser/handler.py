@@ -208,6 +208,14 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             self._permits = asyncio.Semaphore(self.hw.max_pages)
         own_page = bool(request.meta.get("playwright_include_page"))  # the caller closes it
         async with self._permits:
+            # decided again now that it would start (the render gate's at_dispatch): a render
+            # queued before its template was judged idle is withdrawn or read over plain HTTP
+            gate = getattr(self.crawler.spider, "renders", None)  # the hwdla spider's
+            decision = gate.at_dispatch(request) if gate is not None else "render"
+            if decision == "withdraw":
+                raise IgnoreRequest(f"its template's renders add nothing now: {request.url}")
+            if decision == "plain":
+                return await super().download_request(request)
             page = None if own_page else self._take()
             job.stage = "rendering"
             ok = False

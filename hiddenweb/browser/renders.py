@@ -36,13 +36,24 @@ policy, so a template whose renders stop adding anything stops going straight to
 in one corpus run, off / on, Datasette's browser pages 109 → 67, Trac's 132 → 72, every other
 site's the same within 8, and no unit lost (``docs/benchmarks.md``).
 
+A decision taken when a page is read can be stale by the time its browser request starts: a
+template's first renders added links, so its pages met next were queued for Chromium, and the
+renders that came back next added nothing. So the download handler asks again as each browser
+request starts, once it has a page (:meth:`RenderGate.at_dispatch`): a queued re-render of a
+template now judged idle is withdrawn (its forms read from the plain copy it carries), and a
+page sent straight to Chromium by a template that no longer goes there is read over plain HTTP
+(lab knob ``browser_withdraw``, on; stats ``renders_withdrawn``, ``direct_withdrawn``). In one
+Datasette crawl 81 of the 92 renders of its main table's pages added nothing, most of them
+started after the template was judged idle.
+
 Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rendered. Lab knob
 ``render_trace``: a JSON-lines file that gets one line per re-render judged (``url``,
 ``useful``, ``failed``), for the benchmark that scores the decision against a truth
 (``hiddenweb bench coverage --browser on``: ``render_precision``, ``render_recall``).
 
 Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``direct_judged``, ``held``,
-``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered).
+``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered),
+``renders_withdrawn``, ``direct_withdrawn``.
 """
 
 from __future__ import annotations
@@ -55,10 +66,11 @@ from typing import TYPE_CHECKING
 from parsel import Selector
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
 
 from hiddenweb.browser.detect import BrowserPolicy, page_offer, script_signature
-from hiddenweb.browser.requests import DOCUMENT_META
+from hiddenweb.browser.requests import BROWSER_KEYS, DIRECT_META, DOCUMENT_META
 from hiddenweb.pagetext import is_markup, template_key
 
 if TYPE_CHECKING:
@@ -70,6 +82,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 OFFER_META = "hiddenweb_plain_offer"
+#: meta of a re-render that its plain copy, read when the render is withdrawn, does not keep
+WITHDRAWN_KEYS = (OFFER_META, "hiddenweb_rerender", "hiddenweb_body", "hiddenweb_body_encoding",
+                  "hiddenweb_body_headers", "playwright_page_init_callback")
 MAX_HELD = 500  # held re-renders of one template; beyond, rendered without waiting
 
 
@@ -77,8 +92,10 @@ class RenderGate:
     def __init__(self, crawler: Crawler, policy: BrowserPolicy,
                  in_scope: Callable[[str], bool], enabled: bool = True,
                  dropped: Callable[[TextResponse], Iterable[Request]] | None = None,
-                 trace: str | None = None, learn_direct: bool = False) -> None:
+                 trace: str | None = None, learn_direct: bool = False,
+                 withdraw: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
+        self.withdraw = withdraw  # lab knob browser_withdraw (at_dispatch)
         self.learn_direct = learn_direct  # lab knob browser_judge_direct (judged_direct)
         self.trace = trace  # the lab knob render_trace (module docstring)
         self.enabled = enabled  # off: every page that asks is rendered (renders still judged)
@@ -189,6 +206,48 @@ class RenderGate:
         if OFFER_META in request.meta:
             self._trace(request.url, True, True)
             self._settle(request.url, True)
+
+    def at_dispatch(self, request: Request) -> str:
+        """The decision made again as a browser request starts (the download handler calls
+        this, :class:`~hiddenweb.browser.handler.BrowserHandler`): ``"render"``; or
+        ``"withdraw"``: a re-render whose template was judged idle since it was queued, and
+        not one of the few pages of an idle template still looked at
+        (:meth:`~hiddenweb.browser.detect.BrowserPolicy.worth_rendering`, as if the page were
+        offered now), is not rendered: its forms are read from the plain copy it carries
+        (``hiddenweb_body``), as a held page's are when dropped (one without that copy is
+        rendered; stat ``…/renders_withdrawn``); or ``"plain"``: a page sent straight to
+        Chromium by its template (meta ``hiddenweb_direct``) whose template no longer goes
+        there is read over plain HTTP instead, its browser meta removed (the spider then offers
+        it as any plain page; stat ``…/direct_withdrawn``). Lab knob ``browser_withdraw``."""
+        meta = request.meta
+        if not self.enabled or not self.withdraw:
+            return "render"
+        if meta.get(DIRECT_META):
+            if self.policy.direct(request.url):
+                return "render"
+            for key in BROWSER_KEYS:
+                meta.pop(key, None)
+            self.crawler.stats.inc_value("hiddenweb/browser/direct_withdrawn")
+            return "plain"
+        body = meta.get("hiddenweb_body")
+        if OFFER_META not in meta or body is None \
+                or self.policy.verdict(request.url) != "idle" \
+                or self.policy.worth_rendering(request.url):
+            return "render"
+        key = template_key(request.url)
+        self.pending[key] = max(0, self.pending[key] - 1)
+        sig = self.issued_sig.get(key)
+        if sig is not None:
+            self.sig_pending[sig] = max(0, self.sig_pending[sig] - 1)
+        self.crawler.stats.inc_value("hiddenweb/browser/renders_withdrawn")
+        plain_meta = {k: v for k, v in meta.items()
+                      if k not in BROWSER_KEYS and k not in WITHDRAWN_KEYS}
+        plain = HtmlResponse(request.url, body=body,
+                             encoding=meta.get("hiddenweb_body_encoding") or "utf-8",
+                             request=request.replace(meta=plain_meta))
+        for follow in self.dropped(plain) if self.dropped else ():
+            self.crawler.engine.crawl(follow)
+        return "withdraw"
 
     def _trace(self, url: str, useful: bool, failed: bool) -> None:
         if self.trace:

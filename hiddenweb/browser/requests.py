@@ -23,9 +23,18 @@ from hiddenweb.pagetext import AWAITED_META, READ_META
 #: meta of a direct render's response: the HTML document Chromium received for the request
 #: (what plain HTTP reads of it), against which the render is judged (browser/renders.py)
 DOCUMENT_META = "hiddenweb_document"
+#: meta of a request sent straight to Chromium because of its URL template (the spider's
+#: ``browser_meta``), not for a render of its own: sent over plain HTTP after all when the
+#: template no longer goes there as it leaves the scheduler (hiddenweb.browser.withdraw)
+DIRECT_META = "hiddenweb_direct"
 #: meta of a plain response that a re-render must judge again, not inherit
 _JUDGED = ("hiddenweb_explore", "hiddenweb_new_content", "hiddenweb_novel",
-           "hiddenweb_shown", "hiddenweb_new_forms", READ_META)
+           "hiddenweb_shown", "hiddenweb_new_forms", READ_META, DIRECT_META)
+
+
+#: the meta that sends a request to Chromium (direct_meta), and the spider's mark of one sent
+#: there by its template
+BROWSER_KEYS = ("playwright", "download_slot", "playwright_page_goto_kwargs", DIRECT_META)
 
 
 def direct_meta() -> dict:

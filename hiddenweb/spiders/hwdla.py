@@ -42,7 +42,12 @@ from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
 from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser
 from hiddenweb.browser.renders import RenderGate
-from hiddenweb.browser.requests import direct_meta, fallback_request, rerender_request
+from hiddenweb.browser.requests import (
+    DIRECT_META,
+    direct_meta,
+    fallback_request,
+    rerender_request,
+)
 from hiddenweb.config import lab
 from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
@@ -151,7 +156,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render,
                                     lab(s, "render_trace") or None,
-                                    lab(s, "browser_judge_direct"))
+                                    lab(s, "browser_judge_direct"), lab(s, "browser_withdraw"))
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
@@ -208,7 +213,7 @@ class HwdlaSpider(scrapy.Spider):
     def browser_meta(self, url: str, meta: dict) -> dict:
         """``meta`` plus ``playwright`` when the URL's template goes straight to the browser."""
         if self.policy.direct(url):
-            meta.update(direct_meta())
+            meta.update(direct_meta(), **{DIRECT_META: True})
         return meta
 
     # -- pages -----------------------------------------------------------------------------
