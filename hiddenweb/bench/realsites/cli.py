@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shlex
 import shutil
 import sys
 import time
@@ -79,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         code = code_revision(PROJECT_DIR)  # before the crawls: what they run
         results = runner.run(names, out / "work", caps, sources, crawlers)
-        meta = {"command": "hiddenweb bench realsites " + " ".join(sys.argv[3:]),
+        meta = {"command": "hiddenweb bench realsites " + shlex.join(sys.argv[3:]),
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "machine": f"{platform.machine()}, {_cores()} cores, "
                            f"Python {platform.python_version()}",

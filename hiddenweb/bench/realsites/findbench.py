@@ -37,6 +37,7 @@ import math
 import os
 import random
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -534,7 +535,7 @@ def main(args: Any) -> int:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     code = describe(code_revision(PROJECT_DIR))
-    meta = {"command": "hiddenweb bench find " + " ".join(sys.argv[3:]),
+    meta = {"command": "hiddenweb bench find " + shlex.join(sys.argv[3:]),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                        f"Python {platform.python_version()}", "code": code}
