@@ -78,8 +78,6 @@ LAB: dict = {
     "dla_converge_p": 0.99,  # a page automaton stops learning once some p exceeds this
     "dla_explore_in_flight": 4,  # speculative requests (below WAIT x the best) in flight
     "dla_wait_for_browser": True,  # requests in Chromium count as in flight for waiting
-    # re-renders are handed out only while the browser has a free page (dla/scheduler.py)
-    "dla_cap_renders": True,
     "dla_nofollow_last": True,  # links marked rel="nofollow" wait until nothing else is pending
     "lostsheep_states": 100,  # automaton states S (paper: LS2F S=100 is the best setting)
     "lostsheep_twofold": True,  # 2F: steps S/2, S/4, ... (False: one state per word)

@@ -27,9 +27,6 @@ class DLAConfig:
     explore_in_flight: int = 0
     nofollow_last: bool = True
     wait_for_browser: bool = True
-    #: re-renders handed out while fewer than this many browser requests are in the downloader
-    #: (``HIDDENWEB_BROWSER_MAX_PAGES``; 0: no bound; lab knob ``dla_cap_renders``)
-    render_cap: int = 0
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -67,7 +64,4 @@ class DLAConfig:
             explore_in_flight=explore,
             nofollow_last=lab(settings, "dla_nofollow_last"),
             wait_for_browser=lab(settings, "dla_wait_for_browser"),
-            render_cap=settings.getint("HIDDENWEB_BROWSER_MAX_PAGES",
-                                       defaults.HIDDENWEB_BROWSER_MAX_PAGES)
-            if lab(settings, "dla_cap_renders") else 0,
         )

@@ -285,29 +285,11 @@ class DLAScheduler(GroupHeap):
         settle(self)
         if self.journal is not None and holding_for_commit(self):
             return None
-        aside: list[tuple] = []  # render groups passed over while the browser is full
-        try:
-            return self._next(aside)
-        finally:
-            for entry in aside:
-                heapq.heappush(self.heap, entry)
-
-    def _next(self, aside: list[tuple]) -> Request | None:
-        """The best pending request that may go now (``next_request``); the heap entries of
-        render groups passed over while the browser is full go to ``aside``."""
-        browser_full = None
         while self.heap:
-            entry = heapq.heappop(self.heap)
-            heap_key, _, version, gkey = entry
+            heap_key, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)
             if group is None or group.version != version:
                 continue
-            if is_render(gkey) and self.config.render_cap:
-                if browser_full is None:
-                    browser_full = self._browser_full()
-                if browser_full:
-                    aside.append(entry)
-                    continue
             if self._follows_root(gkey):  # its entry may predate the root's last penalty
                 if self._heap_key(group) > heap_key:
                     self._rekey(group)
@@ -352,18 +334,6 @@ class DLAScheduler(GroupHeap):
         if lifted:
             self.stats.inc_value("hiddenweb/dla/lifted", lifted)
         return lifted
-
-    def _browser_full(self) -> bool:
-        """Whether as many browser requests as the browser has pages
-        (``HIDDENWEB_BROWSER_MAX_PAGES``) are in the downloader: a re-render handed out now
-        would only wait there, holding one of the engine's ``CONCURRENT_REQUESTS`` from plain
-        downloads, and counted as in flight by the waits here and by the stale rule."""
-        active = getattr(getattr(self.engine, "downloader", None), "active", ())
-        n = sum(1 for r in active if r.meta.get("playwright"))
-        if n >= self.config.render_cap:
-            self.stats.inc_value("hiddenweb/dla/renders_held_back")
-            return True
-        return False
 
     # -- waiting for answers in flight ----------------------------------------------------
     def in_flight(self) -> list[Request]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -546,37 +545,6 @@ def test_a_page_rendered_again_goes_before_every_other_request(transfer: bool) -
     s.learn(first.meta, first.url, "reward")  # its rendered form: the link's kind learns
     if transfer:
         assert "url:ex.org/query" in s.paid
-
-
-@pytest.mark.parametrize("transfer", [True, False])
-def test_renders_wait_in_the_scheduler_while_the_browser_has_no_free_page(transfer: bool) -> None:
-    """With as many browser requests in the downloader as the browser has pages
-    (``HIDDENWEB_BROWSER_MAX_PAGES``), a queued re-render is passed over, not handed out to
-    wait there: plain requests go meanwhile, and the render goes first once a page is free
-    (lab knob ``dla_cap_renders``; off, it goes first whatever is in flight)."""
-    for cap in (True, False):
-        s = make({"HIDDENWEB_LAB": {"dla_transfer": transfer, "dla_cap_renders": cap,
-                                    "dla_wait_for_browser": False},
-                  "HIDDENWEB_BROWSER_MAX_PAGES": 2})
-        s.enqueue_request(link("/", "/query"))
-        plain = s.next_request()
-        s.enqueue_request(plain.replace(dont_filter=True,
-                                        meta={**plain.meta, "hiddenweb_rerender": True}))
-        s.enqueue_request(link("/list", "/detail/1"))
-        s.enqueue_request(link("/list", "/detail/2"))
-        browsing = [Request(f"{SITE}/r/{n}", meta={"playwright": True}) for n in range(2)]
-        s.engine = SimpleNamespace(downloader=SimpleNamespace(active=set(browsing)),
-                                   scraper=SimpleNamespace(slot=None))
-        first = s.next_request()
-        if not cap:
-            assert first.meta.get("hiddenweb_rerender")
-            continue
-        assert first.url == SITE + "/detail/1"
-        assert s.stats.get_value("hiddenweb/dla/renders_held_back") == 1
-        s.engine.downloader.active = {browsing[0]}  # a page is free
-        render = s.next_request()
-        assert render.url == SITE + "/query" and render.meta["hiddenweb_rerender"]
-        assert drain(s) == ["/detail/2"]
 
 
 @pytest.mark.parametrize("jobdir", [False, True])
