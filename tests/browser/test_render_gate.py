@@ -298,10 +298,14 @@ def test_pages_sent_straight_to_chromium_are_judged_and_stop_going_when_they_add
     """The first renders of the app template add a link, so the apps met after them go
     straight to Chromium; those are judged against the document Chromium received (with real
     Chromium: the guard keeps it), and once most of its renders added nothing the template's
-    pages are read over plain HTTP, and not rendered."""
+    pages are read over plain HTTP, and not rendered. (Lab knob ``browser_withdraw`` off: on,
+    the apps queued for Chromium may all be read over plain HTTP as they start, once the
+    re-renders judged meanwhile turned the template idle, and none is judged as a direct
+    render; ``tests/browser/test_render_withdraw.py`` tests that.)"""
     with serve(DirectSite) as url:
         run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
-            "HIDDENWEB_BROWSER": "auto", "HIDDENWEB_CLOSE_STALE": 0})
+            "HIDDENWEB_BROWSER": "auto", "HIDDENWEB_CLOSE_STALE": 0,
+            "HIDDENWEB_LAB": '{"browser_withdraw": false}'})
         log = list(DirectSite.log)
     assert run.returncode == 0, run.stderr[-2000:]
     stats = run.stats
