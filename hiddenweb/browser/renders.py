@@ -52,7 +52,8 @@ Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rend
 (``hiddenweb bench coverage --browser on``: ``render_precision``, ``render_recall``).
 
 Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``direct_judged``, ``held``,
-``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered),
+``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered: withdrawn
+re-renders too, and pages read over plain HTTP instead of straight in Chromium, once offered),
 ``renders_withdrawn``, ``direct_withdrawn``.
 """
 
@@ -240,6 +241,7 @@ class RenderGate:
         if sig is not None:
             self.sig_pending[sig] = max(0, self.sig_pending[sig] - 1)
         self.crawler.stats.inc_value("hiddenweb/browser/renders_withdrawn")
+        self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")  # as a dropped page is
         plain_meta = {k: v for k, v in meta.items()
                       if k not in BROWSER_KEYS and k not in WITHDRAWN_KEYS}
         plain = HtmlResponse(request.url, body=body,

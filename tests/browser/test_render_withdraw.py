@@ -90,6 +90,7 @@ def test_a_queued_render_of_a_template_judged_idle_since_is_withdrawn():
     assert decisions.count("render") == 2  # the 10th and 20th page of an idle template
     assert decisions.count("withdraw") == 23
     assert crawler.stats.get_value("hiddenweb/browser/renders_withdrawn") == 23
+    assert crawler.stats.get_value("hiddenweb/browser/not_rendered") == 23  # the crawl report's
     withdrawn = [r.url for r, d in zip(queued[5:], decisions, strict=True) if d == "withdraw"]
     assert forms_read == withdrawn
     assert [r.url for r in crawled] == [f"{url}/find?part=all" for url in withdrawn]
