@@ -58,6 +58,15 @@ def crawl(tmp_path: Path, *args: str, settings: dict | None = None) -> tuple[lis
     return run.items, run.stderr, run.returncode
 
 
+#: the settings of a crawl that reads the site to its end: the crawl-level stopping rule
+#: (hiddenweb.stale, tested in tests/spider/test_close_stale.py) off. The tests that compare
+#: the hidden pages two crawls end with need it: where a run of 100 pages with no new word
+#: falls depends on the crawl's order, which the setting under test changes, so one crawl may
+#: close stale and the other read on (test_dla_wait failed so in a clean-clone CI on
+#: 2026-11-27: "hiddenweb_exhausted" against "hiddenweb_stale")
+READ_ALL = {"HIDDENWEB_CLOSE_STALE": 0}
+
+
 def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str, int], dict]:
     """Crawl the served site from its home page with ``settings``: the hidden truth pages
     found (key → the download count when first seen) and the crawl's final stats."""
@@ -76,9 +85,10 @@ def hidden_found(served_site, tmp_path: Path, settings: dict) -> tuple[dict[str,
 def hidden_found_on_off(served_site, tmp_path: Path, setting: str
                         ) -> tuple[dict[str, int], dict, dict[str, int], dict]:
     """:func:`hidden_found` over plain HTTP with the boolean lab knob ``setting`` on, then
-    off: ``(on, on_stats, off, off_stats)``."""
+    off: ``(on, on_stats, off, off_stats)``. Both read the site to its end (:data:`READ_ALL`)."""
     runs = [hidden_found(served_site, tmp_path / name, {"HIDDENWEB_LAB": {setting: value},
-                                                        "HIDDENWEB_BROWSER": "never"})
+                                                        "HIDDENWEB_BROWSER": "never",
+                                                        **READ_ALL})
             for name, value in (("on", True), ("off", False))]
     return (*runs[0], *runs[1])
 

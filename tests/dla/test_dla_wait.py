@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawlrun import ENDED, _run, hidden_found  # tests/ is on sys.path (rootdir)
+from crawlrun import ENDED, READ_ALL, _run, hidden_found  # tests/ is on sys.path (rootdir)
 
 from hiddenweb.bench.provingground.server import serve_in_thread
 from hiddenweb.bench.provingground.site import SiteModel
@@ -15,7 +15,8 @@ from hiddenweb.bench.provingground.site import SiteModel
 
 def test_a_crawl_waits_only_when_asked_and_finds_the_same_pages(served_site, tmp_path):
     runs = {name: hidden_found(served_site, tmp_path / name,
-                               {"HIDDENWEB_DLA_WAIT": wait, "HIDDENWEB_BROWSER": "never"})
+                               {"HIDDENWEB_DLA_WAIT": wait, "HIDDENWEB_BROWSER": "never",
+                                **READ_ALL})
             for name, wait in (("on", 0.5), ("off", 0))}
     (on, on_stats), (off, off_stats) = runs["on"], runs["off"]
     assert on_stats.get("hiddenweb/dla/waits", 0) > 0
