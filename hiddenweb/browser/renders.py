@@ -71,7 +71,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
 
 from hiddenweb.browser.detect import BrowserPolicy, page_offer, script_signature
-from hiddenweb.browser.requests import BROWSER_KEYS, DIRECT_META, DOCUMENT_META
+from hiddenweb.browser.requests import DIRECT_META, DOCUMENT_META, browser_free
 from hiddenweb.pagetext import is_markup, template_key
 
 if TYPE_CHECKING:
@@ -84,8 +84,9 @@ logger = logging.getLogger(__name__)
 
 OFFER_META = "hiddenweb_plain_offer"
 #: meta of a re-render that its plain copy, read when the render is withdrawn, does not keep
+#: (besides its browser meta, :func:`~hiddenweb.browser.requests.browser_free`)
 WITHDRAWN_KEYS = (OFFER_META, "hiddenweb_rerender", "hiddenweb_body", "hiddenweb_body_encoding",
-                  "hiddenweb_body_headers", "playwright_page_init_callback")
+                  "hiddenweb_body_headers")
 MAX_HELD = 500  # held re-renders of one template; beyond, rendered without waiting
 
 
@@ -226,24 +227,17 @@ class RenderGate:
         if meta.get(DIRECT_META):
             if self.policy.direct(request.url):
                 return "render"
-            for key in BROWSER_KEYS:
-                meta.pop(key, None)
+            for key in meta.keys() - browser_free(meta).keys():
+                del meta[key]
             self.crawler.stats.inc_value("hiddenweb/browser/direct_withdrawn")
             return "plain"
         body = meta.get("hiddenweb_body")
-        if OFFER_META not in meta or body is None \
-                or self.policy.verdict(request.url) != "idle" \
-                or self.policy.worth_rendering(request.url):
-            return "render"
-        key = template_key(request.url)
-        self.pending[key] = max(0, self.pending[key] - 1)
-        sig = self.issued_sig.get(key)
-        if sig is not None:
-            self.sig_pending[sig] = max(0, self.sig_pending[sig] - 1)
+        if OFFER_META not in meta or body is None or self.policy.worth_rendering(request.url):
+            return "render"  # (worth rendering: not idle, or one of the idle pages looked at)
+        self._render_gone(template_key(request.url))
         self.crawler.stats.inc_value("hiddenweb/browser/renders_withdrawn")
         self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")  # as a dropped page is
-        plain_meta = {k: v for k, v in meta.items()
-                      if k not in BROWSER_KEYS and k not in WITHDRAWN_KEYS}
+        plain_meta = {k: v for k, v in browser_free(meta).items() if k not in WITHDRAWN_KEYS}
         plain = HtmlResponse(request.url, body=body,
                              encoding=meta.get("hiddenweb_body_encoding") or "utf-8",
                              request=request.replace(meta=plain_meta))
@@ -256,15 +250,21 @@ class RenderGate:
             with open(self.trace, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"url": url, "useful": useful, "failed": failed}) + "\n")
 
-    def _settle(self, url: str, useful: bool) -> None:
-        key = template_key(url)
+    def _render_gone(self, key: str) -> str | None:
+        """A render issued for template ``key`` is no longer out (judged, failed or withdrawn):
+        the counts of renders in flight, its template's and its signature's (returned)."""
         self.pending[key] = max(0, self.pending[key] - 1)
-        self.policy.rendered(url, useful)
         sig = self.issued_sig.get(key)
         if sig is not None:
             self.sig_pending[sig] = max(0, self.sig_pending[sig] - 1)
-            if self.on_trial.get(sig) and not self._on_trial(sig):
-                self._release_trial(sig)
+        return sig
+
+    def _settle(self, url: str, useful: bool) -> None:
+        key = template_key(url)
+        sig = self._render_gone(key)
+        self.policy.rendered(url, useful)
+        if sig is not None and self.on_trial.get(sig) and not self._on_trial(sig):
+            self._release_trial(sig)
         verdict = self.policy.verdict(url)
         logger.debug("Render of %s %s: template %s, %d renders, verdict %s", url,
                      "added something" if useful else "added nothing", key,

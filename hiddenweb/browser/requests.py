@@ -24,17 +24,19 @@ from hiddenweb.pagetext import AWAITED_META, READ_META
 #: (what plain HTTP reads of it), against which the render is judged (browser/renders.py)
 DOCUMENT_META = "hiddenweb_document"
 #: meta of a request sent straight to Chromium because of its URL template (the spider's
-#: ``browser_meta``), not for a render of its own: sent over plain HTTP after all when the
-#: template no longer goes there as it leaves the scheduler (hiddenweb.browser.withdraw)
+#: ``browser_meta``), not for a render of its own: read over plain HTTP after all when the
+#: template no longer goes there once the request has a page (RenderGate.at_dispatch)
 DIRECT_META = "hiddenweb_direct"
 #: meta of a plain response that a re-render must judge again, not inherit
 _JUDGED = ("hiddenweb_explore", "hiddenweb_new_content", "hiddenweb_novel",
-           "hiddenweb_shown", "hiddenweb_new_forms", READ_META, DIRECT_META)
+           "hiddenweb_shown", "hiddenweb_new_forms", READ_META)
 
 
-#: the meta that sends a request to Chromium (direct_meta), and the spider's mark of one sent
-#: there by its template
-BROWSER_KEYS = ("playwright", "download_slot", "playwright_page_goto_kwargs", DIRECT_META)
+def browser_free(meta: dict) -> dict:
+    """``meta`` without what sends a request to Chromium (``playwright*``, its download slot,
+    :data:`DIRECT_META`): the meta of the same request over plain HTTP."""
+    return {k: v for k, v in meta.items()
+            if not k.startswith("playwright") and k not in ("download_slot", DIRECT_META)}
 
 
 def direct_meta() -> dict:
@@ -61,7 +63,6 @@ def rerender_request(response: TextResponse, reuse_body: bool) -> scrapy.Request
 def fallback_request(request: scrapy.Request) -> scrapy.Request | None:
     if request.meta.get("hiddenweb_rerender") or request.meta.get("hiddenweb_browser_form"):
         return None
-    meta = {k: v for k, v in request.meta.items()
-            if not k.startswith("playwright") and k != "download_slot"}
+    meta = browser_free(request.meta)
     meta["hiddenweb_browser_fallback"] = True
     return request.replace(meta=meta, dont_filter=True)
