@@ -79,6 +79,9 @@ LAB: dict = {
     "dla_explore_in_flight": 4,  # speculative requests (below WAIT x the best) in flight
     "dla_wait_for_browser": True,  # requests in Chromium count as in flight for waiting
     "dla_nofollow_last": True,  # links marked rel="nofollow" wait until nothing else is pending
+    # a form's answer whose links all lead to pages met before, one not read yet, is penalised
+    # (a search's list of queued pages): hiddenweb.dla.previews
+    "dla_previews": True,
     "lostsheep_states": 100,  # automaton states S (paper: LS2F S=100 is the best setting)
     "lostsheep_twofold": True,  # 2F: steps S/2, S/4, ... (False: one state per word)
     "lostsheep_maxdepth": 20,  # find mode: at most this many herder rounds (moves)

@@ -29,7 +29,7 @@ DOCUMENT_META = "hiddenweb_document"
 DIRECT_META = "hiddenweb_direct"
 #: meta of a plain response that a re-render must judge again, not inherit
 _JUDGED = ("hiddenweb_explore", "hiddenweb_new_content", "hiddenweb_novel",
-           "hiddenweb_shown", "hiddenweb_new_forms", READ_META)
+           "hiddenweb_shown", "hiddenweb_new_forms", "hiddenweb_preview", READ_META)
 
 
 def browser_free(meta: dict) -> dict:

@@ -49,12 +49,13 @@ feedback_signal = object()
 
 
 def feedback(request_meta: dict[str, Any], *, status: int | None, form_only: bool,
-             new_content: bool, new_forms: int = 0, novel: bool = True) -> Outcome | None:
+             new_content: bool, new_forms: int = 0, novel: bool = True,
+             preview: bool = False) -> Outcome | None:
     """Reward, penalty or ``None`` for the action that produced a response (table above)."""
     if not isinstance(request_meta.get(ACTION_META), dict):
         return None
     if status is None or status >= 500:
         return None
-    if new_content and status < 400 and (form_only and novel or new_forms > 0):
+    if new_content and status < 400 and (form_only and novel and not preview or new_forms > 0):
         return "reward"
     return "penalty"

@@ -38,6 +38,7 @@ from scrapy import Request
 from hiddenweb.dla.feedback import feedback, feedback_signal
 from hiddenweb.dla.journal import EMITTED_META, JID_META, PARENT_META
 from hiddenweb.dla.kinds import ACTION_META, infer_action
+from hiddenweb.dla.previews import PREVIEW_META
 from hiddenweb.pagetext import NEW_CONTENT_META, NOVEL_META
 from hiddenweb.redis_shared import seen_content
 
@@ -83,6 +84,7 @@ class DLAFeedbackMiddleware:
                        "new_content": bool(response.meta.get(NEW_CONTENT_META, True)),
                        "novel": bool(response.meta.get(NOVEL_META, True))}
         if verdict is not None:
+            verdict["preview"] = bool(response.meta.get(PREVIEW_META))
             self._report(response, **verdict,
                          new_forms=int(response.meta.get("hiddenweb_new_forms", 0)))
 
@@ -99,10 +101,11 @@ class DLAFeedbackMiddleware:
                 "novel": bool(response.meta.get(NOVEL_META, True))}
 
     def _report(self, response: Response, *, status: int | None, form_only: bool,
-                new_content: bool, new_forms: int = 0, novel: bool = True) -> None:
+                new_content: bool, new_forms: int = 0, novel: bool = True,
+                preview: bool = False) -> None:
         meta = response.request.meta if response.request is not None else response.meta
         outcome = feedback(meta, status=status, form_only=form_only, new_content=new_content,
-                           new_forms=new_forms, novel=novel)
+                           new_forms=new_forms, novel=novel, preview=preview)
         self.crawler.stats.inc_value(f"hiddenweb/dla/feedback/{outcome or 'neutral'}")
         url = response.request.url if response.request is not None else response.url
         self.crawler.signals.send_catch_log(feedback_signal, request_meta=meta, url=url,

@@ -49,6 +49,7 @@ from hiddenweb.browser.requests import (
     rerender_request,
 )
 from hiddenweb.config import lab
+from hiddenweb.dla.previews import PREVIEW_META, Previews
 from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
 from hiddenweb.forms.crawl import ANSWER_META, FormCrawler, FormsConfig, query_of
@@ -128,6 +129,7 @@ class HwdlaSpider(scrapy.Spider):
         if self.find and (not self.query or not self.seed):
             raise ValueError('hwdla: find=1 needs a seed and a query: -a query="contact, phone"')
         self.seen = SeenContent()
+        self.previews: Previews | None = Previews()  # None: lab knob dla_previews off
         self.oracle = None
         self.finder = None
 
@@ -162,6 +164,8 @@ class HwdlaSpider(scrapy.Spider):
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
         spider.shown = shown_text(crawler, lab(s, "novelty"))  # in Redis in shared mode
         spider.seen = seen_content(crawler)  # in Redis when HIDDENWEB_REDIS_URL is set
+        if not lab(s, "dla_previews"):
+            spider.previews = None
         crawler.signals.connect(spider.recheck, signal=hw_signals.recheck_wanted)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -246,6 +250,9 @@ class HwdlaSpider(scrapy.Spider):
         rendered = "playwright" in (response.flags or [])
         if rendered:
             stats.inc_value("hiddenweb/browser/pages")
+        if self.previews is not None:
+            self.previews.page_read(response.url, *(
+                [response.request.url] if response.request is not None else []))
         blocks = text_blocks(response)  # (none in a binary reply: its fingerprint decides)
         text = self.visible(response, blocks if is_markup(response) else None)
         found = self.named_urls(response)  # its URL sources: part of what makes a page new
@@ -307,6 +314,10 @@ class HwdlaSpider(scrapy.Spider):
                 deferred = action != "skip"  # not rendered: its forms are read from this copy
         if self.follow_links:
             links = list(self.link_requests(page))
+            if self.previews is not None and self.previews.judge(
+                    response.url, (r.url for r in links), bool(item["form_only"])):
+                meta[PREVIEW_META] = True  # the DLA feedback: a penalty (dla/previews.py)
+                stats.inc_value("hiddenweb/dla/previews")
             yield from links
             yield from self.source_requests(response, found, {r.url for r in links})
             yield from self.xhr_requests(response)
