@@ -100,6 +100,9 @@ LAB: dict = {
     # a URL template whose first renders added nothing to the plain copy is not rendered again
     # (but its 10th, 20th, 40th, ... page): hiddenweb.browser.renders
     "browser_render_gate": True,
+    # a render adds something only by links and forms the crawl would follow or submit (in
+    # scope, allowed by the safety policy): hiddenweb.browser.detect.page_offer
+    "browser_judge_acted": True,
     "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay
     # a template first met once its scripts rendered idle elsewhere is idle unrendered, but a few
     "browser_judge_new_templates": True,

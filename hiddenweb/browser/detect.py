@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from urllib.parse import urljoin
 
 from parsel import Selector
@@ -79,17 +80,35 @@ def submitted_by_script(page: Selector, form: Selector | None) -> bool:
 
 
 _OFFERS = "//a/@href | //area/@href | //iframe/@src | //frame/@src"
+_OFFER_ELEMENTS = "//a[@href] | //area[@href] | //iframe[@src] | //frame[@src]"
 
 
-def page_offer(page: Selector, url: str) -> frozenset[bytes]:
+def page_offer(page: Selector, url: str,
+               acts_on: Callable[[str, str, Selector, str], bool] | None = None
+               ) -> frozenset[bytes]:
     """What a page offers a crawler, as 8-byte hashes: the targets of its links and frames
     (absolute, no fragment) and its forms (method, action and field names). A render whose
-    offer holds nothing the plain copy's did added nothing a crawl can follow."""
-    items = {urljoin(url, href.strip()).split("#", 1)[0] for href in page.xpath(_OFFERS).getall()}
+    offer holds nothing the plain copy's did added nothing a crawl can follow. ``acts_on``
+    (``"link"`` or ``"form"``, the absolute target, the element, ``url``): whether the crawl would
+    follow that link or submit that form (in scope, allowed by the safety policy); an item
+    it would not is left out (a render that adds only a login link or a filter form the
+    policy refuses adds nothing the crawl acts on)."""
+    if acts_on is None:
+        items = {urljoin(url, href.strip()).split("#", 1)[0]
+                 for href in page.xpath(_OFFERS).getall()}
+    else:
+        items = set()
+        for el in page.xpath(_OFFER_ELEMENTS):
+            href = el.attrib.get("href") if "href" in el.attrib else el.attrib.get("src", "")
+            target = urljoin(url, href.strip()).split("#", 1)[0]
+            if acts_on("link", target, el, url):
+                items.add(target)
     for form in page.xpath("//form"):
         fields = sorted(set(form.xpath(".//*[@name]/@name").getall()))
-        items.add(" ".join(["form", (form.attrib.get("method") or "get").lower(),
-                            urljoin(url, form.attrib.get("action") or ""), *fields]))
+        action = urljoin(url, form.attrib.get("action") or "")
+        if acts_on is None or acts_on("form", action, form, url):
+            items.add(" ".join(["form", (form.attrib.get("method") or "get").lower(), action,
+                                *fields]))
     return frozenset(hashlib.sha1(i.encode("utf-8", "replace")).digest()[:8] for i in items)
 
 

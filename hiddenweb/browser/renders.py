@@ -95,8 +95,11 @@ class RenderGate:
                  in_scope: Callable[[str], bool], enabled: bool = True,
                  dropped: Callable[[TextResponse], Iterable[Request]] | None = None,
                  trace: str | None = None, learn_direct: bool = False,
-                 withdraw: bool = False) -> None:
+                 withdraw: bool = False,
+                 acts_on: Callable[[str, str, Selector, str], bool] | None = None) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
+        #: what a render's additions are judged by (page_offer): those the crawl acts on
+        self.acts_on = acts_on
         self.withdraw = withdraw  # lab knob browser_withdraw (at_dispatch)
         self.learn_direct = learn_direct  # lab knob browser_judge_direct (judged_direct)
         self.trace = trace  # the lab knob render_trace (module docstring)
@@ -180,7 +183,8 @@ class RenderGate:
                     if method == "GET" and self.in_scope(url)]
             new_gets = self.policy.new_script_requests(gets) if learn \
                 else any(url not in self.policy.script_requests for url in gets)
-            useful = new_gets or bool(page_offer(response.selector, response.url) - plain)
+            useful = new_gets or bool(
+                page_offer(response.selector, response.url, self.acts_on) - plain)
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
         self._trace(response.url, useful, False)
         if learn:

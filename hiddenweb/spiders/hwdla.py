@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
+from parsel import Selector
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response, TextResponse
@@ -53,6 +54,7 @@ from hiddenweb.dla.previews import PREVIEW_META, Previews
 from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
 from hiddenweb.forms.crawl import ANSWER_META, FormCrawler, FormsConfig, query_of
+from hiddenweb.forms.extract import extract_forms, submittable
 from hiddenweb.framedocs import with_srcdoc
 from hiddenweb.items import PageItem, failed_item, page_item
 from hiddenweb.lostsheep.labels import context_for, link_contexts
@@ -158,7 +160,8 @@ class HwdlaSpider(scrapy.Spider):
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render,
                                     lab(s, "render_trace") or None,
-                                    lab(s, "browser_judge_direct"), lab(s, "browser_withdraw"))
+                                    lab(s, "browser_judge_direct"), lab(s, "browser_withdraw"),
+                                    spider.acts_on if lab(s, "browser_judge_acted") else None)
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
@@ -411,6 +414,23 @@ class HwdlaSpider(scrapy.Spider):
     def in_scope(self, url: str) -> bool:
         parts = urlsplit(url)
         return parts.scheme in ("http", "https") and parts.hostname == self.host
+
+    def acts_on(self, kind: str, target: str, element: Selector, url: str) -> bool:
+        """Whether the crawl would follow a link (``kind`` ``"link"``) or submit a form
+        (``"form"``) that a render of the page at ``url`` shows: in scope, allowed by the
+        safety policy (nothing counted: a question, not a refusal), a form with a control. The
+        render gate counts only those as what a render added (lab knob
+        ``browser_judge_acted``): a render that adds only a login link, or a filter form the
+        policy refuses, adds nothing to the crawl."""
+        if not self.in_scope(target):
+            return False
+        if kind == "link":
+            label, attrs = link_markup(Selector(text=element.get()), url).get(target, ("", {}))
+            text = element.xpath("normalize-space(string())").get("")
+            return self.follow_links and self.safety.link(target, f"{text} {label}",
+                                                          attrs).allowed
+        forms = extract_forms(Selector(text=f"<html><body>{element.get()}</body></html>"), url)
+        return bool(forms) and submittable(forms[0]) and self.safety.form(forms[0]).allowed
 
     def link_allowed(self, url: str, text: str, markup: dict[str, tuple[str, dict]]) -> bool:
         """Whether the safety policy lets the crawl follow a link (``markup``: the page's

@@ -319,3 +319,78 @@ def test_pages_sent_straight_to_chromium_are_judged_and_stop_going_when_they_add
         == stats["hiddenweb/browser/rerendered"] + stats["hiddenweb/browser/direct_judged"] \
         == stats["hiddenweb/browser/pages"]
     assert stats["hiddenweb/browser/not_rendered"] >= 8  # the idle apps, read over plain HTTP
+
+
+def test_a_page_offer_counts_only_what_the_crawl_acts_on():
+    plain = Selector(text='<a href="/x">x</a>')
+    rendered = Selector(text='<a href="/x">x</a><a href="/logout">Log out</a>'
+                             '<form method=post action="/c"><textarea name=message></textarea>'
+                             '</form><a href="/y">y</a>')
+
+    def acts_on(kind: str, target: str, element: Selector, url: str) -> bool:
+        assert url == "http://h/p" and element.root is not None
+        return target == "http://h/y"  # a stand-in for scope and the safety policy
+
+    added = page_offer(rendered, "http://h/p") - page_offer(plain, "http://h/p")
+    assert len(added) == 3  # the logout link, the form, /y
+    acted = page_offer(rendered, "http://h/p", acts_on) - page_offer(plain, "http://h/p")
+    assert acted == page_offer(Selector(text='<a href="/y">y</a>'), "http://h/p")
+
+
+class RefusedAdditionsSite(SiteHandler):
+    """Record pages whose script adds a log-out link and a comment form (both refused by the
+    safety policy), and a few app pages whose script adds a link to a page of their own."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).log.append(self.path)
+        if self.path == "/":
+            items = "".join(f'<a href="/item/{i}">item {i}</a> ' for i in range(30))
+            apps = "".join(f'<a href="/app/{i}">app {i}</a> ' for i in range(4))
+            body = f"<h1>Home</h1><p>{items}</p><p>{apps}</p>"
+        elif m := re.fullmatch(r"/item/(\d+)", self.path):
+            body = (f"<h1>Item {NAMES[int(m[1])]}</h1><a href='/'>home</a><div id=out></div>"
+                    "<script>document.getElementById('out').innerHTML = "
+                    "'<a href=\"/logout\">Log out</a><form method=post action=\"/comment\">"
+                    "<textarea name=message></textarea><input name=email>"
+                    "<button>Post comment</button></form>';</script>")
+        elif m := re.fullmatch(r"/app/(\d+)", self.path):
+            body = (f"<h1>App {NAMES[30 + int(m[1])]}</h1><div id=out></div><script>"
+                    "document.getElementById('out').innerHTML = "
+                    f"'<a href=\"/secret/{m[1]}\">secret</a>';</script>")
+        elif m := re.fullmatch(r"/secret/(\d+)", self.path):
+            body = f"<h1>Secret {NAMES[34 + int(m[1])]}</h1>"
+        else:
+            return self._send(b"not found", status=404)
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+    def do_POST(self) -> None:  # noqa: N802
+        type(self).log.append(f"POST {self.path}")
+        self._send(b"<html><body>posted</body></html>")
+
+
+@needs_chromium
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("acted", [True, False])
+def test_renders_that_add_only_what_the_policy_refuses_add_nothing(tmp_path: Path, acted: bool):
+    """Issue 24's browser-page bar: a render is useful by what the crawl then follows. The
+    record pages' renders add a log-out link and a comment form, neither of which the crawl
+    follows or submits: judged idle (lab knob ``browser_judge_acted``), they stop going to
+    Chromium; judged by everything they add (off), every record page is rendered."""
+    with serve(RefusedAdditionsSite) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
+            "HIDDENWEB_BROWSER": "auto", "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+            "HIDDENWEB_LAB": {"browser_judge_acted": acted}})
+        log = list(RefusedAdditionsSite.log)
+    assert run.returncode == 0, run.stderr[-2000:]
+    stats = run.stats
+    assert {p for p in log if p.startswith("/secret/")} == {f"/secret/{i}" for i in range(4)}
+    # never followed, never posted (a GET of /comment, a path the script names, is harmless)
+    assert "/logout" not in log and not [p for p in log if p.startswith("POST")]
+    if acted:
+        assert stats["hiddenweb/browser/renders_idle"] >= 4
+        assert stats["hiddenweb/browser/not_rendered"] >= 15
+        assert stats["hiddenweb/browser/pages"] <= 4 + 12
+    else:
+        assert stats.get("hiddenweb/browser/renders_idle", 0) == 0
+        assert stats["hiddenweb/browser/pages"] >= 30
