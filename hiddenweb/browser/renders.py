@@ -6,7 +6,10 @@ build nothing a crawler can follow (a date picker, a help widget), and each rend
 browser page load. The gate learns, per URL template (:class:`~hiddenweb.browser.detect.
 BrowserPolicy`), whether renders add anything to the plain copy (:meth:`RenderGate.judged`:
 a link, frame or form the plain copy lacks, a URL the page went to, a script GET not seen
-before), and stops rendering a template whose renders add nothing (a few still are: the
+before; with the lab knob ``browser_judge_acted``, on, only links and forms the crawl would
+follow or submit count, in scope and allowed by the safety policy, the spider's ``acts_on``:
+Trac's ticket query page renders a filter form the policy refuses, and every render of it
+was useful), and stops rendering a template whose renders add nothing (a few still are: the
 10th, 20th, 40th, … page of the template; :class:`~hiddenweb.browser.detect.BrowserPolicy`).
 
 Until a template's first ``min_seen`` renders are judged, at most ``min_seen`` of its pages are

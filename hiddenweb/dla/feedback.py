@@ -16,6 +16,11 @@ hidden, new, but not ``novel``                   penalty     a page that shows n
                                                              showed before (another sort order
                                                              of the same records, an echo of
                                                              the query): pagetext.ShownText
+hidden, new, novel, but a ``preview``            penalty     its links all lead to pages met
+                                                             before, one of them not read yet
+                                                             (a search's list of queued pages:
+                                                             its snippets are their text):
+                                                             dla/previews.py
 public page showing a form not seen before       reward      a boldface edge that made a washy
 (``new_forms``), new content                                 edge reachable: the step before a
                                                              hidden page (the paper's walk goes

@@ -94,7 +94,8 @@ Settings: ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs ``dla_max_steps``
 Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
 waits,unserializable,budget_exhausted,lifted}`` (``waits``: times ``next_request`` held the best
 request back; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
-serve_first`).
+serve_first`); the spider counts ``hiddenweb/dla/previews`` (form answers penalised as
+previews of queued pages, :mod:`hiddenweb.dla.previews`).
 """
 
 from __future__ import annotations

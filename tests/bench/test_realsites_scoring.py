@@ -268,3 +268,12 @@ def test_state_changes_name_dropped_created_and_changed_tables_and_files(tmp_pat
     (after / "pages" / "x.lock").write_text("")
     assert tree_changes(before / "pages", after / "pages", ["*.lock"]) == [
         "pages/one.txt changed", "pages/three.txt added", "pages/two.txt removed"]
+
+
+def test_crawler_arms_are_cut_at_commas_outside_their_json():
+    from hiddenweb.bench.realsites.cli import split_crawlers
+
+    arm = 'hwdla@HIDDENWEB_LAB={"dla_previews": false, "browser_judge_acted": false}'
+    assert split_crawlers(f"naive,naive-browser,{arm},hwdla") == [
+        "naive", "naive-browser", arm, "hwdla"]
+    assert split_crawlers("hwdla") == ["hwdla"]

@@ -64,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError(f"--source {item!r}: expected NAME=GIT-URL-OR-PATH")
         sources[name.strip()] = where.strip()
     names = [n.strip() for n in args.sites.split(",") if n.strip()]
-    crawlers = tuple(c.strip() for c in args.crawlers.split(",") if c.strip())
+    crawlers = tuple(c.strip() for c in split_crawlers(args.crawlers) if c.strip())
     unknown = [c for c in crawlers if variant(c)[0] not in CRAWLERS]
     if unknown:
         raise ValueError(f"unknown crawler(s) {unknown}; known: {', '.join(CRAWLERS)}")
@@ -107,6 +107,18 @@ def main(args: argparse.Namespace) -> int:
         print(report.table(results))
         print(f"measured code: {meta['code']}; results in {out}")
     return 130 if any("interrupted" in s for s in results) else 0
+
+
+def split_crawlers(text: str) -> list[str]:
+    """``--crawlers`` cut at its commas, but not at those inside an arm's JSON value
+    (``hwdla@HIDDENWEB_LAB={"a": false, "b": false}``)."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c in "{[") - (c in "}]")
+        if c == "," and depth <= 0:
+            out.append(text[start:i])
+            start = i + 1
+    return [*out, text[start:]]
 
 
 def _cores() -> int:
