@@ -83,16 +83,15 @@ _OFFERS = "//a/@href | //area/@href | //iframe/@src | //frame/@src"
 _OFFER_ELEMENTS = "//a[@href] | //area[@href] | //iframe[@src] | //frame[@src]"
 
 
-def page_offer(page: Selector, url: str,
-               acts_on: Callable[[str, str, Selector, str], bool] | None = None
-               ) -> frozenset[bytes]:
-    """What a page offers a crawler, as 8-byte hashes: the targets of its links and frames
-    (absolute, no fragment) and its forms (method, action and field names). A render whose
-    offer holds nothing the plain copy's did added nothing a crawl can follow. ``acts_on``
-    (``"link"`` or ``"form"``, the absolute target, the element, ``url``): whether the crawl would
-    follow that link or submit that form (in scope, allowed by the safety policy); an item
-    it would not is left out (a render that adds only a login link or a filter form the
-    policy refuses adds nothing the crawl acts on)."""
+def offer_items(page: Selector, url: str,
+                acts_on: Callable[[str, str, Selector, str], bool] | None = None) -> set[str]:
+    """What a page offers a crawler: the targets of its links and frames (absolute, no
+    fragment) and its forms (``form``, method, action and field names). ``acts_on``
+    (``"link"`` or ``"form"``, the absolute target, the element, ``url``): whether the crawl
+    would follow that link or submit that form (in scope, allowed by the safety policy); an
+    item it would not is left out. A link to the page itself (an in-page anchor: a script
+    that adds ``¶`` links to a page's headings) is not an item."""
+    itself = url.split("#", 1)[0]
     if acts_on is None:
         items = {urljoin(url, href.strip()).split("#", 1)[0]
                  for href in page.xpath(_OFFERS).getall()}
@@ -101,15 +100,31 @@ def page_offer(page: Selector, url: str,
         for el in page.xpath(_OFFER_ELEMENTS):
             href = el.attrib.get("href") if "href" in el.attrib else el.attrib.get("src", "")
             target = urljoin(url, href.strip()).split("#", 1)[0]
-            if acts_on("link", target, el, url):
+            if target != itself and acts_on("link", target, el, url):
                 items.add(target)
+    items.discard(itself)
     for form in page.xpath("//form"):
         fields = sorted(set(form.xpath(".//*[@name]/@name").getall()))
         action = urljoin(url, form.attrib.get("action") or "")
         if acts_on is None or acts_on("form", action, form, url):
             items.add(" ".join(["form", (form.attrib.get("method") or "get").lower(), action,
                                 *fields]))
-    return frozenset(hashlib.sha1(i.encode("utf-8", "replace")).digest()[:8] for i in items)
+    return items
+
+
+def offer_key(item: str) -> bytes:
+    """An :func:`offer_items` item as the 8-byte hash :func:`page_offer` keeps."""
+    return hashlib.sha1(item.encode("utf-8", "replace")).digest()[:8]
+
+
+def page_offer(page: Selector, url: str,
+               acts_on: Callable[[str, str, Selector, str], bool] | None = None
+               ) -> frozenset[bytes]:
+    """What a page offers a crawler (:func:`offer_items`), as 8-byte hashes. A render whose
+    offer holds nothing the plain copy's did added nothing a crawl can follow; with
+    ``acts_on``, nothing the crawl would follow or submit (a render that adds only a login
+    link, or a filter form the policy refuses, adds nothing to the crawl)."""
+    return frozenset(offer_key(i) for i in offer_items(page, url, acts_on))
 
 
 def script_signature(page: Selector, url: str) -> str:

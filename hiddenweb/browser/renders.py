@@ -73,7 +73,13 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
 
-from hiddenweb.browser.detect import BrowserPolicy, page_offer, script_signature
+from hiddenweb.browser.detect import (
+    BrowserPolicy,
+    offer_items,
+    offer_key,
+    page_offer,
+    script_signature,
+)
 from hiddenweb.browser.requests import DIRECT_META, DOCUMENT_META, browser_free
 from hiddenweb.pagetext import is_markup, template_key
 
@@ -186,8 +192,11 @@ class RenderGate:
                     if method == "GET" and self.in_scope(url)]
             new_gets = self.policy.new_script_requests(gets) if learn \
                 else any(url not in self.policy.script_requests for url in gets)
-            useful = new_gets or bool(
-                page_offer(response.selector, response.url, self.acts_on) - plain)
+            added = [i for i in offer_items(response.selector, response.url, self.acts_on)
+                     if offer_key(i) not in plain]
+            useful = new_gets or bool(added)
+            if added and logger.isEnabledFor(logging.DEBUG):
+                logger.debug("Render of %s added %s", response.url, sorted(added)[:3])
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
         self._trace(response.url, useful, False)
         if learn:

@@ -36,6 +36,10 @@ def test_a_page_offer_is_its_link_targets_and_forms_not_its_text():
     c = Selector(text='<a href="/x">x</a><form action="/f"><input name=q><input name=p></form>')
     assert page_offer(a, "http://h/p") == page_offer(b, "http://h/p")
     assert page_offer(c, "http://h/p") - page_offer(a, "http://h/p")  # a field more
+    # a script's in-page anchors (a heading's ¶ link) lead to the page itself: nothing added
+    d = Selector(text='<a href="/x">x</a><p>one</p><form action="/f"><input name=q></form>'
+                      '<h2 id=h>Part<a href="#h">¶</a></h2><a href="/p?">top</a>')
+    assert page_offer(d, "http://h/p") == page_offer(a, "http://h/p")
 
 
 def test_a_template_is_judged_after_its_first_renders():
