@@ -14,15 +14,14 @@ realsites`` (``docs/benchmarks.md``).
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterator
 from html import escape
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from crawlrun import _run  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve
 
 from hiddenweb.dla.feedback import feedback
 from hiddenweb.dla.previews import Previews
@@ -60,7 +59,7 @@ def page(title: str, body: str) -> bytes:
             ).encode()
 
 
-class Wiki(BaseHTTPRequestHandler):
+class Wiki(SiteHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         parts = urlsplit(self.path)
         query = parse_qs(parts.query)
@@ -82,28 +81,14 @@ class Wiki(BaseHTTPRequestHandler):
             body = page(f"Search: {q}", f"<ol>{rows}</ol>{more}" if hits else
                         "<p>No articles match.</p>")
         else:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+            return self._send(b"not found", status=404)
+        self._send(body)
 
 
 @pytest.fixture(scope="module")
 def wiki() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Wiki)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(Wiki) as url:
+        yield url
 
 
 # -- the verdict ---------------------------------------------------------------------------
