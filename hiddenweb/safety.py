@@ -247,6 +247,13 @@ _MARKED = ("//a[@href][@title or @aria-label or @data-method or @data-confirm"
 _MARKUP_KEYS = ("data-method", "data-confirm", "data-turbo-method", "data-turbo-confirm")
 
 
+def anchor_markup(attrs: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """One link's ``title`` and ``aria-label`` text and its ``data-method``/``data-confirm``
+    attributes, from its ``attrs``: what :func:`judge_link` reads besides the anchor text."""
+    label = " ".join(attrs.get(k, "") for k in ("title", "aria-label")).strip()
+    return label, {k: attrs[k] for k in _MARKUP_KEYS if k in attrs}
+
+
 def link_markup(selector: Any, base_url: str) -> dict[str, tuple[str, dict[str, str]]]:
     """Absolute URL → (``title`` and ``aria-label`` text, the ``data-method``/``data-confirm``
     attributes) of a page's links that have any, for :func:`judge_link` (a link extractor keeps
@@ -258,10 +265,8 @@ def link_markup(selector: Any, base_url: str) -> dict[str, tuple[str, dict[str, 
     except (ValueError, AttributeError):
         return out
     for a in anchors:
-        attrs = a.attrib
-        url = urljoin(base_url, attrs.get("href", "").strip())
-        label = " ".join(attrs.get(k, "") for k in ("title", "aria-label")).strip()
-        marks = {k: attrs[k] for k in _MARKUP_KEYS if k in attrs}
+        url = urljoin(base_url, a.attrib.get("href", "").strip())
+        label, marks = anchor_markup(a.attrib)
         old = out.get(url)
         if old is not None:  # the same URL twice: keep every word and mark
             label, marks = f"{old[0]} {label}".strip(), {**old[1], **marks}

@@ -79,8 +79,7 @@ def submitted_by_script(page: Selector, form: Selector | None) -> bool:
     return False
 
 
-_OFFERS = "//a/@href | //area/@href | //iframe/@src | //frame/@src"
-_OFFER_ELEMENTS = "//a[@href] | //area[@href] | //iframe[@src] | //frame[@src]"
+_OFFERS = "//a[@href] | //area[@href] | //iframe[@src] | //frame[@src]"
 
 
 def offer_items(page: Selector, url: str,
@@ -92,17 +91,12 @@ def offer_items(page: Selector, url: str,
     item it would not is left out. A link to the page itself (an in-page anchor: a script
     that adds ``¶`` links to a page's headings) is not an item."""
     itself = url.split("#", 1)[0]
-    if acts_on is None:
-        items = {urljoin(url, href.strip()).split("#", 1)[0]
-                 for href in page.xpath(_OFFERS).getall()}
-    else:
-        items = set()
-        for el in page.xpath(_OFFER_ELEMENTS):
-            href = el.attrib.get("href") if "href" in el.attrib else el.attrib.get("src", "")
-            target = urljoin(url, href.strip()).split("#", 1)[0]
-            if target != itself and acts_on("link", target, el, url):
-                items.add(target)
-    items.discard(itself)
+    items = set()
+    for el in page.xpath(_OFFERS):
+        href = el.attrib.get("href") if "href" in el.attrib else el.attrib.get("src", "")
+        target = urljoin(url, href.strip()).split("#", 1)[0]
+        if target != itself and (acts_on is None or acts_on("link", target, el, url)):
+            items.add(target)
     for form in page.xpath("//form"):
         fields = sorted(set(form.xpath(".//*[@name]/@name").getall()))
         action = urljoin(url, form.attrib.get("action") or "")

@@ -52,19 +52,9 @@ class Previews:
     def judge(self, url: str, links: Iterable[str], answer: bool) -> bool:
         """Record the ``links`` of the page at ``url``; for a form's ``answer``, whether it is
         a preview (module docstring): every link off its own path met before, one not read."""
-        own = urlsplit(url).path
-        new = unread = False
-        keys = []
-        for link in links:
-            key = _key(link)
-            keys.append(key)
-            if urlsplit(link).path == own:
-                continue
-            if key in self.read:
-                continue
-            if key in self.linked:
-                unread = True
-            else:
-                new = True
-        self.linked.update(keys)
-        return answer and unread and not new
+        keys = {link: _key(link) for link in links}
+        own = urlsplit(url).path if answer else None
+        known = [key in self.linked for link, key in keys.items()
+                 if own is not None and key not in self.read and urlsplit(link).path != own]
+        self.linked.update(keys.values())
+        return any(known) and all(known)

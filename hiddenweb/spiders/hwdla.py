@@ -73,7 +73,7 @@ from hiddenweb.pagetext import (
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.redis_shared import seen_content, shown_text
-from hiddenweb.safety import SafetyPolicy, link_markup
+from hiddenweb.safety import SafetyPolicy, anchor_markup, link_markup
 from hiddenweb.urlsources import (
     SKIPPED_EXTENSIONS,
     Found,
@@ -131,7 +131,7 @@ class HwdlaSpider(scrapy.Spider):
         if self.find and (not self.query or not self.seed):
             raise ValueError('hwdla: find=1 needs a seed and a query: -a query="contact, phone"')
         self.seen = SeenContent()
-        self.previews: Previews | None = Previews()  # None: lab knob dla_previews off
+        self.previews: Previews | None = None  # lab knob dla_previews (from_crawler)
         self.oracle = None
         self.finder = None
 
@@ -167,8 +167,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
         spider.shown = shown_text(crawler, lab(s, "novelty"))  # in Redis in shared mode
         spider.seen = seen_content(crawler)  # in Redis when HIDDENWEB_REDIS_URL is set
-        if not lab(s, "dla_previews"):
-            spider.previews = None
+        spider.previews = Previews() if lab(s, "dla_previews") else None
         crawler.signals.connect(spider.recheck, signal=hw_signals.recheck_wanted)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -425,7 +424,7 @@ class HwdlaSpider(scrapy.Spider):
         if not self.in_scope(target):
             return False
         if kind == "link":
-            label, attrs = link_markup(Selector(text=element.get()), url).get(target, ("", {}))
+            label, attrs = anchor_markup(element.attrib)
             text = element.xpath("normalize-space(string())").get("")
             return self.follow_links and self.safety.link(target, f"{text} {label}",
                                                           attrs).allowed
