@@ -134,4 +134,7 @@ LAB: dict = {
     # the stale rule asks the scheduler to serve a new form's queued first submissions first
     # and waits for them (AWAIT_SECONDS at most) before it closes (hiddenweb.stale)
     "stale_wait_queued_answers": True,
+    # the stale rule counts a form's answers as a kind of page of their own (its endpoint), not
+    # by their URL's path: a productive form's queued submissions are served before it closes
+    "stale_form_kinds": True,
 }

@@ -169,6 +169,15 @@ def page_kind(url: str) -> str:
     return f"{head}/*" if "/" in head else key
 
 
+def request_kind(request: Request) -> str:
+    """The kind of page ``request``'s answer is: for a form's submission its endpoint
+    (``form GET /db/query``: the answers of one form, whatever its action's path looks like),
+    else :func:`page_kind` of its URL."""
+    if is_submission(request):
+        return f"form {request.meta.get('hiddenweb_origin') or page_kind(request.url)}"
+    return page_kind(request.url)
+
+
 def numbered(blocks: Iterable[str]) -> dict[str, frozenset[str]]:
     """The *shapes* of the ``blocks`` that hold a digit (a block lower-cased, its whitespace
     folded, each run of digits made ``#``: "Query took 3.1ms" and "Query took 12.7ms" share
@@ -260,6 +269,7 @@ class CloseWhenStale:
         #: page kind → [pages read, fresh ones, the number of the last one read]
         self.kinds: dict[str, list[int]] = {}
         self.waiting: dict[str, int] = {}  # page kind → requests scheduled, not downloaded
+        self.form_urls: dict[str, str] = {}  # a form's submission's URL → its kind
         self.deferred = False
         self.lifted: dict[str, int] = {}  # kinds asked to be served first → downloads since
         #: a form's answer judged new by its explorer is fresh with no new word (lab knob)
@@ -276,6 +286,7 @@ class CloseWhenStale:
         self.answers_looking: set[int] = set()  # tokens of those sent once lifted, not read yet
         self.answers_looked = 0  # of those, read or failed
         self.wait_queued_answers = True  # lab knob stale_wait_queued_answers
+        self.form_kinds = True  # lab knob stale_form_kinds: a form's answers, a kind of their own
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)
@@ -292,6 +303,7 @@ class CloseWhenStale:
         ext = cls(crawler, window)
         ext.answer_verdict = bool(lab(crawler.settings, "stale_answer_verdict"))
         ext.wait_queued_answers = bool(lab(crawler.settings, "stale_wait_queued_answers"))
+        ext.form_kinds = bool(lab(crawler.settings, "stale_form_kinds"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -303,12 +315,13 @@ class CloseWhenStale:
 
     def page_read(self, blocks: list[str], echoed: set[str], spider: Spider,
                   answer: str | None = None, url: str | None = None,
-                  awaited: int | bool = False) -> None:
+                  awaited: int | bool = False, kind: str | None = None) -> None:
         """``page_read``: one page's text blocks, the words of its own request's values, and,
         for a form's answer, how its explorer judged it (``hiddenweb.forms.crawl.ANSWER_META``:
         ``"new"``, ``"known"`` or ``"blind"``), the page's URL, and whether its request was an
         awaited read (its :data:`~hiddenweb.pagetext.AWAITED_META`; also sent, with no blocks,
-        when such a request failed). A form's answer judged new is fresh; a blind one (its
+        when such a request failed), and the kind of page it is (:func:`request_kind`; else
+        :func:`page_kind` of ``url``). A form's answer judged new is fresh; a blind one (its
         form never gave a new page) neither extends nor breaks a run: a search box whose first
         words find nothing may find pages later."""
         if awaited and awaited is not True:  # True: it failed before the downloader (True == 1)
@@ -332,8 +345,10 @@ class CloseWhenStale:
                 self._recheck(url, shapes, spider)
         self.words.add(shown)
         self.pages += 1
-        if url is not None and len(self.kinds) < MAX_KINDS:
-            counts = self.kinds.setdefault(page_kind(url), [0, 0, 0])
+        if kind is None or not self.form_kinds:
+            kind = page_kind(url) if url is not None else None
+        if kind is not None and len(self.kinds) < MAX_KINDS:
+            counts = self.kinds.setdefault(kind, [0, 0, 0])
             counts[0] += 1
             counts[1] += bool(new or answer_new)
             counts[2] = self.pages
@@ -436,9 +451,15 @@ class CloseWhenStale:
         if self.wait_queued_answers and len(self.queued_answers) < MAX_QUEUED_ANSWERS \
                 and is_first_answer(request):
             self.queued_answers[fingerprint(request)] = request.url
-        kind = page_kind(request.url)
+        kind = self._kind(request)
+        if kind != page_kind(request.url) and len(self.form_urls) < MAX_QUEUED_ANSWERS:
+            self.form_urls[request.url] = kind  # how the scheduler is asked to serve it
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
             self.waiting[kind] = self.waiting.get(kind, 0) + 1
+
+    def _kind(self, request: Request) -> str:
+        """:func:`request_kind`, or with lab knob ``stale_form_kinds`` off :func:`page_kind`."""
+        return request_kind(request) if self.form_kinds else page_kind(request.url)
 
     def _queued_again(self, request: Request) -> None:
         """An awaited read in flight that went back to the scheduler (a redirect, a retry: its
@@ -529,7 +550,7 @@ class CloseWhenStale:
         """``request_dropped`` (the scheduler refused it) or ``request_left_downloader``."""
         if request.meta.get(RECHECK_META):
             return
-        kind = page_kind(request.url)
+        kind = self._kind(request)
         if self.waiting.get(kind, 0) > 0:
             self.waiting[kind] -= 1
         if kind in self.lifted:
@@ -603,7 +624,8 @@ class CloseWhenStale:
             return []
         self.lifted.update(dict.fromkeys(starved, 0))
         if not self._sum_of(self.crawler.signals.send_catch_log(
-                hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url) in starved)):
+                hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url) in starved
+                or self.form_urls.get(url) in starved)):
             return []  # a scheduler that cannot, or none of them is in a queue it can see
         self.crawler.stats.inc_value("hiddenweb/stale/lifted", len(starved))
         logger.info("Requests wait of kinds of page that were fresh and that the scheduler "

@@ -10,14 +10,21 @@ from types import SimpleNamespace
 
 import pytest
 from crawlrun import ENDED, browser_crawl, run_crawl  # tests/ is on sys.path (rootdir)
-from dlakit import SITE, link, make
+from dlakit import SITE, form, link, make
 from localsite import SiteHandler, serve
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from hiddenweb.dla.scheduler import DLAScheduler
 from hiddenweb.pagetext import AWAITED_META
-from hiddenweb.stale import AWAIT_SECONDS, LIFT_LOOK, CloseWhenStale, words_of
+from hiddenweb.stale import (
+    AWAIT_SECONDS,
+    LIFT_LOOK,
+    CloseWhenStale,
+    page_kind,
+    request_kind,
+    words_of,
+)
 
 RECORDS = 20
 #: another view of each record: the same text again (a URL template per view, each with as many
@@ -292,6 +299,55 @@ def test_requests_of_a_fresh_kind_the_scheduler_kept_back_are_served_before_the_
     rule.request_gone(served, spider)
     rule.page_read(["Start page", "Timeline"], set(), spider, url=served.url)  # not fresh
     assert closed == ["hiddenweb_stale"]  # nothing of a fresh kind waits now
+
+
+@pytest.mark.parametrize("form_kinds", [True, False])
+def test_a_forms_answers_are_a_kind_of_their_own_and_its_queued_submissions_are_served(
+        form_kinds: bool):
+    """A form whose action sits among a site's table pages (``/db/stocks_by_symbol`` beside
+    ``/db/cars``): its two answers were fresh, the tables' pages not. Folded by path (lab knob
+    ``stale_form_kinds`` off), its queued third submission is one more request of a mostly
+    stale kind (``/db/*``) and the crawl closes without it; as a kind of its own (its
+    endpoint) it is served first at the limit, and the crawl closes once it is read."""
+    scheduler, rule, closed = _rule_beside_a_dla_scheduler()
+    rule.form_kinds = form_kinds
+    crawler, spider = scheduler.crawler, scheduler.crawler.spider
+
+    def submission(symbol: str) -> Request:
+        request = form("/db/stocks_by_symbol", "ex.org/db/stocks_by_symbol|symbol", symbol)
+        request.meta.update({"hiddenweb_reached_by": {"kind": "form"},
+                             "hiddenweb_origin": "GET /db/stocks_by_symbol"})
+        return request
+
+    assert request_kind(submission("A")) == "form GET /db/stocks_by_symbol"
+    assert request_kind(link("/", "/db/cars")) == page_kind(f"{SITE}/db/cars") == "ex.org/db/*"
+    for n, path in enumerate(("db/cars", "db/symbols", "db/cars?_sort=mpg", "db/cars?_sort=hp",
+                              "help", "db/symbols?_sort=name", "db/cars?_sort=year", "news")):
+        table = path.split("?")[0].removeprefix("db/")  # a table's other orders: stale
+        shown = [f"{table} table", "Vega database"] if "db/" in path else [f"{table} {n}x"]
+        rule.page_read(shown, set(), spider, url=f"{SITE}/{path}")
+    for symbol in ("AAPL", "GOOG"):
+        answer = submission(symbol)
+        rule.page_read([f"{symbol} 2001 {symbol.lower()}price"], set(), spider, url=answer.url,
+                       kind=request_kind(answer))
+    waiting = [link("/db/cars", "/db/cars?_sort=hp"), submission("IBM")]
+    for request in waiting:
+        scheduler.enqueue_request(request)
+        rule.request_scheduled(request, spider)
+    for n in range(3):  # the tables' pages again: stale, and no answer of the form among them
+        rule.page_read(["cars table", "Vega database"], set(), spider, url=f"{SITE}/db/cars?p={n}")
+    if not form_kinds:
+        assert closed == ["hiddenweb_stale"] and scheduler.has_pending_requests()
+        return
+    assert not closed and crawler.stats.get_value("hiddenweb/stale/lifted") == 1
+    served = scheduler.next_request()
+    assert served.url == f"{SITE}/db/stocks_by_symbol?q=IBM"
+    rule.request_gone(served, spider)
+    rule.page_read(["IBM 2001 ibmprice"], set(), spider, url=served.url, kind=request_kind(served))
+    assert not closed and rule.run == 0  # it was fresh: the crawl goes on
+    for n in range(3, 6):
+        rule.page_read(["cars table", "Vega database"], set(), spider, url=f"{SITE}/db/cars?p={n}")
+    assert closed == ["hiddenweb_stale"]
 
 
 def test_a_kind_served_first_is_waited_for_a_few_of_its_requests_at_most():
