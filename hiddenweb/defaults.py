@@ -95,6 +95,9 @@ LAB: dict = {
     "form_affinity": True,
     "form_page_words": True,
     "form_answers_first": True,
+    # requests finished with none of an endpoint's answers read, after which its blind guesses
+    # wait for them no more: the scheduler keeps them back (hiddenweb.forms.crawl); 0: no limit
+    "form_reading_patience": 32,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
     # a URL template whose first renders added nothing to the plain copy is not rendered again

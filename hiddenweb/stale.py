@@ -55,7 +55,10 @@ Three kinds of new word are not the site's content and do not make a page fresh:
 
 The pages a crawl reads are not a random sample of what is left: the scheduler picks them. So
 the rule does not close while requests wait of a *kind* of page (:func:`page_kind`: the URL
-template with its last path segment folded, ``/wiki/*``, ``/ticket/*``) whose pages were mostly
+template with its last path segment folded, ``/wiki/*``, ``/ticket/*``; a form's answers are a
+kind of their own, its endpoint, :func:`request_kind`, lab knob ``stale_form_kinds``: a
+Datasette crawl closed with its canned query's last symbols queued, two more requests of its
+mostly stale tables' kind ``/vega/*``, and lost 246 rows) whose pages were mostly
 fresh (more than half, counting one fresh and one stale page more: a kind not read yet does
 not count) and of which one was read among the last ``HIDDENWEB_CLOSE_STALE`` pages, and
 closes at the next stale page once none waits (``hiddenweb/stale/deferred``: stale pages past

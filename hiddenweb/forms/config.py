@@ -32,6 +32,9 @@ class FormsConfig:
     stop_window: int = 30  # lab knob stop_window: the answers its missing mass is read over
     stop_blind_rounds: int = 0  # lab knob: blind budgets an endpoint spends before it retires
     page_words: bool = True  # lab knob form_page_words: a search box takes its page's words
+    #: lab knob form_reading_patience: requests finished with none of an endpoint's answers
+    #: read, after which its guesses wait for them no more (0: they wait until read)
+    reading_patience: int = 32
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -54,4 +57,5 @@ class FormsConfig:
             stop_window=lab(s, "stop_window"),
             stop_blind_rounds=lab(s, "stop_blind_rounds"),
             page_words=lab(s, "form_page_words"),
+            reading_patience=lab(s, "form_reading_patience"),
         )

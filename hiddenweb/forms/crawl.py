@@ -104,6 +104,8 @@ class FormCrawler:
         self.versions = FormVersions(self)
         self.stopping = StoppingRule(config, crawler)
         self.reading_seq = 0
+        #: per endpoint with answers to read, requests finished since one of them was read
+        self.reading_stalled: dict[str, int] = {}
         self.budget_exhausted = False
         self.claims = form_claims(crawler)  # shared mode: one worker explores each form
         crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
@@ -494,7 +496,7 @@ class FormCrawler:
         that worker sent: they are dropped too, and are not judged (:meth:`FormExplorer.known`):
         counted as misses, they ended the explorer of a search form after the values the dead
         worker had tried, before it sent one of its own."""
-        self.answer_read(request.meta)
+        self.answer_read(request.meta, downloaded=False)
         if request.meta.get("hiddenweb_form_only"):
             self.spider.mass.recapture(request)  # a hidden page asked for again
         if request.meta.get("hiddenweb_explore"):
@@ -540,13 +542,41 @@ class FormCrawler:
         for request in requests:
             self.crawler.engine.crawl(request)
 
-    def answer_read(self, meta: dict) -> None:
-        """An answer was read (or failed, or was dropped)."""
+    def answer_read(self, meta: dict, downloaded: bool = True) -> None:
+        """A request was read or failed (``downloaded``), or was dropped; if it was an
+        endpoint's answer still to be read, it no longer is. An endpoint whose answers wait
+        while ``form_reading_patience`` requests are downloaded and none of them is read is no
+        longer waited for (:meth:`_reading_stalled`)."""
         token = meta.get("hiddenweb_reading")
         ep = self.endpoints.get(meta.get("hiddenweb_origin"))
+        read = None
         if token is not None and ep is not None and token in ep.reading:
             ep.reading.discard(token)
+            self.reading_stalled.pop(ep.key, None)
             self._reading_changed(ep)
+            read = ep.key
+        if downloaded and self.config.reading_patience:
+            self._reading_stalled(read)
+
+    def _reading_stalled(self, read: str | None) -> None:
+        """One more request downloaded: endpoints whose answers to read waited
+        ``form_reading_patience`` requests with none read are waited for no more (their holds
+        end, stat ``hiddenweb/forms/reading_given_up``). The scheduler serves a form's answers
+        by what their links learned, not first: on Datasette a canned query's last answers'
+        export links sank with the exports the crawl had read, and the query's last symbol,
+        held behind them, waited until the crawl was about to close (30 s), or was lost."""
+        patience = self.config.reading_patience
+        for ep in self.endpoints.values():
+            if not ep.reading or ep.key == read:  # (``read``: the endpoint just read)
+                continue
+            waited = self.reading_stalled[ep.key] = self.reading_stalled.get(ep.key, 0) + 1
+            if waited >= patience:
+                self.stats.inc_value("hiddenweb/forms/reading_given_up")
+                logger.debug("%d answers of %s still unread after %d requests: its guesses "
+                             "wait for them no more", len(ep.reading), ep.key, waited)
+                ep.reading.clear()
+                del self.reading_stalled[ep.key]
+                self._reading_changed(ep)
 
     def _end_reading_holds(self) -> None:
         """No answer of any endpoint is waited for any more: the holds that waited for them

@@ -193,3 +193,54 @@ def test_guesses_held_for_answers_still_to_be_read_go_when_the_crawl_may_close_s
     assert [n for _, n in answers] == [len(sent)] and len(sent) >= 1
     assert not ep.reading and not explorer.holding
     assert all(r.meta[AWAITED_META] is True and r.meta["hiddenweb_explore"] for r in sent)
+
+
+def test_guesses_wait_for_answers_the_scheduler_keeps_back_only_a_while() -> None:
+    """An endpoint's answers still to be read that the scheduler does not serve (their links'
+    kind sank) hold its guesses for ``form_reading_patience`` downloaded requests at most: once
+    that many were read with none of its answers among them, the hold ends and the held guess
+    is released (stat ``hiddenweb/forms/reading_given_up``). A read answer starts the count
+    again; a request dropped as a duplicate is not a download and does not count. With the
+    knob at 0 the guesses wait until the answers are read (or the crawl may close)."""
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+    for patience in (5, 0):
+        crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_BROWSER": "never",
+                                            "HIDDENWEB_LAB": {"form_reading_patience": patience}})
+        spider = HwdlaSpider.from_crawler(crawler, seed="http://h/")
+        crawler.stats.open_spider()
+        forms = spider.forms
+        budget = BlindBudget(0)
+        form = extract_forms(Selector(text=LOCATE, base_url="http://h/s"), "http://h/s")[0]
+        lvs = LVS([LVSLabel("city", ["city", "town"], [f"c{i}" for i in range(20)])])
+        explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=50, learn=0, blind=budget)
+        ep = forms._endpoint(explorer.endpoint)
+        ep.budget = budget
+        ep.explorers.append(explorer)
+        forms.explorers[explorer.signature] = explorer
+        first = explorer.first()
+        explorer.feedback(first[0], True)  # a result: its answers' links are to be read
+        ep.reading.update({1, 2})
+        forms._reading_changed(ep)
+        assert explorer.feedback(first[1], False) == [] and explorer.holding
+        other = {"hiddenweb_origin": "GET /elsewhere"}
+        for _ in range(3):
+            forms.answer_read(other)  # other pages read
+        forms.answer_read({"hiddenweb_origin": ep.key, "hiddenweb_reading": 1})  # one answer
+        for _ in range(10):
+            forms.answer_read(other, downloaded=False)  # duplicates dropped: no download
+        for _ in range(4):
+            forms.answer_read(other)
+        assert ep.reading == {2} and explorer.holding  # 4 downloads since the answer was read
+        forms.answer_read(other)
+        if patience:
+            assert not ep.reading and not explorer.holding
+            assert crawler.stats.get_value("hiddenweb/forms/reading_given_up") == 1
+            assert [r.meta["hiddenweb_explore"] for r in forms.release_read()] \
+                == [explorer.signature]
+        else:
+            assert ep.reading == {2} and explorer.holding
+            assert crawler.stats.get_value("hiddenweb/forms/reading_given_up") is None
+            assert list(forms.release_read()) == []
