@@ -78,9 +78,6 @@ LAB: dict = {
     "dla_converge_p": 0.99,  # a page automaton stops learning once some p exceeds this
     "dla_explore_in_flight": 4,  # speculative requests (below WAIT x the best) in flight
     "dla_wait_for_browser": True,  # requests in Chromium count as in flight for waiting
-    # a request in flight holds the best pending one for this many seconds at most after it was
-    # served (a render takes seconds; a plain page, milliseconds); 0: while it is in flight
-    "dla_wait_seconds": 0.0,
     "dla_nofollow_last": True,  # links marked rel="nofollow" wait until nothing else is pending
     # a form's answer whose links all lead to pages met before, one not read yet, is penalised
     # (a search's list of queued pages): hiddenweb.dla.previews

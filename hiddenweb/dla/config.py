@@ -27,7 +27,6 @@ class DLAConfig:
     explore_in_flight: int = 0
     nofollow_last: bool = True
     wait_for_browser: bool = True
-    wait_seconds: float = 0.0  # lab knob dla_wait_seconds: how long one in flight holds others
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -65,5 +64,4 @@ class DLAConfig:
             explore_in_flight=explore,
             nofollow_last=lab(settings, "dla_nofollow_last"),
             wait_for_browser=lab(settings, "dla_wait_for_browser"),
-            wait_seconds=max(0.0, float(lab(settings, "dla_wait_seconds"))),
         )

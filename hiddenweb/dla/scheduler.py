@@ -102,8 +102,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import time
-import weakref
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -177,8 +175,6 @@ class DLAScheduler(GroupHeap):
         self.steps = 0
         # the best score served since the first reward: what the site showed an action is worth
         self.best_served = 0.0
-        #: when each request in flight was served (lab knob ``dla_wait_seconds``)
-        self.served_at: weakref.WeakKeyDictionary[Request, float] = weakref.WeakKeyDictionary()
         self.rewarded = False
         self.engine: Any = None
         self.next_seq = 0
@@ -303,7 +299,6 @@ class DLAScheduler(GroupHeap):
             if self.config.wait and (self._after_others(gkey) or self._waits(score)):
                 heapq.heappush(self.heap, (heap_key, group.seq, version, gkey))
                 self.stats.inc_value("hiddenweb/dla/waits")
-                self._wake_when_held_no_more()
                 return None
             request = self._pop_from(group)
             if request is None:
@@ -318,8 +313,6 @@ class DLAScheduler(GroupHeap):
             self.stats.inc_value("hiddenweb/dla/dequeued")
             if self.journal is not None:
                 self.journal.served(request)
-            if self.config.wait_seconds:
-                self.served_at[request] = time.monotonic()
             return request
         return None
 
@@ -359,28 +352,10 @@ class DLAScheduler(GroupHeap):
 
     def _awaited(self) -> list[Request]:
         """The requests in flight whose answers a pending request may wait for: all of them,
-        or, lab knob ``dla_wait_for_browser`` off, those not loading in Chromium; with lab knob
-        ``dla_wait_seconds``, only those served less than that long ago (the one that will be
-        held longest first: :meth:`_wake_when_held_no_more`)."""
-        awaited = self.in_flight()
-        if not self.config.wait_for_browser:
-            awaited = [r for r in awaited if not r.meta.get("playwright")]
-        bound = self.config.wait_seconds
-        if bound:
-            now = time.monotonic()
-            awaited = [r for r in awaited if now - self.served_at.get(r, now) < bound]
-        return awaited
-
-    def _wake_when_held_no_more(self) -> None:
-        """With ``dla_wait_seconds``: the engine asks again for a request once the holds on the
-        best pending one lapse (otherwise it asks at its next answer or heartbeat, 5 s)."""
-        bound, engine = self.config.wait_seconds, self.engine
-        slot = getattr(engine, "_slot", None) if engine is not None else None
-        nextcall = getattr(slot, "nextcall", None)
-        now = time.monotonic()
-        holding = [t for r in self.in_flight() if now - (t := self.served_at.get(r, now)) < bound]
-        if bound and holding and nextcall is not None:  # the first hold to lapse
-            nextcall.schedule(min(holding) + bound - now + 0.01)
+        or, lab knob ``dla_wait_for_browser`` off, those not loading in Chromium."""
+        if self.config.wait_for_browser:
+            return self.in_flight()
+        return [r for r in self.in_flight() if not r.meta.get("playwright")]
 
     def current_score(self, request: Request) -> float:
         """What the automata think *now* of a request they served: its group's score (its

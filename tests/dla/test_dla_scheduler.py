@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -288,33 +287,6 @@ def test_links_penalized_to_zero_do_not_wait_for_each_other() -> None:
     s.enqueue_request(link("/p/1", "/p/600"))
     s.in_flight = lambda: served[-16:]
     assert drain(s) == ["/p/600"] and not s.stats.get_value("hiddenweb/dla/waits")
-
-
-def test_a_request_in_flight_holds_the_best_pending_one_for_dla_wait_seconds_at_most() -> None:
-    """Lab knob ``dla_wait_seconds``: a better request in flight (a render, which takes seconds)
-    holds the best pending one only that long after it was served; the scheduler asks the
-    engine to call again when the hold lapses. 0: as long as it is in flight."""
-    from types import SimpleNamespace
-
-    for bound in (0.3, 0.0):
-        s, flying, _ = _paying_form_and_sinking_links({"HIDDENWEB_LAB": {"dla_wait_seconds":
-                                                                          bound}})
-        s.enqueue_request(form("/", "ex.org/s|q", "z"))
-        flying = s.next_request()  # served now: its hold starts
-        s.enqueue_request(link("/p/1", "/p/7"))
-        calls: list[float] = []
-        nextcall = SimpleNamespace(schedule=calls.append)
-        s.engine = SimpleNamespace(_slot=SimpleNamespace(nextcall=nextcall))
-        s.in_flight = lambda flying=flying: [flying]
-        assert s.next_request() is None
-        if not bound:
-            assert calls == []  # held while in flight: its answer wakes the engine
-            time.sleep(0.35)
-            assert s.next_request() is None
-            continue
-        assert len(calls) == 1 and 0.2 < calls[0] <= 0.32  # asked again when the hold lapses
-        time.sleep(calls[0])
-        assert drain(s) == ["/p/7"]  # still in flight, but held no more
 
 
 def test_wait_zero_never_waits() -> None:
