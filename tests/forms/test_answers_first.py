@@ -4,6 +4,8 @@ blind guesses wait while its answers are read and while what they show leaves no
 
 from __future__ import annotations
 
+from typing import Any
+
 from crawlrun import hidden_found_on_off
 from parsel import Selector
 from test_harvest import LOCATE, locate_explorer  # tests/ is on sys.path (rootdir)
@@ -157,6 +159,26 @@ def test_a_record_narrows_its_value_and_unshown_narrowings_wait() -> None:
     assert not explorer.holding and {"name": author, "yr": "2012"} in resumed
 
 
+def _guesses_held_for_two_answers(forms: Any) -> tuple[FormExplorer, Any]:
+    """A search form of the spider's ``forms`` (a :class:`~hiddenweb.forms.crawl.FormCrawler`)
+    whose first answer was a result, two of whose answers' links are still to be read (tokens
+    1 and 2): its next guess is held, a slot of its wave left empty."""
+    budget = BlindBudget(0)
+    form = extract_forms(Selector(text=LOCATE, base_url="http://h/s"), "http://h/s")[0]
+    lvs = LVS([LVSLabel("city", ["city", "town"], [f"c{i}" for i in range(20)])])
+    explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=50, learn=0, blind=budget)
+    ep = forms._endpoint(explorer.endpoint)
+    ep.budget = budget
+    ep.explorers.append(explorer)
+    forms.explorers[explorer.signature] = explorer
+    first = explorer.first()
+    explorer.feedback(first[0], True)  # a result: its answers' links are to be read
+    ep.reading.update({1, 2})
+    forms._reading_changed(ep)
+    assert explorer.feedback(first[1], False) == [] and explorer.holding  # a slot left empty
+    return explorer, ep
+
+
 def test_guesses_held_for_answers_still_to_be_read_go_when_the_crawl_may_close_stale() -> None:
     """The stale rule's ``stale_limit_reached``: a crawl about to close will not read the
     answers an endpoint's guesses wait for, so the hold ends (as when the spider is idle) and
@@ -176,19 +198,7 @@ def test_guesses_held_for_answers_still_to_be_read_go_when_the_crawl_may_close_s
     forms = spider.forms
     assert forms.stale_limit(spider) == 0 and sent == []
 
-    budget = BlindBudget(0)
-    form = extract_forms(Selector(text=LOCATE, base_url="http://h/s"), "http://h/s")[0]
-    lvs = LVS([LVSLabel("city", ["city", "town"], [f"c{i}" for i in range(20)])])
-    explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=5, learn=0, blind=budget)
-    ep = forms._endpoint(explorer.endpoint)
-    ep.budget = budget
-    ep.explorers.append(explorer)
-    forms.explorers[explorer.signature] = explorer
-    first = explorer.first()
-    explorer.feedback(first[0], True)  # a result: its answers' links are to be read
-    ep.reading.update({1, 2})
-    forms._reading_changed(ep)
-    assert explorer.feedback(first[1], False) == [] and explorer.holding  # a slot left empty
+    explorer, ep = _guesses_held_for_two_answers(forms)
     answers = crawler.signals.send_catch_log(stale_limit_reached, spider=spider)
     assert [n for _, n in answers] == [len(sent)] and len(sent) >= 1
     assert not ep.reading and not explorer.holding
@@ -212,19 +222,7 @@ def test_guesses_wait_for_answers_the_scheduler_keeps_back_only_a_while() -> Non
         spider = HwdlaSpider.from_crawler(crawler, seed="http://h/")
         crawler.stats.open_spider()
         forms = spider.forms
-        budget = BlindBudget(0)
-        form = extract_forms(Selector(text=LOCATE, base_url="http://h/s"), "http://h/s")[0]
-        lvs = LVS([LVSLabel("city", ["city", "town"], [f"c{i}" for i in range(20)])])
-        explorer = FormExplorer(form, lvs, limit=400, wave=4, patience=50, learn=0, blind=budget)
-        ep = forms._endpoint(explorer.endpoint)
-        ep.budget = budget
-        ep.explorers.append(explorer)
-        forms.explorers[explorer.signature] = explorer
-        first = explorer.first()
-        explorer.feedback(first[0], True)  # a result: its answers' links are to be read
-        ep.reading.update({1, 2})
-        forms._reading_changed(ep)
-        assert explorer.feedback(first[1], False) == [] and explorer.holding
+        explorer, ep = _guesses_held_for_two_answers(forms)
         other = {"hiddenweb_origin": "GET /elsewhere"}
         for _ in range(3):
             forms.answer_read(other)  # other pages read
