@@ -172,12 +172,15 @@ def page_kind(url: str) -> str:
     return f"{head}/*" if "/" in head else key
 
 
+FORM_KIND = "form "  # the kind of a form's answers: this, then its endpoint
+
+
 def request_kind(request: Request) -> str:
     """The kind of page ``request``'s answer is: for a form's submission its endpoint
     (``form GET /db/query``: the answers of one form, whatever its action's path looks like),
     else :func:`page_kind` of its URL."""
     if is_submission(request):
-        return f"form {request.meta.get('hiddenweb_origin') or page_kind(request.url)}"
+        return FORM_KIND + (request.meta.get("hiddenweb_origin") or page_kind(request.url))
     return page_kind(request.url)
 
 
@@ -318,13 +321,14 @@ class CloseWhenStale:
 
     def page_read(self, blocks: list[str], echoed: set[str], spider: Spider,
                   answer: str | None = None, url: str | None = None,
-                  awaited: int | bool = False, kind: str | None = None) -> None:
+                  awaited: int | bool = False, request: Request | None = None) -> None:
         """``page_read``: one page's text blocks, the words of its own request's values, and,
         for a form's answer, how its explorer judged it (``hiddenweb.forms.crawl.ANSWER_META``:
         ``"new"``, ``"known"`` or ``"blind"``), the page's URL, and whether its request was an
         awaited read (its :data:`~hiddenweb.pagetext.AWAITED_META`; also sent, with no blocks,
-        when such a request failed), and the kind of page it is (:func:`request_kind`; else
-        :func:`page_kind` of ``url``). A form's answer judged new is fresh; a blind one (its
+        when such a request failed), and the ``request`` it answers (its kind of page,
+        :func:`request_kind`; else :func:`page_kind` of ``url``). A form's answer judged new
+        is fresh; a blind one (its
         form never gave a new page) neither extends nor breaks a run: a search box whose first
         words find nothing may find pages later."""
         if awaited and awaited is not True:  # True: it failed before the downloader (True == 1)
@@ -348,7 +352,9 @@ class CloseWhenStale:
                 self._recheck(url, shapes, spider)
         self.words.add(shown)
         self.pages += 1
-        if kind is None or not self.form_kinds:
+        if request is not None and self.form_kinds:
+            kind: str | None = request_kind(request)
+        else:
             kind = page_kind(url) if url is not None else None
         if kind is not None and len(self.kinds) < MAX_KINDS:
             counts = self.kinds.setdefault(kind, [0, 0, 0])
@@ -455,7 +461,7 @@ class CloseWhenStale:
                 and is_first_answer(request):
             self.queued_answers[fingerprint(request)] = request.url
         kind = self._kind(request)
-        if kind != page_kind(request.url) and len(self.form_urls) < MAX_QUEUED_ANSWERS:
+        if kind.startswith(FORM_KIND) and len(self.form_urls) < MAX_QUEUED_ANSWERS:
             self.form_urls[request.url] = kind  # how the scheduler is asked to serve it
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
             self.waiting[kind] = self.waiting.get(kind, 0) + 1

@@ -104,7 +104,8 @@ class FormCrawler:
         self.versions = FormVersions(self)
         self.stopping = StoppingRule(config, crawler)
         self.reading_seq = 0
-        #: per endpoint with answers to read, requests finished since one of them was read
+        #: each endpoint with answers to read (kept by :meth:`_reading_changed`) → requests
+        #: downloaded since one of them was read
         self.reading_stalled: dict[str, int] = {}
         self.budget_exhausted = False
         self.claims = form_claims(crawler)  # shared mode: one worker explores each form
@@ -148,6 +149,7 @@ class FormCrawler:
         # reading tokens issued after the checkpoint are in the journal's replayed requests:
         # new ones must not take their numbers
         self.reading_seq += 1 << 20
+        self.reading_stalled = {key: 0 for key, ep in self.endpoints.items() if ep.reading}
 
     def _budget_exhausted(self) -> None:
         self.budget_exhausted = True
@@ -477,6 +479,9 @@ class FormCrawler:
             ep.budget.reading = len(ep.reading)
         if not ep.reading:
             self.to_release.add(ep.key)
+            self.reading_stalled.pop(ep.key, None)
+        else:
+            self.reading_stalled.setdefault(ep.key, 0)
 
     def answer_scheduled(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
         """``request_scheduled``: an answer of an endpoint is now to be read."""
@@ -552,7 +557,7 @@ class FormCrawler:
         read = None
         if token is not None and ep is not None and token in ep.reading:
             ep.reading.discard(token)
-            self.reading_stalled.pop(ep.key, None)
+            self.reading_stalled.pop(ep.key, None)  # the count starts again (if any are left)
             self._reading_changed(ep)
             read = ep.key
         if downloaded and self.config.reading_patience:
@@ -566,16 +571,16 @@ class FormCrawler:
         export links sank with the exports the crawl had read, and the query's last symbol,
         held behind them, waited until the crawl was about to close (30 s), or was lost."""
         patience = self.config.reading_patience
-        for ep in self.endpoints.values():
-            if not ep.reading or ep.key == read:  # (``read``: the endpoint just read)
+        for key in list(self.reading_stalled):
+            if key == read:  # the endpoint just read
                 continue
-            waited = self.reading_stalled[ep.key] = self.reading_stalled.get(ep.key, 0) + 1
+            waited = self.reading_stalled[key] = self.reading_stalled[key] + 1
             if waited >= patience:
+                ep = self.endpoints[key]
                 self.stats.inc_value("hiddenweb/forms/reading_given_up")
                 logger.debug("%d answers of %s still unread after %d requests: its guesses "
-                             "wait for them no more", len(ep.reading), ep.key, waited)
+                             "wait for them no more", len(ep.reading), key, waited)
                 ep.reading.clear()
-                del self.reading_stalled[ep.key]
                 self._reading_changed(ep)
 
     def _end_reading_holds(self) -> None:

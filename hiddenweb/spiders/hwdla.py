@@ -74,7 +74,6 @@ from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.redis_shared import seen_content, shown_text
 from hiddenweb.safety import SafetyPolicy, anchor_markup, link_markup
-from hiddenweb.stale import request_kind
 from hiddenweb.urlsources import (
     SKIPPED_EXTENSIONS,
     Found,
@@ -244,8 +243,7 @@ class HwdlaSpider(scrapy.Spider):
                                             answer=meta.get(ANSWER_META),
                                             url=response.url if get else None, spider=self,
                                             awaited=meta.get(AWAITED_META, False),
-                                            kind=None if response.request is None
-                                            else request_kind(response.request))
+                                            request=response.request)
         yield from self.forms.release_read()
 
     def read_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:

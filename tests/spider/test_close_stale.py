@@ -329,7 +329,7 @@ def test_a_forms_answers_are_a_kind_of_their_own_and_its_queued_submissions_are_
     for symbol in ("AAPL", "GOOG"):
         answer = submission(symbol)
         rule.page_read([f"{symbol} 2001 {symbol.lower()}price"], set(), spider, url=answer.url,
-                       kind=request_kind(answer))
+                       request=answer)
     waiting = [link("/db/cars", "/db/cars?_sort=hp"), submission("IBM")]
     for request in waiting:
         scheduler.enqueue_request(request)
@@ -343,7 +343,7 @@ def test_a_forms_answers_are_a_kind_of_their_own_and_its_queued_submissions_are_
     served = scheduler.next_request()
     assert served.url == f"{SITE}/db/stocks_by_symbol?q=IBM"
     rule.request_gone(served, spider)
-    rule.page_read(["IBM 2001 ibmprice"], set(), spider, url=served.url, kind=request_kind(served))
+    rule.page_read(["IBM 2001 ibmprice"], set(), spider, url=served.url, request=served)
     assert not closed and rule.run == 0  # it was fresh: the crawl goes on
     for n in range(3, 6):
         rule.page_read(["cars table", "Vega database"], set(), spider, url=f"{SITE}/db/cars?p={n}")
