@@ -106,6 +106,9 @@ LAB: dict = {
     # a render adds something only by links and forms the crawl would follow or submit (in
     # scope, allowed by the safety policy): hiddenweb.browser.detect.page_offer
     "browser_judge_acted": True,
+    # ... and links to other views of the page (its path, another query) count only when its
+    # plain copy links none: hiddenweb.browser.detect.is_view_of
+    "browser_judge_views": True,
     "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay
     # a template first met once its scripts rendered idle elsewhere is idle unrendered, but a few
     "browser_judge_new_templates": True,

@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 
@@ -106,6 +106,18 @@ def offer_items(page: Selector, url: str,
     return items
 
 
+#: the :func:`page_offer` mark of a page that links another view of itself (:func:`is_view_of`)
+VIEWS_ITEM = "views of the page itself"
+
+
+def is_view_of(target: str, url: str) -> bool:
+    """Whether the link ``target`` is another view of the page at ``url``: its own scheme,
+    host and path with another query (a sort order, a filter, a facet, a hidden column, a
+    page of it)."""
+    t, u = urlsplit(target), urlsplit(url)
+    return (t.scheme, t.netloc, t.path) == (u.scheme, u.netloc, u.path) and t.query != u.query
+
+
 def offer_key(item: str) -> bytes:
     """An :func:`offer_items` item as the 8-byte hash :func:`page_offer` keeps."""
     return hashlib.sha1(item.encode("utf-8", "replace")).digest()[:8]
@@ -117,8 +129,12 @@ def page_offer(page: Selector, url: str,
     """What a page offers a crawler (:func:`offer_items`), as 8-byte hashes. A render whose
     offer holds nothing the plain copy's did added nothing a crawl can follow; with
     ``acts_on``, nothing the crawl would follow or submit (a render that adds only a login
-    link, or a filter form the policy refuses, adds nothing to the crawl)."""
-    return frozenset(offer_key(i) for i in offer_items(page, url, acts_on))
+    link, or a filter form the policy refuses, adds nothing to the crawl). With the mark
+    :data:`VIEWS_ITEM` when a link is another view of the page (:func:`is_view_of`)."""
+    items = offer_items(page, url, acts_on)
+    if any(not i.startswith("form ") and is_view_of(i, url) for i in items):
+        items.add(VIEWS_ITEM)
+    return frozenset(offer_key(i) for i in items)
 
 
 def script_signature(page: Selector, url: str) -> str:

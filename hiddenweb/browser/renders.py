@@ -9,8 +9,12 @@ a link, frame or form the plain copy lacks, a URL the page went to, a script GET
 before; with the lab knob ``browser_judge_acted``, on, only links and forms the crawl would
 follow or submit count, in scope and allowed by the safety policy, the spider's ``acts_on``:
 Trac's ticket query page renders a filter form the policy refuses, and every render of it
-was useful), and stops rendering a template whose renders add nothing (a few still are: the
-10th, 20th, 40th, … page of the template; :class:`~hiddenweb.browser.detect.BrowserPolicy`).
+was useful; with the lab knob ``browser_judge_views``, on, links to other views of the page
+itself, its own path with another query, do not count when its plain copy links such views
+already: a table whose column menus, built by script, add sort, facet and hide-column links
+beside the sort links of its plain headers, :func:`~hiddenweb.browser.detect.is_view_of`), and
+stops rendering a template whose renders add nothing (a few still are: the 10th, 20th, 40th, …
+page of the template; :class:`~hiddenweb.browser.detect.BrowserPolicy`).
 
 Until a template's first ``min_seen`` renders are judged, at most ``min_seen`` of its pages are
 being rendered; its other pages are *held* (their re-render requests and plain copies kept, at
@@ -74,7 +78,9 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
 
 from hiddenweb.browser.detect import (
+    VIEWS_ITEM,
     BrowserPolicy,
+    is_view_of,
     offer_items,
     offer_key,
     page_offer,
@@ -100,13 +106,17 @@ MAX_HELD = 500  # held re-renders of one template; beyond, rendered without wait
 
 
 class RenderGate:
+    _VIEWS = offer_key(VIEWS_ITEM)
+
     def __init__(self, crawler: Crawler, policy: BrowserPolicy,
                  in_scope: Callable[[str], bool], enabled: bool = True,
                  dropped: Callable[[TextResponse], Iterable[Request]] | None = None,
                  trace: str | None = None, learn_direct: bool = False,
                  withdraw: bool = False,
-                 acts_on: Callable[[str, str, Selector, str], bool] | None = None) -> None:
+                 acts_on: Callable[[str, str, Selector, str], bool] | None = None,
+                 judge_views: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
+        self.judge_views = judge_views  # lab knob browser_judge_views (judged)
         #: what a render's additions are judged by (page_offer): those the crawl acts on
         self.acts_on = acts_on
         self.withdraw = withdraw  # lab knob browser_withdraw (at_dispatch)
@@ -194,6 +204,9 @@ class RenderGate:
                 else any(url not in self.policy.script_requests for url in gets)
             added = [i for i in offer_items(response.selector, response.url, self.acts_on)
                      if offer_key(i) not in plain]
+            if self.judge_views and self._VIEWS in plain:  # more views of a page with views
+                added = [i for i in added
+                         if i.startswith("form ") or not is_view_of(i, response.url)]
             useful = new_gets or bool(added)
             if added and logger.isEnabledFor(logging.DEBUG):
                 logger.debug("Render of %s added %s", response.url, sorted(added)[:3])

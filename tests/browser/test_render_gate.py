@@ -23,7 +23,7 @@ from scrapy.utils.test import get_crawler
 
 from hiddenweb.browser import BrowserPolicy
 from hiddenweb.browser.detect import page_offer, script_signature
-from hiddenweb.browser.renders import RenderGate
+from hiddenweb.browser.renders import OFFER_META, RenderGate
 from hiddenweb.browser.requests import DOCUMENT_META
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -397,4 +397,96 @@ def test_renders_that_add_only_what_the_policy_refuses_add_nothing(tmp_path: Pat
         assert stats["hiddenweb/browser/pages"] <= 4 + 12
     else:
         assert stats.get("hiddenweb/browser/renders_idle", 0) == 0
+        assert stats["hiddenweb/browser/pages"] >= 30
+
+
+@pytest.mark.parametrize("views", [True, False])
+def test_more_views_of_a_page_that_links_views_already_add_nothing(views: bool):
+    """A table's plain copy sorts by its header links; its column menus, built by script, add
+    more sort, facet and hide-column links: other views of the same rows. With the lab knob
+    ``browser_judge_views`` such a render adds nothing; a list whose plain copy links no view of
+    itself, and whose script builds its pager, adds its pages, and a link off the page's own
+    path counts, either way."""
+    crawler = get_crawler(Spider)
+    gate = RenderGate(crawler, BrowserPolicy("auto"), in_scope=lambda url: True,
+                      judge_views=views)
+
+    def judge(url: str, plain: str, dom: str) -> None:
+        offer = page_offer(Selector(text=plain), url)
+        gate.judged(HtmlResponse(url, body=dom.encode(), encoding="utf-8",
+                                 request=Request(url, meta={OFFER_META: offer})))
+
+    table = "<a href='?sort=name'>name</a> <a href='?sort=size'>size</a> <a href='/row/1'>1</a>"
+    menus = ("<a href='?sort=name&desc=1'>sort descending</a> <a href='/t?facet=name'>facet"
+             "</a> <a href='http://h/t?nocol=name'>hide column</a>")
+    judge("http://h/t", table, table + menus)
+    judge("http://h/t?sort=name", table, table + menus)  # its own header link is no view
+    judge("http://h/list", "<a href='/row/1'>1</a>",
+          "<a href='/row/1'>1</a> <a href='/list?page=2'>2</a>")
+    judge("http://h/t2", table, table + "<a href='/t2/export'>export</a>")
+    stats = crawler.stats
+    assert stats.get_value("hiddenweb/browser/renders_useful") == (2 if views else 4)
+    assert stats.get_value("hiddenweb/browser/renders_idle", 0) == (2 if views else 0)
+
+
+class TableSite(SiteHandler):
+    """30 table pages whose headers sort by links and whose script builds column menus (more
+    sort, facet and hide-column links: other views of the same rows), and a few app pages whose
+    script builds a link to a page of their own."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        type(self).log.append(self.path)
+        path = self.path.split("?", 1)[0]
+        if self.path == "/":
+            tables = "".join(f'<a href="/table/{i}">table {i}</a> ' for i in range(30))
+            apps = "".join(f'<a href="/app/{i}">app {i}</a> ' for i in range(4))
+            body = f"<h1>Home</h1><p>{tables}</p><p>{apps}</p>"
+        elif m := re.fullmatch(r"/table/(\d+)", path):
+            body = (f"<h1>Table {NAMES[int(m[1])]}</h1><table><tr><th><a href='?sort=name'>"
+                    "name</a></th><th><a href='?sort=size'>size</a></th></tr><tr><td>"
+                    f"<a href='/row/{m[1]}'>row</a></td><td>{len(self.path)}</td></tr></table>"
+                    "<div id=menu></div><script>document.getElementById('menu').innerHTML ="
+                    " '<a href=\"?sort=name&desc=1\">sort descending</a>"
+                    " <a href=\"?facet=name\">facet by name</a>"
+                    " <a href=\"?nocol=size\">hide size</a>';</script>")
+        elif m := re.fullmatch(r"/row/(\d+)", path):
+            body = f"<h1>Row {NAMES[int(m[1])]}</h1><a href='/table/{m[1]}'>table</a>"
+        elif m := re.fullmatch(r"/app/(\d+)", path):
+            body = (f"<h1>App {NAMES[30 + int(m[1])]}</h1><div id=out></div><script>"
+                    "document.getElementById('out').innerHTML = "
+                    f"'<a href=\"/secret/{m[1]}\">secret</a>';</script>")
+        elif m := re.fullmatch(r"/secret/(\d+)", path):
+            body = f"<h1>Secret {NAMES[34 + int(m[1])]}</h1>"
+        else:
+            return self._send(b"not found", status=404)
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+
+@needs_chromium
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("views", [True, False])
+def test_tables_whose_renders_add_only_more_views_stop_going_to_chromium(tmp_path: Path,
+                                                                         views: bool):
+    """Issue 24's browser-page bar: the table pages' renders add only other views of the
+    table (its plain copy sorts by header links already). Judged idle (lab knob
+    ``browser_judge_views``), most tables are not rendered, and the app pages' built links are
+    followed; judged by everything they add (off), every table render is useful, and most
+    tables and their views are rendered (in two runs, 64 renders and more; the stale rule
+    closed the crawl with the apps' renders and row pages still queued)."""
+    with serve(TableSite) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
+            "HIDDENWEB_BROWSER": "auto", "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+            "HIDDENWEB_LAB": {"browser_judge_views": views}})
+        log = list(TableSite.log)
+    assert run.returncode == 0, run.stderr[-2000:]
+    stats = run.stats
+    if views:
+        assert {f"/row/{i}" for i in range(30)} <= set(log)
+        assert {p for p in log if p.startswith("/secret/")} == {f"/secret/{i}" for i in range(4)}
+        assert stats["hiddenweb/browser/renders_useful"] >= 4  # the apps
+        assert stats["hiddenweb/browser/not_rendered"] >= 30
+        assert stats["hiddenweb/browser/pages"] <= 4 + 12
+    else:
+        assert stats["hiddenweb/browser/renders_useful"] >= 30
         assert stats["hiddenweb/browser/pages"] >= 30
