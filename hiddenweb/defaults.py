@@ -115,6 +115,8 @@ LAB: dict = {
     # a direct render's verdict (against the document Chromium received) counts in the policy
     "browser_judge_direct": True,
     "browser_withdraw": True,  # a queued render of a template judged idle since: not sent
+    # ... nor one of a template not judged, queued before its scripts were judged idle
+    "browser_withdraw_by_scripts": True,
     "browser_page_reuse": 25,  # requests served by one page before it is closed
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
     # ... written into a page already on the site: off, a page's top-level const/let/class

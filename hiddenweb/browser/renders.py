@@ -114,12 +114,13 @@ class RenderGate:
                  trace: str | None = None, learn_direct: bool = False,
                  withdraw: bool = False,
                  acts_on: Callable[[str, str, Selector, str], bool] | None = None,
-                 judge_views: bool = False) -> None:
+                 judge_views: bool = False, redo_scripts: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
         self.judge_views = judge_views  # lab knob browser_judge_views (judged)
         #: what a render's additions are judged by (page_offer): those the crawl acts on
         self.acts_on = acts_on
         self.withdraw = withdraw  # lab knob browser_withdraw (at_dispatch)
+        self.redo_scripts = redo_scripts  # lab knob browser_withdraw_by_scripts (at_dispatch)
         self.learn_direct = learn_direct  # lab knob browser_judge_direct (judged_direct)
         self.trace = trace  # the lab knob render_trace (module docstring)
         self.enabled = enabled  # off: every page that asks is rendered (renders still judged)
@@ -249,7 +250,12 @@ class RenderGate:
         rendered; stat ``…/renders_withdrawn``); or ``"plain"``: a page sent straight to
         Chromium by its template (meta ``hiddenweb_direct``) whose template no longer goes
         there is read over plain HTTP instead, its browser meta removed (the spider then offers
-        it as any plain page; stat ``…/direct_withdrawn``). Lab knob ``browser_withdraw``."""
+        it as any plain page; stat ``…/direct_withdrawn``). Lab knob ``browser_withdraw``.
+        With the lab knob ``browser_withdraw_by_scripts`` (on), a re-render of a template with
+        no render judged, queued before its scripts were judged idle on other templates, is
+        judged by them now (:meth:`~hiddenweb.browser.detect.BrowserPolicy.note`), as a
+        template met after that verdict is: withdrawn, but for the few such templates looked
+        at (Trac's wiki pages: each page a template of its own, all on one bundle)."""
         meta = request.meta
         if not self.enabled or not self.withdraw:
             return "render"
@@ -261,9 +267,14 @@ class RenderGate:
             self.crawler.stats.inc_value("hiddenweb/browser/direct_withdrawn")
             return "plain"
         body = meta.get("hiddenweb_body")
-        if OFFER_META not in meta or body is None or self.policy.worth_rendering(request.url):
+        if OFFER_META not in meta or body is None:
+            return "render"
+        key = template_key(request.url)
+        if self.redo_scripts and (sig := self.issued_sig.get(key)) is not None:
+            self.policy.note(request.url, sig)  # met before its scripts were judged idle
+        if self.policy.worth_rendering(request.url):
             return "render"  # (worth rendering: not idle, or one of the idle pages looked at)
-        self._render_gone(template_key(request.url))
+        self._render_gone(key)
         self.crawler.stats.inc_value("hiddenweb/browser/renders_withdrawn")
         self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")  # as a dropped page is
         plain_meta = {k: v for k, v in browser_free(meta).items() if k not in WITHDRAWN_KEYS}

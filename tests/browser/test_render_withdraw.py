@@ -17,6 +17,7 @@ import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from localsite import SiteHandler, serve
 from scrapy import Request, Spider
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
@@ -35,7 +36,7 @@ PLAIN = ("<html><body><h1>List {i}</h1><div id=out></div>"
          "</script></body></html>")
 
 
-def _gate(withdraw: bool = True):
+def _gate(withdraw: bool = True, by_scripts: bool = False):
     """A render gate (lab knob ``browser_withdraw`` as given) whose dropped pages' forms are
     recorded, on a crawler whose engine records what it is given to crawl."""
     crawler = get_crawler(Spider)
@@ -50,12 +51,12 @@ def _gate(withdraw: bool = True):
 
     policy = BrowserPolicy("auto", min_seen=4)
     gate = RenderGate(crawler, policy, in_scope=lambda url: True, dropped=dropped,
-                      withdraw=withdraw)
+                      withdraw=withdraw, redo_scripts=by_scripts)
     return crawler, policy, gate, crawled, forms_read
 
 
-def _page(i: int) -> HtmlResponse:
-    url = f"http://h/list/{i}"
+def _page(i: int, url: str = "") -> HtmlResponse:
+    url = url or f"http://h/list/{i}"
     return HtmlResponse(url, body=PLAIN.format(i=i).encode(), encoding="utf-8",
                         request=Request(url, meta={"hiddenweb_source": "link"}))
 
@@ -99,6 +100,32 @@ def test_a_queued_render_of_a_template_judged_idle_since_is_withdrawn():
     bare = rerender_request(_page(50), False)
     bare.meta[OFFER_META] = frozenset()
     assert gate.at_dispatch(bare) == "render"
+
+
+@pytest.mark.parametrize("by_scripts", [True, False])
+def test_a_queued_render_of_a_template_whose_scripts_were_judged_idle_since_is_withdrawn(
+        by_scripts: bool):
+    """Every page a template of its own, all running one script (a wiki's pages). The first
+    8 renders are enough to judge the script, so the pages of 3 more templates wait for that
+    verdict; the crawl goes idle meanwhile and they are released to the scheduler. The 8 come
+    back idle: with the lab knob ``browser_withdraw_by_scripts`` the 3 are judged by their
+    scripts as they start, as a template met after the verdict is, and withdrawn; without it
+    they are rendered (no render of their own judged)."""
+    crawler, policy, gate, crawled, forms_read = _gate(by_scripts=by_scripts)
+    pages = [_page(i, f"http://h/wiki/{WORDS[i]}") for i in range(11)]
+    offered = [gate.offer(page, rerender_request(page, True)) for page in pages]
+    assert all(isinstance(r, Request) for r in offered[:8]) and offered[8:] == ["held"] * 3
+    with pytest.raises(DontCloseSpider):
+        gate.release_all()  # the spider is idle: nothing waits for a verdict
+    released = list(crawled)
+    assert [r.url for r in released] == [p.url for p in pages[8:]]
+    for request in offered[:8]:
+        _render_back(gate, request, useful=False)
+    assert policy.scripts_idle(pages[9].url)
+    decisions = [gate.at_dispatch(r) for r in released]
+    assert decisions == (["withdraw"] * 3 if by_scripts else ["render"] * 3)
+    assert forms_read == ([p.url for p in pages[8:]] if by_scripts else [])
+    assert not any(gate.pending.values()) if by_scripts else sum(gate.pending.values()) == 3
 
 
 def test_without_the_knob_every_queued_render_starts():
