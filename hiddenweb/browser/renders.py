@@ -61,7 +61,8 @@ Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rend
 Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``direct_judged``, ``held``,
 ``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered: withdrawn
 re-renders too, and pages read over plain HTTP instead of straight in Chromium, once offered),
-``renders_withdrawn``, ``direct_withdrawn``.
+``renders_withdrawn``, ``withdrawn_by_scripts`` (of those, judged by their scripts as they
+started), ``direct_withdrawn``.
 """
 
 from __future__ import annotations
@@ -270,12 +271,15 @@ class RenderGate:
         if OFFER_META not in meta or body is None:
             return "render"
         key = template_key(request.url)
+        by_scripts = key in self.policy.by_scripts
         if self.redo_scripts and (sig := self.issued_sig.get(key)) is not None:
             self.policy.note(request.url, sig)  # met before its scripts were judged idle
         if self.policy.worth_rendering(request.url):
             return "render"  # (worth rendering: not idle, or one of the idle pages looked at)
         self._render_gone(key)
         self.crawler.stats.inc_value("hiddenweb/browser/renders_withdrawn")
+        if not by_scripts and key in self.policy.by_scripts:
+            self.crawler.stats.inc_value("hiddenweb/browser/withdrawn_by_scripts")
         self.crawler.stats.inc_value("hiddenweb/browser/not_rendered")  # as a dropped page is
         plain_meta = {k: v for k, v in browser_free(meta).items() if k not in WITHDRAWN_KEYS}
         plain = HtmlResponse(request.url, body=body,

@@ -125,6 +125,8 @@ def test_a_queued_render_of_a_template_whose_scripts_were_judged_idle_since_is_w
     decisions = [gate.at_dispatch(r) for r in released]
     assert decisions == (["withdraw"] * 3 if by_scripts else ["render"] * 3)
     assert forms_read == ([p.url for p in pages[8:]] if by_scripts else [])
+    assert crawler.stats.get_value("hiddenweb/browser/withdrawn_by_scripts", 0) == \
+        (3 if by_scripts else 0)
     assert not any(gate.pending.values()) if by_scripts else sum(gate.pending.values()) == 3
 
 
