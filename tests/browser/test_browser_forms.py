@@ -475,3 +475,55 @@ def test_an_onsubmit_guard_without_arguments_leaves_the_form_to_plain_http():
     assert by_script("return send(event)")
     assert by_script("fetch('/api'); return false")
     assert by_script("this.action='/other'; return true")
+
+
+@pytest.mark.parametrize("knob", [True, False])
+def test_forms_no_script_touches_are_read_from_the_plain_copy_before_the_render(knob: bool):
+    """A page going to Chromium (its script builds something): with the lab knob
+    ``forms_before_render`` its plain search form is read and submitted at once, beside the
+    page's render request, which waits in the scheduler with the others; without it, nothing
+    but the render. A form with an ``onchange`` select (it posts the page back), one whose
+    select offers only a placeholder (a script fills it) and one a page script submits wait
+    for the rendered copy either way; that copy brings them, and the search form, read already,
+    is not sent again."""
+    from scrapy.http import HtmlResponse, Request
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.forms.crawl import needs_render
+    from hiddenweb.spiders.hwdla import HwdlaSpider
+
+    body = ('<html><body><div id=app></div>'
+            '<form id="s" action="/search"><input name="q"><input type=submit value=Search>'
+            '</form><form id="b" action="/browse"><select name="region" '
+            'onchange="this.form.submit()"><option>north</option><option>south</option>'
+            '</select><input type=submit value=Go></form><form id="k" action="/pick">'
+            '<select name="kind"><option value="">Choose</option></select>'
+            '<input type=submit value=Show></form>'
+            '<form id="live" action="/live"><input name="term"></form>'
+            '<script>document.getElementById("app").appendChild(document.createElement("p"));'
+            'document.getElementById("live").addEventListener("submit",function(e){'
+            'e.preventDefault();fetch("/api?term="+this.term.value);});</script></body></html>')
+    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_LAB": {"forms_before_render": knob},
+                                        "HIDDENWEB_BROWSER": "auto"})
+    spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
+    url = "http://127.0.0.1:1/p/1"
+
+    def paths(requests) -> set[str]:
+        return {r.url.split("?")[0] for r in requests if isinstance(r, Request)}
+
+    plain = HtmlResponse(url, body=body.encode(), encoding="utf-8",
+                         request=Request(url, meta={"hiddenweb_form_only": False}))
+    assert [needs_render(f) for f in extract_forms(plain.selector, url)] == \
+        [False, True, True, False]
+    out = list(spider.parse(plain))
+    render = [r for r in out if isinstance(r, Request) and r.meta.get("hiddenweb_rerender")]
+    assert len(render) == 1  # the page goes to Chromium
+    assert paths(out) == ({url, "http://127.0.0.1:1/search"} if knob else {url})
+    assert crawler.stats.get_value("hiddenweb/forms/await_render", 0) == (2 if knob else 0)
+    rendered = HtmlResponse(url, body=body.replace("Choose</option>", "Choose</option><option>"
+                                                   "tea</option><option>coffee</option>").encode(),
+                            encoding="utf-8", flags=["playwright"],
+                            request=Request(url, meta={"hiddenweb_form_only": False}))
+    later = paths(spider.forms.page(rendered, spider.visible(rendered)))
+    assert {"http://127.0.0.1:1/browse", "http://127.0.0.1:1/pick"} <= later
+    assert ("http://127.0.0.1:1/search" in later) is not knob
