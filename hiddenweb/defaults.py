@@ -98,9 +98,6 @@ LAB: dict = {
     # requests finished with none of an endpoint's answers read, after which its blind guesses
     # wait for them no more: the scheduler keeps them back (hiddenweb.forms.crawl); 0: no limit
     "form_reading_patience": 32,
-    # a page going to Chromium: its forms no script touches are read from its plain copy at
-    # once, not after its render (hiddenweb.forms.crawl.needs_render)
-    "forms_before_render": True,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
     # a URL template whose first renders added nothing to the plain copy is not rendered again

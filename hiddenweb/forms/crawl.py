@@ -172,12 +172,8 @@ class FormCrawler:
             else self.config.wave
 
     # -- a page's forms ------------------------------------------------------------------------
-    def page(self, response: TextResponse, text: str | None,
-             before_render: bool = False) -> Iterator[scrapy.Request]:
-        """The forms of a page with new content (see the module docstring). ``before_render``:
-        ``response`` is the plain copy of a page going to Chromium, whose rendered copy comes
-        back here later; only its forms that no script touches are read now
-        (:func:`needs_render`), not the others (not marked seen: the render reads them)."""
+    def page(self, response: TextResponse, text: str | None) -> Iterator[scrapy.Request]:
+        """The forms of a page with new content (see the module docstring)."""
         if not self.config.submit:
             return
         stats = self.stats
@@ -194,9 +190,6 @@ class FormCrawler:
                     seen.add_prior(prior)  # a copy of the form
                 if seen is not None and response.meta.get("hiddenweb_explore") == seen.signature:
                     yield from self.versions.post_back(seen, form, response)
-                continue
-            if before_render and needs_render(form):
-                stats.inc_value("hiddenweb/forms/await_render")
                 continue
             # a form of a frame document or a shadow root: over plain HTTP (framedocs)
             by_script = submitted_by_script(response.selector, form.selector) \
@@ -642,21 +635,3 @@ def query_of(meta: dict) -> dict[str, str | None]:
     page's own ``hiddenweb_explore_data`` for a form's answer)."""
     return meta.get("hiddenweb_query") or meta.get("hiddenweb_explore_data") or {}
 
-
-#: a form's own event handlers (``onchange`` on a select that posts the page back, ``onclick``
-#: on its button) and ``javascript:`` actions: a script may change it or send it
-_HANDLED = ".//@*[starts-with(name(), 'on')] | @*[starts-with(name(), 'on')]" \
-    " | @action[starts-with(normalize-space(.), 'javascript:')]"
-
-
-def needs_render(form: FormInfo) -> bool:
-    """Whether a form on a page going to Chromium waits for the rendered copy rather than being
-    read from the plain one at once: it has an event handler or a ``javascript:`` action (a
-    script may fill, change or send it; a select that posts the page back), or a select whose
-    options a script may bring (one offering at most one value: a placeholder; a dependent
-    select, :func:`~hiddenweb.forms.extract.dependent_fields`). A form a page script submits
-    is the caller's (:func:`~hiddenweb.browser.submitted_by_script`)."""
-    if form.selector is not None and form.selector.xpath(_HANDLED):
-        return True
-    return any(f.kind == "select" and len([o for o in f.options if o]) <= 1
-               for f in form.fields) or dependent_fields(form) is not None

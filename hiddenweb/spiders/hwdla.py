@@ -171,7 +171,6 @@ class HwdlaSpider(scrapy.Spider):
         spider.shown = shown_text(crawler, lab(s, "novelty"))  # in Redis in shared mode
         spider.seen = seen_content(crawler)  # in Redis when HIDDENWEB_REDIS_URL is set
         spider.previews = Previews() if lab(s, "dla_previews") else None
-        spider.forms_before_render = lab(s, "forms_before_render")
         crawler.signals.connect(spider.recheck, signal=hw_signals.recheck_wanted)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -330,8 +329,6 @@ class HwdlaSpider(scrapy.Spider):
             yield from self.xhr_requests(response)
         if not deferred:  # else: those of the rendered copy (held: renders.RenderGate)
             yield from self.forms.page(page, text)
-        elif self.forms_before_render:  # but those no script touches: at once
-            yield from self.forms.page(page, text, before_render=True)
 
     def dropped_render(self, response: TextResponse) -> Iterator[scrapy.Request]:
         """The forms of a page whose render was held, then dropped (its template's renders
