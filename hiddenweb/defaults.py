@@ -112,9 +112,6 @@ LAB: dict = {
     "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay
     # a template first met once its scripts rendered idle elsewhere is idle unrendered, but a few
     "browser_judge_new_templates": True,
-    # a template whose scripts were not judged is judged after one render, not four, once the
-    # site's renders were idle across its script signatures (BrowserPolicy.site_idle)
-    "browser_site_prior": True,
     # a direct render's verdict (against the document Chromium received) counts in the policy
     "browser_judge_direct": True,
     "browser_withdraw": True,  # a queued render of a template judged idle since: not sent

@@ -183,12 +183,9 @@ class BrowserPolicy:
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
                  useful_share: float = 0.5, sample: int = 10, min_templates: int = 3,
-                 judge_new: bool = True, site_prior: bool = False) -> None:
+                 judge_new: bool = True) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
         self.judge_new = judge_new  # lab knob browser_judge_new_templates (:meth:`note`)
-        self.site_prior = site_prior  # lab knob browser_site_prior (:meth:`site_idle`)
-        self.site_renders = self.site_useful = 0
-        self.site_signatures: set[str] = set()  # of the pages rendered
         self.useful_share, self.sample, self.min_templates = useful_share, sample, min_templates
         self.signature: dict[str, str] = {}  # template -> script signature of its pages
         self.sig_renders: dict[str, int] = defaultdict(int)
@@ -234,8 +231,6 @@ class BrowserPolicy:
         key = template_key(url)
         self.renders[key] += 1
         self.useful[key] += int(useful)
-        self.site_renders += 1
-        self.site_useful += int(useful)
         if useful:  # looked at as often as at first again
             self.gap.pop(key, None)
         sig = self.signature.get(key)
@@ -243,7 +238,6 @@ class BrowserPolicy:
             self.sig_renders[sig] += 1
             self.sig_useful[sig] += int(useful)
             self.sig_templates[sig].add(key)
-            self.site_signatures.add(sig)
 
     def scripts_idle(self, url: str) -> bool:
         """Whether the pages that run what ``url``'s template's pages run (its signature) were
@@ -254,25 +248,6 @@ class BrowserPolicy:
             and len(self.sig_templates[sig]) >= self.min_templates \
             and self.sig_useful.get(sig, 0) < self.useful_share * renders
 
-    def site_idle(self) -> bool:
-        """With ``site_prior``: whether the site's renders were idle across what its pages run:
-        ``2 * min_seen`` renders or more over ``min_templates`` templates and two script
-        signatures or more, fewer than ``useful_share`` of them useful (the test
-        :meth:`scripts_idle` makes of one signature, made of the site). A template whose
-        scripts were not judged is then judged after one render (:meth:`first_renders`,
-        :meth:`verdict`), not ``min_seen``: a site whose pages run several bundles, none of
-        which builds anything, pays one render per template, not four. Never with no render
-        of its own: a new template is always looked at once."""
-        return self.site_prior and self.site_renders >= 2 * self.min_seen \
-            and len(self.site_signatures) >= 2 and len(self.renders) >= self.min_templates \
-            and self.site_useful < self.useful_share * self.site_renders
-
-    def first_renders(self, url: str) -> int:
-        """How many renders of ``url``'s template may be out before its verdict: one where its
-        scripts (:meth:`scripts_idle`) or the site's (:meth:`site_idle`) were idle, else
-        ``min_seen``."""
-        return 1 if self.scripts_idle(url) or self.site_idle() else self.min_seen
-
     def new_script_requests(self, urls: list[str]) -> bool:
         """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render."""
         fresh = [u for u in urls if u not in self.script_requests]
@@ -282,18 +257,15 @@ class BrowserPolicy:
     def verdict(self, url: str) -> str | None:
         """``"useful"`` or ``"idle"`` once ``min_seen`` renders of the template were judged
         (idle: fewer than ``useful_share`` of them added anything), or once one was judged idle
-        and its scripts are idle on other templates (:meth:`scripts_idle`) or the site's renders
-        were (:meth:`site_idle`), or with none when the template was met after its scripts were
-        idle (:meth:`note`); None before."""
+        and its scripts are idle on other templates (:meth:`scripts_idle`), or with none when the
+        template was met after they were (:meth:`note`); None before."""
         key = template_key(url)
         renders = self.renders.get(key, 0)
         if renders < self.min_seen:
-            # one idle render is enough where the same scripts were idle on other templates
-            # or the site's renders were, none for a template met once its scripts were idle
-            # (but a few: :meth:`note`)
-            if not self.useful.get(key) and ((renders or key in self.by_scripts)
-                                             and self.scripts_idle(url)
-                                             or renders and self.site_idle()):
+            # one idle render is enough where the same scripts were idle on other templates,
+            # none for a template met once they were (but a few: :meth:`note`)
+            if (renders or key in self.by_scripts) and not self.useful.get(key) \
+                    and self.scripts_idle(url):
                 return "idle"
             return None
         return "useful" if self.useful.get(key, 0) >= self.useful_share * renders else "idle"

@@ -150,8 +150,8 @@ class RenderGate:
             return "skip"
         request.meta[OFFER_META] = page_offer(response.selector, url)
         key = template_key(url)
-        # renders in flight before a verdict: one where these scripts, or the site's, were idle
-        first = self.policy.first_renders(url)
+        # renders in flight before a verdict: one where these scripts were idle elsewhere
+        first = 1 if self.policy.scripts_idle(url) else self.policy.min_seen
         if self.enabled and self.hold and self.policy.verdict(url) is None \
                 and len(self.held[key]) < MAX_HELD:
             if self.pending[key] >= first:

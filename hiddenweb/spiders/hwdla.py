@@ -156,8 +156,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode,
                                       useful_share=lab(s, "browser_useful_share"),
-                                      judge_new=lab(s, "browser_judge_new_templates"),
-                                      site_prior=lab(s, "browser_site_prior"))
+                                      judge_new=lab(s, "browser_judge_new_templates"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render,
                                     lab(s, "render_trace") or None,

@@ -490,35 +490,3 @@ def test_tables_whose_renders_add_only_more_views_stop_going_to_chromium(tmp_pat
     else:
         assert stats["hiddenweb/browser/renders_useful"] >= 30
         assert stats["hiddenweb/browser/pages"] >= 30
-
-
-@pytest.mark.parametrize("prior", [True, False])
-def test_a_site_whose_renders_were_idle_judges_a_template_of_new_scripts_after_one_render(
-        prior: bool):
-    """Trac's pages run a bundle per kind of page (wiki, ticket, timeline, query …), none of
-    which builds anything. Once 8 renders over two bundles and 3 templates were idle, a template
-    of a third bundle is judged after one idle render (lab knob ``browser_site_prior``), not
-    four; one render that adds something keeps it, and a site with useful renders does not
-    judge so."""
-    policy = BrowserPolicy("auto", min_seen=4, useful_share=0.5, site_prior=prior)
-    for t, sig in (("wiki", "a"), ("ticket", "b"), ("query", "b")):
-        for i in range(3):
-            policy.note(f"http://h/{t}/{i}", sig)
-            policy.rendered(f"http://h/{t}/{i}", False)
-    assert not policy.scripts_idle("http://h/ticket/9")  # 6 of one bundle: not judged yet
-    assert policy.site_idle() == prior
-    policy.note("http://h/timeline/0", "c")
-    assert policy.first_renders("http://h/timeline/1") == (1 if prior else 4)
-    assert policy.verdict("http://h/timeline/1") is None  # never with no render of its own
-    policy.rendered("http://h/timeline/0", False)
-    assert policy.verdict("http://h/timeline/1") == ("idle" if prior else None)
-    policy.note("http://h/roadmap/0", "c")
-    policy.rendered("http://h/roadmap/0", True)
-    assert policy.verdict("http://h/roadmap/1") is None  # its render added something
-    # a site where half the renders add something
-    useful = BrowserPolicy("auto", min_seen=4, useful_share=0.5, site_prior=True)
-    for t, sig in (("case", "a"), ("menu", "b"), ("frame", "c")):
-        for i in range(3):
-            useful.note(f"http://h/{t}/{i}", sig)
-            useful.rendered(f"http://h/{t}/{i}", i > 0)
-    assert not useful.site_idle() and useful.first_renders("http://h/other/1") == 4
