@@ -124,6 +124,9 @@ LAB: dict = {
     "browser_same_document": False,
     "browser_event_seconds": 8.0,  # firing one page's events stops after this (and its budget)
     "browser_event_wait": 1.0,  # after each event, wait at most this for the page's requests
+    # an event answered by a dialog alone ("one request at a time") is fired once more after
+    # the page's requests end, awaited at most this long (0: never): hiddenweb.browser.events
+    "browser_event_retry": 3.0,
     "browser_scroll_seconds": 6.0,  # scrolling a page (its load-more clicks too) stops after this
     "browser_timer_horizon": 5.0,  # a page's timers due within this many seconds run early
     "lvs_learn": 30,  # values learnt from result pages per form (0: off)

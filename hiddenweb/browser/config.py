@@ -6,7 +6,8 @@ Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.m
 ``HIDDENWEB_BROWSER_EVENT_BUDGET``, ``HIDDENWEB_BROWSER_SCROLL_STEPS``; lab knobs
 (``HIDDENWEB_LAB``, docs/design-notes.md)
 ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``,
-``browser_event_seconds``, ``browser_event_wait``, ``browser_scroll_seconds``,
+``browser_event_seconds``, ``browser_event_wait``, ``browser_event_retry``,
+``browser_scroll_seconds``,
 ``browser_timer_horizon``.
 A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
@@ -54,6 +55,9 @@ class BrowserConfig:
     event_budget: int = 40  # events fired on one page at most
     event_seconds: float = 8.0  # ... and for at most this long
     event_wait: float = 1.0  # after each event, the page's requests awaited this long at most
+    #: an event answered by a dialog and nothing else is fired again once the page's requests
+    #: have ended, awaited this long at most (0: never)
+    event_retry: float = 3.0
     scroll_steps: int = 20  # scroll / load-more steps that grew a page, at most (0: none)
     scroll_seconds: float = 6.0  # ... and for at most this long (hiddenweb.browser.scroll)
     timer_horizon: float = 5.0  # timers due within this many seconds run early (0: none)
@@ -91,6 +95,7 @@ class BrowserConfig:
             event_budget=budget,
             event_seconds=max(0.0, lab(settings, "browser_event_seconds")),
             event_wait=max(0.0, lab(settings, "browser_event_wait")),
+            event_retry=max(0.0, lab(settings, "browser_event_retry")),
             scroll_steps=steps,
             scroll_seconds=max(0.0, lab(settings, "browser_scroll_seconds")),
             timer_horizon=max(0.0, lab(settings, "browser_timer_horizon")),

@@ -34,15 +34,19 @@ once:
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
 ``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
 firing brought no URL the page's URL template had not already given (its signature: tag, event,
-code or text) is not fired again on that template's pages (``…/skipped_repeat``).
+code or text) is not fired again on that template's pages (``…/skipped_repeat``). An event
+answered by a dialog and no URL (a handler that refuses while the page is busy: "one request
+at a time", the last event's request still out on a slow server) is fired once more when the
+page's requests have ended, awaited at most lab knob ``browser_event_retry`` s (``…/retried``).
 
 What it returns is HTML for the handler to append to the page: the links and forms that
 appeared after an event and were gone again by the end (those still there are in the DOM);
 routes and ``window.open`` URLs go to :meth:`Render.find` (URLs found, ``meta["hiddenweb_found"]``).
 
 Stats (``hiddenweb/browser/events/``): ``pages``, ``fired``, ``skipped_unsafe``,
-``skipped_repeat``, ``found_links``, ``found_forms``, ``found_urls`` (routes, ``window.open``,
-navigations), ``budget_spent``, ``time_capped``, ``unsafe_aborted`` (the guard's).
+``skipped_repeat``, ``retried``, ``found_links``, ``found_forms``, ``found_urls`` (routes,
+``window.open``, navigations), ``budget_spent``, ``time_capped``, ``unsafe_aborted`` (the
+guard's).
 """
 
 from __future__ import annotations
@@ -215,6 +219,7 @@ class PageEvents:
         self.budget = config.event_budget
         self.seconds = min(config.event_seconds, 0.4 * download_timeout)
         self.wait = config.event_wait
+        self.retry = config.event_retry  # lab knob browser_event_retry
         # URL template -> (signatures of handlers that brought nothing new, URLs brought)
         self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
 
@@ -257,10 +262,14 @@ class PageEvents:
                     continue
                 urls_before = {*render.found, *(u for _, u in render.captured)}
                 render.stopped.clear()  # an aborted navigation of the last event: not ours
+                dialogs = render.dialogs
                 if not await page.evaluate(FIRE_JS, target["type"]):
                     continue
                 fired += 1
                 await self._quiet(page, render, max(0.0, min(self.wait, deadline - loop.time())))
+                if self.retry and render.dialogs > dialogs and urls_before >= \
+                        {*render.found, *(u for _, u in render.captured)}:
+                    await self._again(page, render, target["type"], deadline)
                 after = await page.evaluate(AFTER_JS)
                 new_forms = after["forms"]
                 self._routes(after["routes"], render)
@@ -319,6 +328,18 @@ class PageEvents:
             if len(self.memory) > MAX_TEMPLATES:
                 self.memory.popitem(last=False)
         return self.memory[template]
+
+    async def _again(self, page: Any, render: Render, key: str, deadline: float) -> None:
+        """The event just fired was answered by a dialog and brought no URL: a handler that
+        refuses while the page is busy ("one request at a time", and the last event's request
+        is still out on a slow server). Once the page's requests have ended (awaited at most
+        ``browser_event_retry`` s), it is fired once more (stat ``…/events/retried``)."""
+        loop = asyncio.get_running_loop()
+        await self.guard.quiet(page, max(0.0, min(self.retry, deadline - loop.time())), QUIET,
+                               0.03)
+        if loop.time() < deadline and await page.evaluate(FIRE_JS, key):
+            self.stats.inc_value("hiddenweb/browser/events/retried")
+            await self._quiet(page, render, max(0.0, min(self.wait, deadline - loop.time())))
 
     async def _quiet(self, page: Any, render: Render, seconds: float) -> None:
         """Until none of the page's requests was in flight for :data:`QUIET` s (at most

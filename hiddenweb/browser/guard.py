@@ -155,6 +155,7 @@ class Render:
     # re-render (judged against its plain copy): what plain HTTP reads of it, against which a
     # direct render is judged (browser/renders.py)
     document: bytes | None = None
+    dialogs: int = 0  # the dialogs (alert, confirm, prompt) its page opened
 
     @property
     def host(self) -> str | None:
@@ -199,7 +200,7 @@ class Guard:
             page.on("request", lambda request: self._flying.setdefault(page, set()).add(request))
             for event in ("requestfinished", "requestfailed"):
                 page.on(event, lambda request: self._flying.get(page, set()).discard(request))
-            page.on("dialog", self._dialog)
+            page.on("dialog", lambda dialog: self._dialog(page, dialog))
             page.on("popup", self._popup)
             await page.add_init_script(RECORD_OPEN_JS)
             await page.add_init_script(RECORD_EVENTS_JS)
@@ -420,8 +421,11 @@ class Guard:
         return parser.allowed(url, agent.decode() if agent else self._user_agent)
 
     # -- what a page does besides requests -------------------------------------------------
-    async def _dialog(self, dialog: Any) -> None:
+    async def _dialog(self, page: Any, dialog: Any) -> None:
         self.stats.inc_value("hiddenweb/browser/dialogs")
+        render = self.renders.get(page)
+        if render is not None:
+            render.dialogs += 1
         try:
             if dialog.type == "beforeunload":
                 await dialog.accept()

@@ -9,6 +9,7 @@ handler, and a neutral-looking one that fetches a logout URL, must never reach t
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -228,3 +229,53 @@ def test_a_select_whose_options_were_fired_is_set_back_and_probed_as_dependent(t
         dict(p.split("=", 1) for p in urlsplit(path).query.split("&") if "=" in p)
         for path in log if path.startswith("/shops?"))}
     assert {(r, c) for r, cities in CITIES.items() for c in cities} <= sent, sent
+
+
+BUSY = _page("Busy", '<div id="c"></div><input type="button" value="first" '
+             "onclick=\"load('fir' + 'st')\"><input type=\"button\" value=\"second\" "
+             "onclick=\"load('sec' + 'ond')\">", (
+                 "<script>var busy = 0; function load(name) {"
+                 " if (busy) { alert('one request at a time'); return; } busy = 1;"
+                 " var x = new XMLHttpRequest(); x.open('GET', '/slow/' + name);"
+                 " x.onload = function () { busy = 0;"
+                 "  document.getElementById('c').textContent = x.responseText; };"
+                 " x.send(); }</script>"))
+
+
+class BusySite(SiteHandler):
+    """A page whose two buttons each load a fragment by XHR, one at a time (the second click
+    while the first request is out alerts and does nothing), from a server that takes 1.5 s."""
+
+    log: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.log.append(self.path)
+        if self.path == "/":
+            return self._send(_page("Home", '<a href="/busy">busy</a>'))
+        if self.path == "/busy":
+            return self._send(BUSY)
+        if self.path.startswith("/slow/"):
+            time.sleep(1.5)
+            return self._send(b"<p>fragment</p>")
+        return self._send(b"", "text/plain", 404)
+
+
+@pytest.mark.parametrize("retry", ["3.0", "0"])
+def test_an_event_answered_by_a_dialog_alone_is_fired_again_once_the_page_is_quiet(
+        tmp_path: Path, retry: str):
+    """The second button is clicked while the first button's request is still out (1.5 s,
+    beyond the 1 s an event's requests are awaited): it alerts and sends nothing. With the lab
+    knob ``browser_event_retry`` it is fired once more after the page's requests have ended,
+    and its request is made; with 0, never."""
+    with serve(BusySite) as url:
+        run = _crawl(tmp_path, url, HIDDENWEB_LAB=f'{{"browser_event_retry": {retry}}}')
+        log = list(BusySite.log)
+    assert run.returncode == 0, run.stderr[-3000:]
+    stats = run.stats or {}
+    assert "/slow/first" in log and stats.get("hiddenweb/browser/dialogs", 0) >= 1
+    if retry != "0":
+        assert "/slow/second" in log, log
+        assert stats.get("hiddenweb/browser/events/retried", 0) >= 1
+    else:
+        assert "/slow/second" not in log, log
+        assert not stats.get("hiddenweb/browser/events/retried")
