@@ -111,9 +111,11 @@ VIEWS_ITEM = "views of the page itself"
 
 
 def is_view_of(target: str, url: str) -> bool:
-    """Whether the link ``target`` is another view of the page at ``url``: its own scheme,
-    host and path with another query (a sort order, a filter, a facet, a hidden column, a
-    page of it)."""
+    """Whether the link ``target`` (an :func:`offer_items` item: a form's is never one) is
+    another view of the page at ``url``: its own scheme, host and path with another query (a
+    sort order, a filter, a facet, a hidden column, a page of it)."""
+    if target.startswith("form "):
+        return False
     t, u = urlsplit(target), urlsplit(url)
     return (t.scheme, t.netloc, t.path) == (u.scheme, u.netloc, u.path) and t.query != u.query
 
@@ -132,7 +134,7 @@ def page_offer(page: Selector, url: str,
     link, or a filter form the policy refuses, adds nothing to the crawl). With the mark
     :data:`VIEWS_ITEM` when a link is another view of the page (:func:`is_view_of`)."""
     items = offer_items(page, url, acts_on)
-    if any(not i.startswith("form ") and is_view_of(i, url) for i in items):
+    if any(is_view_of(i, url) for i in items):
         items.add(VIEWS_ITEM)
     return frozenset(offer_key(i) for i in items)
 

@@ -335,8 +335,7 @@ class PageEvents:
         is still out on a slow server). Once the page's requests have ended (awaited at most
         ``browser_event_retry`` s), it is fired once more (stat ``…/events/retried``)."""
         loop = asyncio.get_running_loop()
-        await self.guard.quiet(page, max(0.0, min(self.retry, deadline - loop.time())), QUIET,
-                               0.03)
+        await self._quiet(page, render, max(0.0, min(self.retry, deadline - loop.time())))
         if loop.time() < deadline and await page.evaluate(FIRE_JS, key):
             self.stats.inc_value("hiddenweb/browser/events/retried")
             await self._quiet(page, render, max(0.0, min(self.wait, deadline - loop.time())))

@@ -207,8 +207,7 @@ class RenderGate:
             added = [i for i in offer_items(response.selector, response.url, self.acts_on)
                      if offer_key(i) not in plain]
             if self.judge_views and self._VIEWS in plain:  # more views of a page with views
-                added = [i for i in added
-                         if i.startswith("form ") or not is_view_of(i, response.url)]
+                added = [i for i in added if not is_view_of(i, response.url)]
             useful = new_gets or bool(added)
             if added and logger.isEnabledFor(logging.DEBUG):
                 logger.debug("Render of %s added %s", response.url, sorted(added)[:3])

@@ -162,8 +162,8 @@ class HwdlaSpider(scrapy.Spider):
                                     lab(s, "render_trace") or None,
                                     lab(s, "browser_judge_direct"), lab(s, "browser_withdraw"),
                                     spider.acts_on if lab(s, "browser_judge_acted") else None,
-                                    lab(s, "browser_judge_views"),
-                                    lab(s, "browser_withdraw_by_scripts"))
+                                    judge_views=lab(s, "browser_judge_views"),
+                                    redo_scripts=lab(s, "browser_withdraw_by_scripts"))
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
