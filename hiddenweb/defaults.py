@@ -98,6 +98,9 @@ LAB: dict = {
     # requests finished with none of an endpoint's answers read, after which its blind guesses
     # wait for them no more: the scheduler keeps them back (hiddenweb.forms.crawl); 0: no limit
     "form_reading_patience": 32,
+    # a copy of an explored form whose hidden state is its own page's query (a listing's sort
+    # or facet page) is not submitted: its default answer is that page (hiddenweb.forms.crawl)
+    "form_view_copies": True,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
     # a URL template whose first renders added nothing to the plain copy is not rendered again

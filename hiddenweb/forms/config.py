@@ -35,6 +35,9 @@ class FormsConfig:
     #: lab knob form_reading_patience: requests finished with none of an endpoint's answers
     #: read, after which its guesses wait for them no more (0: they wait until read)
     reading_patience: int = 32
+    #: lab knob form_view_copies: a copy of an explored form that only asks again for its own
+    #: page's view is not submitted (FormCrawler._view_copy)
+    view_copies: bool = True
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -58,4 +61,5 @@ class FormsConfig:
             stop_blind_rounds=lab(s, "stop_blind_rounds"),
             page_words=lab(s, "form_page_words"),
             reading_patience=lab(s, "form_reading_patience"),
+            view_copies=lab(s, "form_view_copies"),
         )

@@ -99,6 +99,8 @@ class FormCrawler:
         self.vocabulary = SiteVocabulary()  # for the free-text fields no LVS label matches
         self.seen: set[str] = set()  # signatures of the forms met (explored or not)
         self.explorers: dict[str, FormExplorer] = {}
+        #: each form family (FormInfo.family) -> the signature of its first explorer
+        self.family_first: dict[str, str] = {}
         self.endpoints: dict[str, Endpoint] = {}
         self.to_release: set[str] = set()  # endpoints whose forms may send more
         self.versions = FormVersions(self)
@@ -150,6 +152,8 @@ class FormCrawler:
         # new ones must not take their numbers
         self.reading_seq += 1 << 20
         self.reading_stalled = {key: 0 for key, ep in self.endpoints.items() if ep.reading}
+        for signature, explorer in self.explorers.items():
+            self.family_first.setdefault(explorer.form.family, signature)
 
     def _budget_exhausted(self) -> None:
         self.budget_exhausted = True
@@ -202,6 +206,8 @@ class FormCrawler:
             if self._lost_explorer(form, response.meta):
                 stats.inc_value("hiddenweb/forms/skipped/before_its_page")
                 continue
+            if self._view_copy(form, response, text):
+                continue
             claim = self.claims.claim(form.signature, response) if self.claims else CLAIMED
             if not claim:
                 continue  # shared mode: another worker explores it (hiddenweb.redis_shared)
@@ -251,6 +257,29 @@ class FormCrawler:
                 explorer.taken_over = claim == TAKEN_OVER
                 yield from self.start(explorer)
 
+    def _view_copy(self, form: FormInfo, response: TextResponse, text: str | None) -> bool:
+        """Whether ``form`` is a copy of a form family already explored that only asks again
+        for its own page in the view it shows (:meth:`FormInfo.echoes_page`: the filter form
+        of a listing's sort or facet page). It is met as a copy of the family's first form,
+        whose values its page's words now inform too, and not submitted: its default answer is
+        the page itself, read already. Without this rule each sort and facet page of a listing
+        brought a new form, whose first submission the stale rule waits for: a Trac crawl
+        sent 151 of them after it had read everything. Lab knob ``form_view_copies``; stat
+        ``hiddenweb/forms/view_copies``."""
+        if not self.config.view_copies:
+            return False
+        first = self.family_first.get(form.family)
+        if first is None or not form.echoes_page(response.url):
+            return False
+        self.seen.add(form.signature)
+        self.stats.inc_value("hiddenweb/forms/view_copies")
+        explorer = self.explorers.get(first)
+        if explorer is not None and explorer.page != response.url:
+            explorer.add_prior(self.site.prior(text or "", content_text(response)))
+        logger.debug("Form %s on %s: a view of its page, a copy of %s", form.signature,
+                     response.url, first)
+        return True
+
     def _lost_explorer(self, form: FormInfo, meta: dict) -> bool:
         """Whether ``form`` is met on an answer of its own endpoint (meta ``hiddenweb_origin``)
         while no explorer of that endpoint exists: only after a JOBDIR resume, when the answer
@@ -291,6 +320,7 @@ class FormCrawler:
         """Register an explorer and send its first wave (``offer``: after the values its
         endpoint's answers already showed)."""
         self.explorers[explorer.signature] = explorer
+        self.family_first.setdefault(explorer.form.family, explorer.signature)
         ep = self._endpoint(explorer.endpoint)
         ep.explorers.append(explorer)
         for record in ep.records if offer else ():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from parsel import Selector
 
@@ -103,6 +103,28 @@ class FormInfo:
         differ only in what their hidden fields carry (a listing's sort, columns or offset on
         each of its pages; a wizard's earlier choices) are one family."""
         return self._key([])
+
+    def echoes_page(self, page_url: str) -> bool:
+        """Whether this copy of its form only asks again for its own page in the view the page
+        shows: a GET form whose action is the page's own host and path, and whose hidden
+        state (the hidden values :attr:`signature` keeps, none pinned) is all in the page's
+        own query. A listing's sort or facet link (``/report/4?sort=owner``) leads to a page
+        whose filter form carries ``sort=owner`` in a hidden field; its default answer is
+        that page again, and its other answers are those of the copy on the plain listing in
+        another order. A wizard's later step posts to another path, or keeps its state out of
+        the URL, and is not such a copy."""
+        if self.method != "GET" or self.pinned:
+            return False
+        action, page = urlsplit(self.action), urlsplit(page_url)
+        try:
+            if (action.hostname, action.port, action.path) \
+                    != (page.hostname, page.port, page.path):
+                return False
+        except ValueError:  # a port that is not a number
+            return False
+        state = [(f.name, f.default) for f in self.fields
+                 if f.kind == "hidden" and not _token_like(f.default)]
+        return bool(state) and set(state) <= set(parse_qsl(page.query, keep_blank_values=True))
 
     def _key(self, hidden: list[str]) -> str:
         """Action path + method + field names, plus ``hidden`` state and the pinned values."""
