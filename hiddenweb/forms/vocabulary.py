@@ -18,7 +18,8 @@ Contract.
   own (named and sourced ``site:<field name>``), added to the crawl's LVS: the explorer then
   treats it like any open LVS field (values its answers show are suggested, words of its
   result pages learnt). Its values, best first: the page's examples, the labelled values of
-  the site, its frequent words, and for a number box a few numbers.
+  the site, its frequent words; for a number box (``type=number``, or one whose page gives it
+  a number) its numeric labelled values and a few numbers, no word.
 * :meth:`SiteVocabulary.values_for` is what the labelled values offer a field later, as the
   crawl reads more pages (:meth:`hiddenweb.forms.crawl.FormCrawler.new_page`).
 """
@@ -44,6 +45,7 @@ MAX_LABELS = 500
 MAX_VALUES = 300
 #: values a field starts with from the site's frequent words
 FREQUENT_WORDS = 30
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?")
 _TOKEN = re.compile(r"[^\W\d_][\w'-]{2,39}")
 _EXAMPLE = re.compile(r"^\s*(?:e\.?\s?g\.?|z\.?\s?b\.?|p\.?\s?ex\.?|ex\.?|example|such as|like)"
                       r"[\s:,.]*(.+?)\s*\.{0,3}\s*$", re.I)
@@ -173,17 +175,21 @@ def site_label(lvs: LVS, field: FieldInfo, vocabulary: SiteVocabulary | None) ->
         if value and value.casefold() not in {v.casefold() for v in values}:
             values.append(value)
 
+    # a box the page fills with a number takes numbers, whatever its type says ("Max items
+    # per page": 100): a word there is an error page (Trac answered 400 to each one)
+    numeric = field.kind == "number" or bool(_NUMBER.fullmatch(field.default.strip()))
     add(field.default)
     add(placeholder_example(field.descriptors[3] if len(field.descriptors) > 3 else ""))
     for value in field.options:  # a <datalist>
         add(value)
     if vocabulary is not None:
         for value in vocabulary.values_for(field_words(field)):
-            add(value)
-        if field.kind != "number":
+            if not numeric or _NUMBER.fullmatch(value.strip()):
+                add(value)
+        if not numeric:
             for word in vocabulary.frequent():
                 add(word)
-    if field.kind == "number":
+    if numeric:
         for number in ("1", "10", "100"):
             add(number)
     name = f"{SITE}{field.name}"
@@ -192,6 +198,6 @@ def site_label(lvs: LVS, field: FieldInfo, vocabulary: SiteVocabulary | None) ->
         lvs.add_values(name, [v for v in values if v not in label.values])
         return label
     label = LVSLabel(name, [field.name, *field.descriptors[:1]], values or [""], source=SITE,
-                     open=True)
+                     open=not numeric)  # a number box is no search box: no words learnt
     lvs.labels.append(label)
     return label

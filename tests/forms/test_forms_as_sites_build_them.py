@@ -256,6 +256,29 @@ def test_site_vocabulary_keeps_the_written_form_and_reads_table_columns():
     assert dict(domains)["ticker"][:4] == ["", *TICKERS] and not unfillable
 
 
+def test_a_text_box_the_page_fills_with_a_number_takes_numbers_only():
+    """"Max items per page" is a text input whose page gives it 100: the site's labelled
+    values that are words ("Maximum allowed size", from a wiki's table) and its frequent words
+    are not offered to it, numbers are; a text box with a word keeps the site's words."""
+    vocabulary = SiteVocabulary()
+    table = ("<table><tr><th>Max</th><th>Note</th></tr><tr><td>Maximum allowed size</td>"
+             "<td>other</td></tr><tr><td>250</td><td>x</td></tr></table>")
+    for _ in range(3):
+        vocabulary.add_page(Selector(text=table), "Maximum allowed size other tickets report")
+    lvs = LVS([LVSLabel("keyword", ["keyword"], ["x"])])
+    html = ('<form action="/report/4"><label>Max items per page <input type="text" name="max" '
+            'value="{v}"></label><input type="submit" value="Update"></form>')
+    number = extract_forms(Selector(text=html.format(v="100")), "http://h/")[0]
+    domains, labels, _ = field_domains(number, lvs, vocabulary)
+    assert dict(domains)["max"] == ["100", "250", "1", "10"]
+    assert not lvs.get(labels["max"]).open  # no words learnt from its answers either
+    word = extract_forms(Selector(text=html.format(v="open").replace("max", "state")
+                                  .replace("Max items per page", "Status")), "http://h/")[0]
+    lvs = LVS([LVSLabel("keyword", ["keyword"], ["x"])])
+    domains, labels, _ = field_domains(word, lvs, vocabulary)
+    assert "tickets" in dict(domains)["state"] and lvs.get(labels["state"]).open
+
+
 def test_a_redirect_back_to_the_form_is_a_refusal_not_a_result():
     from scrapy.http import HtmlResponse
 

@@ -181,7 +181,9 @@ class PreferencesSite(SiteHandler):
                 f"<p>{self.WORDS}</p><a href='/'>home</a>"
                 '<form action="/doc" method="post"><label>Style <select name="style">'
                 '<option>inline</option><option>side by side</option></select></label>'
-                '<label>Lines around each change <input type="text" name="lines" value="2">'
+                # a free-text box (a box the page fills with a number takes a few numbers
+                # only: too few answers to judge the form by)
+                '<label>Highlight words <input type="text" name="highlight" value="">'
                 '</label><input type="submit" value="Apply"></form>')
         self._send(f"<html><body>{body}</body></html>".encode())
 
