@@ -304,7 +304,9 @@ class HwdlaSpider(scrapy.Spider):
             return  # same content as a page already expanded: same links, same forms
         page = with_srcdoc(response)  # its links and forms: its srcdoc frames' too
         deferred = False
-        if not rendered and self.browser.mode != "never":
+        # an error page (a 404 for robots.txt, a 500) is not rendered: the same page answers
+        # every missing URL, and what its scripts build is the site's chrome, read elsewhere
+        if not rendered and self.browser.mode != "never" and 200 <= response.status < 300:
             try:
                 deferred = needs_browser(page.selector)
             except (ValueError, AttributeError):
