@@ -155,6 +155,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.link_extractor = link_extractor()
         spider.browser = BrowserConfig.from_settings(s)
         spider.policy = BrowserPolicy(spider.browser.mode,
+                                      min_seen=max(1, lab(s, "browser_min_renders")),
                                       useful_share=lab(s, "browser_useful_share"),
                                       judge_new=lab(s, "browser_judge_new_templates"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
