@@ -113,7 +113,7 @@ LAB: dict = {
     # plain copy links none: hiddenweb.browser.detect.is_view_of
     "browser_judge_views": True,
     # renders of a URL template judged before its verdict (min_seen: hiddenweb.browser.detect)
-    "browser_min_renders": 4,
+    "browser_min_renders": 2,
     "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay
     # a template first met once its scripts rendered idle elsewhere is idle unrendered, but a few
     "browser_judge_new_templates": True,

@@ -157,7 +157,7 @@ class BrowserPolicy:
     browser by their markup (:meth:`record`, :func:`needs_browser`), and the renders of pages
     plain HTTP had read and how many added something to follow (:meth:`rendered`: a link,
     frame or form the plain copy lacked, a URL the page went to, a script request not seen
-    before).
+    before). The spider's ``min_seen`` is lab knob ``browser_min_renders`` (2).
 
     * :meth:`direct`: once ``min_seen`` pages of a template were checked, at least ``share``
       of them needed the browser, and at least ``share`` of ``min_seen`` or more renders added
@@ -174,7 +174,7 @@ class BrowserPolicy:
       templates, were made and fewer than ``useful_share`` of them added anything
       (:meth:`scripts_idle`), a new template with that signature is judged idle after one
       render that added nothing, not ``min_seen`` (a site that loads one bundle on every page
-      of every kind pays one render per template, not four); and a template first met once its
+      of every kind pays one render per template); and a template first met once its
       signature is idle is judged idle with no render at all (:meth:`verdict`), but for a few,
       as for the pages of an idle template: the ``sample``-th such new template is rendered,
       then the one at twice that count, and so on (a site with a template per sort order and

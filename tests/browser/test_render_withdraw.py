@@ -222,6 +222,7 @@ def test_a_crawl_stops_rendering_a_templates_queued_pages_once_its_renders_add_n
     assert {f"/list/{i}/find?part=all" for i in range(LISTS)} <= set(log)
     withdrawn = stats.get("hiddenweb/browser/direct_withdrawn", 0) \
         + stats.get("hiddenweb/browser/renders_withdrawn", 0)
-    # 13 browser pages in runs here (4 useful, 9 idle), 47 with the lab knob off
-    assert withdrawn >= 30
+    # 11 browser pages in runs here (4 useful, 7 idle) and 24 withdrawn; with the lab knob
+    # browser_min_renders at 4, 13 pages and 34 withdrawn; 47 pages with browser_withdraw off
+    assert withdrawn >= 15
     assert stats["hiddenweb/browser/pages"] <= 20
