@@ -189,9 +189,7 @@ class FormCrawler:
             stats.inc_value(f"hiddenweb/forms/found/{form_class}")
             if form.signature in self.seen:
                 seen = self.explorers.get(form.signature)
-                if seen is not None and seen.page != response.url:
-                    prior = prior or self.site.prior(text or "", content_text(response))
-                    seen.add_prior(prior)  # a copy of the form
+                prior = self._copy_met(seen, response, text, prior)
                 if seen is not None and response.meta.get("hiddenweb_explore") == seen.signature:
                     yield from self.versions.post_back(seen, form, response)
                 continue
@@ -206,7 +204,9 @@ class FormCrawler:
             if self._lost_explorer(form, response.meta):
                 stats.inc_value("hiddenweb/forms/skipped/before_its_page")
                 continue
-            if self._view_copy(form, response, text):
+            if (view_of := self._view_copy(form, response.url)) is not None:
+                self.seen.add(form.signature)
+                prior = self._copy_met(self.explorers.get(view_of), response, text, prior)
                 continue
             claim = self.claims.claim(form.signature, response) if self.claims else CLAIMED
             if not claim:
@@ -257,28 +257,36 @@ class FormCrawler:
                 explorer.taken_over = claim == TAKEN_OVER
                 yield from self.start(explorer)
 
-    def _view_copy(self, form: FormInfo, response: TextResponse, text: str | None) -> bool:
-        """Whether ``form`` is a copy of a form family already explored that only asks again
-        for its own page in the view it shows (:meth:`FormInfo.echoes_page`: the filter form
-        of a listing's sort or facet page). It is met as a copy of the family's first form,
-        whose values its page's words now inform too, and not submitted: its default answer is
-        the page itself, read already. Without this rule each sort and facet page of a listing
-        brought a new form, whose first submission the stale rule waits for: a Trac crawl
-        sent 151 of them after it had read everything. Lab knob ``form_view_copies``; stat
-        ``hiddenweb/forms/view_copies``."""
-        if not self.config.view_copies:
-            return False
-        first = self.family_first.get(form.family)
-        if first is None or not form.echoes_page(response.url):
-            return False
-        self.seen.add(form.signature)
-        self.stats.inc_value("hiddenweb/forms/view_copies")
-        explorer = self.explorers.get(first)
+    def _copy_met(self, explorer: FormExplorer | None, response: TextResponse,
+                  text: str | None, prior: Callable[[str], float] | None
+                  ) -> Callable[[str], float] | None:
+        """A copy of ``explorer``'s form met on another page: that page's words inform its
+        values too (:meth:`FormExplorer.add_prior`). Returns the page's prior, read once per
+        page (``prior``: already read, or None)."""
         if explorer is not None and explorer.page != response.url:
-            explorer.add_prior(self.site.prior(text or "", content_text(response)))
-        logger.debug("Form %s on %s: a view of its page, a copy of %s", form.signature,
-                     response.url, first)
-        return True
+            prior = prior or self.site.prior(text or "", content_text(response))
+            explorer.add_prior(prior)
+        return prior
+
+    def _view_copy(self, form: FormInfo, url: str) -> str | None:
+        """The signature of the explored form that ``form`` is a copy of, when ``form`` only
+        asks again for its own page at ``url`` in the view it shows (:meth:`FormInfo.
+        echoes_page`: the filter form of a listing's sort or facet page) and its family was
+        explored already; else None. Such a copy is met as a copy of the family's first form,
+        whose values its page's words now inform too (:meth:`page`), and not submitted: its
+        default answer is the page itself, read already. Without this rule each sort and facet
+        page of a listing brought a new form, whose first submission the stale rule waits
+        for: a Trac crawl sent 151 of them after it had read everything. Lab knob
+        ``form_view_copies``; stat ``hiddenweb/forms/view_copies``."""
+        if not self.config.view_copies:
+            return None
+        first = self.family_first.get(form.family)
+        if first is None or not form.echoes_page(url):
+            return None
+        self.stats.inc_value("hiddenweb/forms/view_copies")
+        logger.debug("Form %s on %s: a view of its page, a copy of %s", form.signature, url,
+                     first)
+        return first
 
     def _lost_explorer(self, form: FormInfo, meta: dict) -> bool:
         """Whether ``form`` is met on an answer of its own endpoint (meta ``hiddenweb_origin``)

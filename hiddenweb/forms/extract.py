@@ -94,8 +94,13 @@ class FormInfo:
         """Same form on other pages ⇒ same signature: action path + method + field names, plus
         the values of hidden fields that carry state rather than a token (a wizard's earlier
         choices: ``region=MA``; tokens — long or hex values — vary per page and are left out)."""
-        return self._key([f"{f.name}={f.default}" for f in self.fields
-                          if f.kind == "hidden" and not _token_like(f.default)])
+        return self._key([f"{name}={value}" for name, value in self.hidden_state()])
+
+    def hidden_state(self) -> list[tuple[str, str]]:
+        """``(name, value)`` of the hidden fields that carry state, not a token (long or hex
+        values): what :attr:`signature` keeps beyond :attr:`family`."""
+        return [(f.name, f.default) for f in self.fields
+                if f.kind == "hidden" and not _token_like(f.default)]
 
     @property
     def family(self) -> str:
@@ -107,7 +112,7 @@ class FormInfo:
     def echoes_page(self, page_url: str) -> bool:
         """Whether this copy of its form only asks again for its own page in the view the page
         shows: a GET form whose action is the page's own host and path, and whose hidden
-        state (the hidden values :attr:`signature` keeps, none pinned) is all in the page's
+        state (:meth:`hidden_state`, none pinned) is all in the page's
         own query. A listing's sort or facet link (``/report/4?sort=owner``) leads to a page
         whose filter form carries ``sort=owner`` in a hidden field; its default answer is
         that page again, and its other answers are those of the copy on the plain listing in
@@ -122,8 +127,7 @@ class FormInfo:
                 return False
         except ValueError:  # a port that is not a number
             return False
-        state = [(f.name, f.default) for f in self.fields
-                 if f.kind == "hidden" and not _token_like(f.default)]
+        state = self.hidden_state()
         return bool(state) and set(state) <= set(parse_qsl(page.query, keep_blank_values=True))
 
     def _key(self, hidden: list[str]) -> str:
