@@ -222,6 +222,44 @@ def test_wivet_kinds_take_the_plainest_path_a_path_as_hard_as_its_hardest_step(t
     assert site.dangerous(get("/pages/1.php")) is None
 
 
+def test_docsify_serves_its_docs_from_the_pinned_package_and_counts_its_markdown_pages(
+        tmp_path: Path):
+    from hiddenweb.bench.realsites.sites.docsify import Docsify
+
+    docs = tmp_path / "src" / "docs"
+    (docs / "_media").mkdir(parents=True)
+    (docs / "index.html").write_text(
+        '<link rel="stylesheet" href="//cdn.jsdelivr.net/npm/docsify@5/dist/themes/core.min.css">'
+        '<script src="//cdn.jsdelivr.net/npm/docsify-plugin-carbon@1"></script>\n'
+        "<script>window.$docsify = {loadSidebar: true, plugins: [\n"
+        "  DocsifyCarbon.create('X', 'y'),\n  function (hook) {},\n]};</script>\n"
+        '<script src="//cdn.jsdelivr.net/npm/docsify@5/dist/docsify.min.js"></script>\n'
+        '<script src="//cdn.jsdelivr.net/npm/docsify@5/dist/plugins/gtag.min.js"></script>\n'
+        '<script src="https://cdn.jsdelivr.net/npm/vue@3/dist/vue.global.prod.js"></script>')
+    for name in ("README.md", "_sidebar.md", "_navbar.md", "guide.md", "_media/example.md"):
+        (docs / name).write_text("# page")
+    package = tmp_path / "npm" / "node_modules" / "docsify" / "dist"
+    (package / "plugins").mkdir(parents=True)
+    (package / "docsify.min.js").write_text("// docsify")
+    site = Docsify(str(tmp_path / "src"))
+    site.src, site.prefix = tmp_path / "src", tmp_path / "npm"
+    data = tmp_path / "data"
+    data.mkdir()
+    site.build(data)
+    html = (data / "www" / "index.html").read_text()
+    assert "//" not in html.replace("/_docsify/", "")  # nothing off this machine
+    assert '<script src="/_docsify/docsify.min.js"></script>' in html
+    assert "themes/core.min.css" in html and "function (hook) {}" in html
+    assert "DocsifyCarbon" not in html and "gtag" not in html
+    assert (data / "www" / "_docsify" / "docsify.min.js").exists()
+    assert set(site.truth(data).units) == {"README.md", "guide.md", "_media/example.md"}
+    assert site.found_in(get("/guide.md")) == {"guide.md"}
+    assert site.found_in(get("/_media/example.md")) == {"_media/example.md"}
+    assert site.found_in(get("/")) == set()
+    assert site.dangerous(post("/guide.md")) == "POST /guide.md"
+    assert site.dangerous(get("/guide.md")) is None
+
+
 def test_the_naive_browser_crawl_aborts_whatever_is_off_loopback():
     from types import SimpleNamespace
 

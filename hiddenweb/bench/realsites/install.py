@@ -65,8 +65,10 @@ def pip_venv(name: str, requirements: list[str]) -> Path:
     return venv
 
 
-def npm_prefix(name: str, packages: list[str]) -> Path:
-    """``cache_root()/name/npm`` with ``packages`` (``pkg@ver``) in its ``node_modules``."""
+def npm_prefix(name: str, packages: list[str], scripts: bool = True) -> Path:
+    """``cache_root()/name/npm`` with ``packages`` (``pkg@ver``) in its ``node_modules``;
+    ``scripts=False`` skips their install scripts (``--ignore-scripts``: a package whose files
+    are only served needs none, and some run developer tools that are not installed)."""
     prefix = cache_root() / name / "npm"
     stamp = prefix / ".hiddenweb-pins"
     want = "\n".join(sorted(packages))
@@ -75,7 +77,8 @@ def npm_prefix(name: str, packages: list[str]) -> Path:
     prefix.mkdir(parents=True, exist_ok=True)
     if not shutil.which("npm"):
         apt_packages(["nodejs", "npm"])
-    _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *packages],
+    _run(["npm", "install", "--no-audit", "--no-fund", *([] if scripts else ["--ignore-scripts"]),
+          "--prefix", str(prefix), *packages],
          f"{name}: npm install {' '.join(packages)}", cwd=prefix)
     stamp.write_text(want)
     return prefix

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from hiddenweb.bench.realsites.sites.base import Site, SiteSkipped
 from hiddenweb.bench.realsites.sites.datasette import Datasette
+from hiddenweb.bench.realsites.sites.docsify import Docsify
 from hiddenweb.bench.realsites.sites.dokuwiki import DokuWiki
 from hiddenweb.bench.realsites.sites.roundup import Roundup
 from hiddenweb.bench.realsites.sites.sqliteweb import SqliteWeb
@@ -16,10 +17,10 @@ from hiddenweb.bench.realsites.sites.trac import Trac
 from hiddenweb.bench.realsites.sites.wivet import Wivet
 
 SITES: dict[str, type[Site]] = {
-    cls.name: cls for cls in (Datasette, Roundup, Trac, SqliteWeb, TiddlyWiki, DokuWiki, Wivet)}
+    cls.name: cls for cls in (Datasette, Roundup, Trac, SqliteWeb, TiddlyWiki, DokuWiki, Wivet,
+                                     Docsify)}
 GIT_ONLY: dict[str, str] = {  # named here so that a run says why they are missing
     "juice-shop": "OWASP Juice Shop: an Angular shop full of dangerous forms",
-    "docsify": "Docsify's own docs: hash-routed pages fetched as Markdown by script",
 }
 
 __all__ = ["GIT_ONLY", "SITES", "Site", "SiteSkipped"]
