@@ -59,6 +59,7 @@ HIDDENWEB_BROWSER_MAX_PAGES = 8  # pages open at once in the one browser context
 HIDDENWEB_BROWSER_TIMEOUT = 20.0  # seconds for a navigation; then the request falls back
 HIDDENWEB_BROWSER_EVENTS = True  # fire a rendered page's event handlers (issue 24)
 HIDDENWEB_BROWSER_EVENT_BUDGET = 40  # events fired on one page at most
+HIDDENWEB_BROWSER_XHR_REPLIES = True  # a captured script GET is answered from its render
 # a rendered page scrolled / its "load more" clicked until it stops growing, this many steps at
 # most (0: never scrolled; hiddenweb.browser.scroll)
 HIDDENWEB_BROWSER_SCROLL_STEPS = 20

@@ -14,6 +14,8 @@ One module per concern:
   (:mod:`~hiddenweb.browser.pool`);
 * :mod:`~hiddenweb.browser.guard` — every request Chromium makes is routed through the crawl's
   scope and robots.txt; a page's own navigations become URLs found;
+* :mod:`~hiddenweb.browser.replies` — the downloader middleware that answers the crawl's
+  request of a script's GET with the reply Chromium got for it;
 * :mod:`~hiddenweb.browser.events` — a rendered page's event handlers fired, bounded, each
   control judged by the safety policy first;
 * :mod:`~hiddenweb.browser.detect` — which pages need the browser (:func:`needs_browser`,

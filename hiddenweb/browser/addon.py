@@ -7,7 +7,8 @@ Sets, through scrapy-playwright's public settings: the download handler
 (:class:`~hiddenweb.browser.provider.LazyProvider`), Debian's Chromium and its flags
 (``PLAYWRIGHT_LAUNCH_OPTIONS``, a user's own keys win), one context, the navigation timeout; and
 a download slot of ``HIDDENWEB_BROWSER_MAX_PAGES`` for browser requests on top of
-``CONCURRENT_REQUESTS``.
+``CONCURRENT_REQUESTS``; and the downloader middleware that answers a request of a script's
+GET from the reply Chromium got (:class:`~hiddenweb.browser.replies.XhrReplies`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from hiddenweb.browser.config import BROWSER_SLOT, CHROMIUM_ARGS, BrowserConfig
 
 HANDLER = "hiddenweb.browser.handler.BrowserHandler"
 PROVIDER = "hiddenweb.browser.provider.LazyProvider"
+XHR_REPLIES = "hiddenweb.browser.replies.XhrReplies"
+#: after Scrapy's own process_request steps (DownloaderStats 850, HttpCacheMiddleware 900)
+XHR_REPLIES_ORDER = 905
 
 
 class BrowserAddon:
@@ -44,6 +48,7 @@ class BrowserAddon:
         _merge(settings, "DOWNLOAD_SLOTS", slots)
         _merge(settings, "CONCURRENT_REQUESTS",
                settings.getint("CONCURRENT_REQUESTS") + config.max_pages)
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(XHR_REPLIES, XHR_REPLIES_ORDER)
         settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", int(config.timeout * 1000), "addon")
         settings.set("PLAYWRIGHT_DOWNLOAD_TIMEOUT", int(config.timeout * 1000), "addon")
 

@@ -20,7 +20,9 @@ answers every request of the page itself:
 * **capture**: every same-host request a page's scripts make (``fetch``, XHR,
   ``EventSource``: :data:`CAPTURED`), GET or not, is recorded in :attr:`Render.captured`
   (the handler puts it in ``meta["hiddenweb_xhr"]``: the spider follows the GETs as requests
-  of their own, source ``xhr``, and records the rest on the item, never sent).
+  of their own, source ``xhr``, and records the rest on the item, never sent); the 2xx
+  reply of such a GET (no redirect) is sent to :class:`~hiddenweb.browser.replies.XhrReplies`,
+  which answers the crawl's request of that URL with it instead of a second download.
 * **fired events**: while :mod:`~hiddenweb.browser.events` fires the page's handlers
   (:attr:`Render.firing`), a request of the page that is not its main frame's navigation and
   whose URL the safety policy would not follow as a link (``/logout``, ``?action=delete``) is
@@ -78,6 +80,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy_playwright.headers import use_scrapy_headers
 
 from hiddenweb.browser.config import CLOSE_TIMEOUT
+from hiddenweb.browser.replies import xhr_replied
 from hiddenweb.browser.scripts import RECORD_EVENTS_JS, RECORD_OPEN_JS, RECORD_TIMERS_JS
 from hiddenweb.safety import SafetyPolicy
 
@@ -323,12 +326,17 @@ class Guard:
                 finally:
                     self._loading.pop(url).set_result(None)
                 return
-        await self._forward(page, route, request, render, main, own)
+        reply = not navigation and request.method == "GET" \
+            and request.resource_type in CAPTURED
+        await self._forward(page, route, request, render, main, own, reply=reply)
 
     async def _forward(self, page: Any, route: Any, request: Any, render: Render, main: bool,
-                       own: bool, keep: bool = False) -> None:
+                       own: bool, keep: bool = False, reply: bool = False) -> None:
         """Fetch ``request`` for the page (redirects followed here) and answer it; ``keep``: a
-        script GET, kept in :attr:`scripts` when answered 200 without a redirect."""
+        script GET, kept in :attr:`scripts` when answered 200 without a redirect; ``reply``: a
+        captured script GET, whose 2xx reply without a redirect is sent to the crawl
+        (:data:`~hiddenweb.browser.replies.xhr_replied`: its own request of the URL is answered
+        with it, not downloaded again)."""
         scrapy_request = render.request
         headers = await use_scrapy_headers(
             browser_type_name="chromium", playwright_request=request,
@@ -394,6 +402,17 @@ class Guard:
                 body = None
             if body is not None:
                 self.scripts.put(request.url, response.status, response.headers, body)
+                await route.fulfill(response=response, body=body)
+                return
+        if reply and 200 <= response.status < 300 and not hops:
+            try:
+                body = await response.body()
+            except PlaywrightError:
+                body = None
+            if body is not None:
+                self.crawler.signals.send_catch_log(
+                    xhr_replied, url=request.url, status=response.status,
+                    headers=dict(response.headers), body=body)
                 await route.fulfill(response=response, body=body)
                 return
         await route.fulfill(response=response)

@@ -8,6 +8,7 @@ server that logs every request."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -41,7 +42,10 @@ class Site(SiteHandler):
         self.log.append(("GET", path))
         if path == "/":
             return self._send(HOME)
-        if path == "/api/list.json":
+        if path == "/api/list.json":  # compressed: what is kept is the body Chromium decoded
+            if "gzip" in (self.headers.get("Accept-Encoding") or ""):
+                return self._send(gzip.compress(LIST), "application/json",
+                                  headers={"Content-Encoding": "gzip"})
             return self._send(LIST, "application/json")
         if path in ("/robots.txt", "/sitemap.xml"):
             return self._send(b"", "text/plain", 404)
@@ -76,3 +80,21 @@ def test_a_pages_fetches_join_the_frontier_and_its_writes_are_only_recorded(site
     assert {"method": "POST", "url": f"{site}/api/seen"} in home["script_requests"]
     assert {"method": "GET", "url": f"{site}/api/list.json"} in home["script_requests"]
     assert (run.stats or {}).get("hiddenweb/sources/xhr") == 1
+    # the crawl's request of the script's GET was answered with the reply Chromium got: the
+    # server was asked once (HIDDENWEB_BROWSER_XHR_REPLIES, hiddenweb/browser/replies.py)
+    assert Site.log.count(("GET", "/api/list.json")) == 1, Site.log
+    assert run.stats["hiddenweb/browser/xhr_replies_used"] == 1
+
+
+def test_without_xhr_replies_a_scripts_get_is_downloaded_again(site, tmp_path):
+    run = run_crawl(tmp_path, "-a", f"seed={site}/", timeout=300,
+                    settings={"HIDDENWEB_BROWSER": "always", "HIDDENWEB_BROWSER_TIMEOUT": "5",
+                              "DOWNLOAD_TIMEOUT": "10", "CLOSESPIDER_TIMEOUT": "120",
+                              "LOG_LEVEL": "INFO", "HIDDENWEB_URL_GUESSES": "1",
+                              "HIDDENWEB_BROWSER_XHR_REPLIES": "0"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    by_path = {urlsplit(i["url"]).path: i for i in run.items}
+    assert by_path["/api/list.json"]["source"] == "xhr"
+    assert "/item/1" in by_path and "/item/2" in by_path  # its JSON read all the same
+    assert Site.log.count(("GET", "/api/list.json")) == 2, Site.log
+    assert "hiddenweb/browser/xhr_replies_used" not in run.stats
