@@ -340,13 +340,17 @@ def css_urls(text: str) -> list[str]:
     return [m.group(2) or m.group(4) for m in _CSS_URL.finditer(text)]
 
 
+_ROUTE_PARAM = re.compile(r"/:[A-Za-z_]")  # a route's parameter: "/users/:id" is no URL
+
+
 def _path_like(s: str) -> bool:
     """A URL or a path a script or an attribute could name: ``/x``, ``./x``, ``../x``,
-    ``http(s)://host/x``; not ``//``, ``/*`` (a comment), a regex, nor free text."""
+    ``http(s)://host/x``; not ``//``, ``/*`` (a comment), a regex, a router's pattern
+    (``/users/:id``), nor free text."""
     if not 1 < len(s) <= 300 or not _PATH.match(s):
         return False
     path = urlsplit(s).path
-    return not re.search(r"[()*$]|\.\.\.", path)
+    return not re.search(r"[()*$]|\.\.\.", path) and not _ROUTE_PARAM.search(path)
 
 
 _WRITE_AFTER = re.compile(r"""[^;\n]{0,160}?\b(?:method|type)\s*:\s*["']"""
@@ -360,11 +364,14 @@ def script_urls(text: str) -> list[str]:
     not a string concatenated with ``+`` (a prefix: ``"/item?id=" + id``), nor one that ends
     a query (``?x=``), nor a template literal with ``${``, nor the URL of a write (``fetch(u,
     {method: "POST"})``, ``xhr.open("DELETE", u)``, ``$.post(u)``: sent by GET it could
-    still change something)."""
+    still change something), nor quotes inside a regex literal (``s.replace(/"/g, "&quot;")``
+    is no string ``"/g, "``: its opening quote follows a ``/``)."""
     out = []
     for m in _STRING.finditer(text):
         s = m.group("s").replace("\\/", "/")
         if m.group("before") or m.group("after") or s.endswith(("=", "?", "&")):
+            continue
+        if m.start("q") > 0 and text[m.start("q") - 1] == "/":
             continue
         if _WRITE_AFTER.match(text, m.end()) \
                 or _WRITE_BEFORE.search(text[max(0, m.start("q") - 40):m.start("q")]):
