@@ -113,6 +113,8 @@ LAB: dict = {
     # ... and links to other views of the page (its path, another query) count only when its
     # plain copy links none: hiddenweb.browser.detect.is_view_of
     "browser_judge_views": True,
+    "browser_judge_known": True,
+    "form_inert_repeats": True,
     # renders of a URL template judged before its verdict (min_seen: hiddenweb.browser.detect)
     "browser_min_renders": 2,
     "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay

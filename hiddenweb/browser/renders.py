@@ -12,7 +12,11 @@ Trac's ticket query page renders a filter form the policy refuses, and every ren
 was useful; with the lab knob ``browser_judge_views``, on, links to other views of the page
 itself, its own path with another query, do not count when its plain copy links such views
 already: a table whose column menus, built by script, add sort, facet and hide-column links
-beside the sort links of its plain headers, :func:`~hiddenweb.browser.detect.is_view_of`), and
+beside the sort links of its plain headers, :func:`~hiddenweb.browser.detect.is_view_of`; with
+the lab knob ``browser_judge_known``, on, a render whose additions an earlier render of any
+page already added is not useful (stat ``renders_known``): a form whose answers post back to
+its page, each answer's select handler building the same frame, was rendered answer after
+answer, every render "useful" by the frame its plain copy lacked), and
 stops rendering a template whose renders add nothing (a few still are: the 10th, 20th, 40th, …
 page of the template; :class:`~hiddenweb.browser.detect.BrowserPolicy`).
 
@@ -58,7 +62,8 @@ Lab knob ``browser_render_gate`` (on); off, every page whose markup asks is rend
 ``useful``, ``failed``), for the benchmark that scores the decision against a truth
 (``hiddenweb bench coverage --browser on``: ``render_precision``, ``render_recall``).
 
-Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``direct_judged``, ``held``,
+Stats (``hiddenweb/browser/``): ``renders_useful``, ``renders_idle``, ``renders_known`` (of the
+idle, those whose additions earlier renders had made), ``direct_judged``, ``held``,
 ``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered: withdrawn
 re-renders too, and pages read over plain HTTP instead of straight in Chromium, once offered),
 ``renders_withdrawn``, ``withdrawn_by_scripts`` (of those, judged by their scripts as they
@@ -104,6 +109,7 @@ OFFER_META = "hiddenweb_plain_offer"
 WITHDRAWN_KEYS = (OFFER_META, "hiddenweb_rerender", "hiddenweb_body", "hiddenweb_body_encoding",
                   "hiddenweb_body_headers")
 MAX_HELD = 500  # held re-renders of one template; beyond, rendered without waiting
+MAX_KNOWN = 200_000  # offer keys of what renders added, kept (about 20 MB at most)
 
 
 class RenderGate:
@@ -115,9 +121,12 @@ class RenderGate:
                  trace: str | None = None, learn_direct: bool = False,
                  withdraw: bool = False,
                  acts_on: Callable[[str, str, Selector, str], bool] | None = None,
-                 judge_views: bool = False, redo_scripts: bool = False) -> None:
+                 judge_views: bool = False, redo_scripts: bool = False,
+                 judge_known: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
         self.judge_views = judge_views  # lab knob browser_judge_views (judged)
+        #: lab knob browser_judge_known (judged): what earlier renders added, as offer keys
+        self.known: set[bytes] | None = set() if judge_known else None
         #: what a render's additions are judged by (page_offer): those the crawl acts on
         self.acts_on = acts_on
         self.withdraw = withdraw  # lab knob browser_withdraw (at_dispatch)
@@ -208,6 +217,14 @@ class RenderGate:
                      if offer_key(i) not in plain]
             if self.judge_views and self._VIEWS in plain:  # more views of a page with views
                 added = [i for i in added if not is_view_of(i, response.url)]
+            if self.known is not None and added:  # only what no earlier render added
+                keys = {offer_key(i) for i in added}
+                fresh = keys - self.known
+                if len(self.known) < MAX_KNOWN:
+                    self.known |= fresh
+                if not fresh:
+                    self.crawler.stats.inc_value("hiddenweb/browser/renders_known")
+                    added = []
             useful = new_gets or bool(added)
             if added and logger.isEnabledFor(logging.DEBUG):
                 logger.debug("Render of %s added %s", response.url, sorted(added)[:3])

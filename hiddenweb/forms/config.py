@@ -38,6 +38,9 @@ class FormsConfig:
     #: lab knob form_view_copies: a copy of an explored form that only asks again for its own
     #: page's view is not submitted (FormCrawler._view_copy)
     view_copies: bool = True
+    #: lab knob form_inert_repeats: values whose answers each show what the one before showed
+    #: end the form as inert too, not only answers that show the defaults' answer
+    inert_repeats: bool = True
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -62,4 +65,5 @@ class FormsConfig:
             page_words=lab(s, "form_page_words"),
             reading_patience=lab(s, "form_reading_patience"),
             view_copies=lab(s, "form_view_copies"),
+            inert_repeats=lab(s, "form_inert_repeats"),
         )

@@ -245,7 +245,8 @@ class FormCrawler:
                     prior=prior, cooccur=self.site.word_pages, form_class=form_class,
                     button=chosen, page=response.url, by_browser=by_script, form_only=form_only,
                     vocabulary=self.vocabulary, defaults_first=True,
-                    page_words=self.config.page_words)
+                    page_words=self.config.page_words,
+                    inert_repeats=self.config.inert_repeats)
                 if not explorer.fillable:  # sent once, as the page gives it
                     stats.inc_value("hiddenweb/forms/defaults_only")
                     logger.debug("Form %s on %s: sent with its defaults only (%s)",

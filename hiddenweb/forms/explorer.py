@@ -74,6 +74,8 @@ class FormExplorer:
     ``dependent``: the (parent, child) selects of a dependent-select probe)."""
 
     declining, declined = False, 0  # an explorer pickled in a JOBDIR checkpoint before them
+    last_shown: int | None = None  # ... and before these
+    inert_repeats = True
 
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,
@@ -83,7 +85,7 @@ class FormExplorer:
                  button: ButtonInfo | None = None, page: str = "", by_browser: bool = False,
                  form_only: bool = False, dependent: tuple[str, str] | None = None,
                  vocabulary: SiteVocabulary | None = None, defaults_first: bool = False,
-                 page_words: bool = False) -> None:
+                 page_words: bool = False, inert_repeats: bool = True) -> None:
         self.form = form
         self.form_class, self.button, self.page = form_class, button, page
         self.by_browser, self.form_only, self.dependent = by_browser, form_only, dependent
@@ -120,6 +122,8 @@ class FormExplorer:
         #: the set of texts the defaults' answer showed (pagetext.ShownText), and the answers
         #: to values that showed just that again: the values changed nothing (:meth:`feedback`)
         self.defaults_shown: int | None = None
+        self.last_shown: int | None = None  # what the answer to the last value sent showed
+        self.inert_repeats = inert_repeats  # lab knob form_inert_repeats (feedback)
         self.inert = self.value_hits = 0
         self.ended_inert = False
         self.lvs = lvs
@@ -268,9 +272,13 @@ class FormExplorer:
 
         A form whose values never gave a new page and whose answers to :data:`INERT` of them
         showed exactly what its defaults' answer showed (not "no results": the same page), or
-        redirected to a page already read (a preferences form that stores its values and sends
-        the reader back), does not read those values for the crawl (a box the site echoes and
-        ignores): it is ended.
+        what the answer to the value sent before showed (lab knob ``form_inert_repeats``), or
+        redirected to a page already read
+        (a preferences form that stores its values and sends the reader back), does not read
+        those values for the crawl (a box the site echoes and ignores): it is ended. (Its
+        defaults' answer may have been read another way than its values' answers, rendered in
+        Chromium and then over plain HTTP once its page's renders added nothing: two copies of
+        one page that differ by what the render added.)
 
         A submission answered before is not judged again (nothing is released): after a JOBDIR
         resume, an answer read again re-releases submissions whose requests are pending, and
@@ -286,12 +294,15 @@ class FormExplorer:
             self.defaults_shown = shown
         elif new:
             self.value_hits += 1
-        elif repeat or shown is not None and shown == self.defaults_shown and not empty:
+        elif repeat or shown is not None and not empty \
+                and (shown == self.defaults_shown
+                     or self.inert_repeats and shown == self.last_shown):
             self.inert += 1
             if self.inert >= INERT and not self.value_hits and not self.ended_inert:
                 self.ended_inert = True
                 self.limit = self.submitted  # nothing more is sent
         if data:  # the defaults (``{}``) judge no value of any field
+            self.last_shown = shown
             self._judge_values(data, new, empty)
         if self.blind is not None and (data or new):  # the defaults are no guess: no miss
             self.blind.answer(new)

@@ -132,7 +132,8 @@ class FormVersions:
         config = self.forms.config
         return FormExplorer(form, self.forms.lvs, limit, self.forms.wave_for(like.by_browser),
                             config.patience, config.lvs_learn, form_class=like.form_class,
-                            button=like.button, by_browser=like.by_browser, **kwargs)
+                            button=like.button, by_browser=like.by_browser,
+                            inert_repeats=like.inert_repeats, **kwargs)
 
     def buttons(self, form: FormInfo, verdict: FormVerdict, chosen: ButtonInfo | None
                 ) -> list[tuple[FormInfo, ButtonInfo]]:

@@ -164,6 +164,7 @@ class HwdlaSpider(scrapy.Spider):
                                     lab(s, "browser_judge_direct"), lab(s, "browser_withdraw"),
                                     spider.acts_on if lab(s, "browser_judge_acted") else None,
                                     judge_views=lab(s, "browser_judge_views"),
+                                    judge_known=lab(s, "browser_judge_known"),
                                     redo_scripts=lab(s, "browser_withdraw_by_scripts"))
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))

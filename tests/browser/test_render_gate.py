@@ -376,26 +376,31 @@ class RefusedAdditionsSite(SiteHandler):
 @needs_chromium
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.parametrize("acted", [True, False])
-def test_renders_that_add_only_what_the_policy_refuses_add_nothing(tmp_path: Path, acted: bool):
+@pytest.mark.parametrize(("acted", "known"), [(True, False), (False, False), (False, True)])
+def test_renders_that_add_only_what_the_policy_refuses_add_nothing(tmp_path: Path, acted: bool,
+                                                                   known: bool):
     """Issue 24's browser-page bar: a render is useful by what the crawl then follows. The
     record pages' renders add a log-out link and a comment form, neither of which the crawl
     follows or submits: judged idle (lab knob ``browser_judge_acted``), they stop going to
-    Chromium; judged by everything they add (off), every record page is rendered."""
+    Chromium; judged by everything they add (off), every record page is rendered. (With
+    ``browser_judge_known`` the same link and form added again after the first render add
+    nothing either: the third case, ``browser_judge_acted`` off and that knob on.)"""
     with serve(RefusedAdditionsSite) as url:
         run = run_crawl(tmp_path, "-a", f"seed={url}/", settings={
             "HIDDENWEB_BROWSER": "auto", "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
-            "HIDDENWEB_LAB": {"browser_judge_acted": acted}})
+            "HIDDENWEB_LAB": {"browser_judge_acted": acted, "browser_judge_known": known}})
         log = list(RefusedAdditionsSite.log)
     assert run.returncode == 0, run.stderr[-2000:]
     stats = run.stats
     assert {p for p in log if p.startswith("/secret/")} == {f"/secret/{i}" for i in range(4)}
     # never followed, never posted (a GET of /comment, a path the script names, is harmless)
     assert "/logout" not in log and not [p for p in log if p.startswith("POST")]
-    if acted:
+    if acted or known:
         assert stats["hiddenweb/browser/renders_idle"] >= LAB["browser_min_renders"]
         assert stats["hiddenweb/browser/not_rendered"] >= 15
         assert stats["hiddenweb/browser/pages"] <= 4 + 12
+        assert stats.get("hiddenweb/browser/renders_known", 0) == (
+            stats["hiddenweb/browser/renders_idle"] if known else 0)
     else:
         assert stats.get("hiddenweb/browser/renders_idle", 0) == 0
         assert stats["hiddenweb/browser/pages"] >= 30
@@ -428,6 +433,32 @@ def test_more_views_of_a_page_that_links_views_already_add_nothing(views: bool):
     stats = crawler.stats
     assert stats.get_value("hiddenweb/browser/renders_useful") == (2 if views else 4)
     assert stats.get_value("hiddenweb/browser/renders_idle", 0) == (2 if views else 0)
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_a_render_adding_only_what_earlier_renders_added_adds_nothing(known: bool):
+    """A search form posts back to its page; on each answer a select's handler builds the same
+    frame, which the answer's plain copy lacks. With the lab knob ``browser_judge_known`` only
+    the first such render adds something: the crawl already follows that frame. A page whose
+    script builds a link of its own (a record's detail) still adds it, each time."""
+    crawler = get_crawler(Spider)
+    gate = RenderGate(crawler, BrowserPolicy("auto"), in_scope=lambda url: True,
+                      judge_known=known)
+
+    def judge(url: str, plain: str, dom: str) -> None:
+        offer = page_offer(Selector(text=plain), url)
+        gate.judged(HtmlResponse(url, body=dom.encode(), encoding="utf-8",
+                                 request=Request(url, meta={OFFER_META: offer})))
+
+    answer = "<form method='post'><input name='term'><select name='e'></select></form>"
+    for _ in range(5):
+        judge("http://h/search", answer, answer + "<iframe src='/frames/result'></iframe>")
+    for n in range(3):
+        judge(f"http://h/record/{n}", "<p>record</p>", f"<a href='/detail/{n}'>more</a>")
+    stats = crawler.stats
+    assert stats.get_value("hiddenweb/browser/renders_useful") == (1 + 3 if known else 5 + 3)
+    assert stats.get_value("hiddenweb/browser/renders_idle", 0) == (4 if known else 0)
+    assert stats.get_value("hiddenweb/browser/renders_known", 0) == (4 if known else 0)
 
 
 class TableSite(SiteHandler):

@@ -216,3 +216,37 @@ def test_a_form_whose_answers_redirect_to_a_page_read_is_ended(tmp_path: Path):
     assert run.stats["hiddenweb/forms/redirected_to_read"] >= INERT
     assert run.stats["hiddenweb/forms/inert"] == 1
     assert posts <= 1 + INERT + 8  # the defaults, the values that showed it, a wave in flight
+
+
+def test_values_whose_answers_all_show_one_page_end_the_form_whatever_the_defaults_showed():
+    """The defaults' answer was read one way (rendered in Chromium: a frame's text added) and
+    the values' answers another (over plain HTTP, once the page's renders added nothing): each
+    value's answer shows what the one before showed, and the form is ended as inert; values
+    whose answers differ from each other are not."""
+    from parsel import Selector
+
+    from hiddenweb.forms.explorer import FormExplorer
+    from hiddenweb.forms.extract import extract_forms
+    from hiddenweb.forms.lvs import LVS, LVSLabel
+
+    def explorer() -> FormExplorer:
+        html = '<form action="/s"><label for="q">Keyword</label><input id="q" name="q"></form>'
+        form = extract_forms(Selector(text=html), "http://h/")[0]
+        lvs = LVS([LVSLabel("keyword", ["keyword"], [f"word{i}" for i in range(40)],
+                            open=True)])
+        return FormExplorer(form, lvs, limit=40, wave=1, patience=1000, learn=0)
+
+    def run(ex: FormExplorer, shown) -> int:
+        queue, sent = ex.first(), 0
+        while queue and sent < 40:
+            data = queue.pop(0)
+            sent += 1
+            queue += ex.feedback(data, False, shown=shown(data, sent))
+        return sent
+
+    same = explorer()
+    sent = run(same, lambda data, n: 111 if not data else 222)  # defaults 111, values 222
+    assert same.ended_inert and sent <= 1 + INERT + 1
+    varied = explorer()
+    run(varied, lambda data, n: 111 if not data else 1000 + n)
+    assert not varied.ended_inert
