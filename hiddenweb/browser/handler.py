@@ -269,6 +269,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         meta["playwright_page_goto_kwargs"] = {
             **(saved.get("playwright_page_goto_kwargs") or {}), "wait_until": "commit"}
         if page is not None:
+            if self.hw.same_document:  # idle with its document: unloaded before the new one
+                await self._blank(page)
             meta["playwright_page"] = page
             self.stats.inc_value("hiddenweb/browser/pages_reused")
         meta.setdefault("playwright_context_kwargs", CONTEXT_KWARGS)

@@ -6,6 +6,14 @@ Mixed into :class:`~hiddenweb.browser.handler.BrowserHandler`. Contract:
   docs/design-notes.md), and only after a render that went well (:meth:`PagePool._release`);
   any other page is closed within ``CLOSE_TIMEOUT``, failing that its whole context
   (``hiddenweb/browser/pages_closed``, ``…/close_timeouts``);
+* a page's document is unloaded (``about:blank``, within ``CLOSE_TIMEOUT``) before the page
+  waits idle for reuse and before it is closed, while the guard still aborts its requests
+  (:meth:`PagePool._blank`): the document's scripts keep running otherwise (a syncer retrying
+  a save the guard refused), and a request one of them made while scrapy-playwright swapped
+  the page's routes for its next navigation, or while the page closed, went out unguarded
+  (a TiddlyWiki crawl sent its syncer's PUT as it closed; ``hiddenweb/browser/pages_blanked``).
+  With the lab knob ``browser_same_document`` a page waits idle with its document (a later
+  render may write into it) and is unloaded before a navigation reuses it instead;
 * every Chromium a page lives in is noted once: the first is ``hiddenweb/browser/launched``,
   every later one a relaunch (``…/relaunches``, logged); a disconnect is logged with the
   browser requests in flight (the handler tries each again on the relaunched one), and
@@ -44,6 +52,8 @@ class PagePool:
         uses = self._uses.get(page, 0) + 1
         if ok and not page.is_closed() and uses < self.hw.page_reuse:
             self._uses[page] = uses
+            if not self.hw.same_document:  # (it may be written into, document and all)
+                await self._blank(page)
             self._idle.append(page)
             return
         self._uses.pop(page, None)
@@ -53,6 +63,7 @@ class PagePool:
         """Close ``page`` within CLOSE_TIMEOUT; failing that, its whole context."""
         if page.is_closed():
             return
+        await self._blank(page)
         try:
             await asyncio.wait_for(page.close(), CLOSE_TIMEOUT)
             self.stats.inc_value("hiddenweb/browser/pages_closed")
@@ -67,6 +78,18 @@ class PagePool:
             await asyncio.wait_for(page.context.close(), CLOSE_TIMEOUT)
         except (TimeoutError, PlaywrightError):
             logger.warning("The browser context did not close either: left to the browser")
+
+    async def _blank(self, page: Any) -> None:
+        """Unload ``page``'s document (``about:blank``) while the guard aborts what it asks
+        (no render is on the page): no script of it runs on after this (the module
+        docstring). Bounded by ``CLOSE_TIMEOUT``; a page that does not go is closed anyway."""
+        if page.is_closed() or page.url == "about:blank":
+            return
+        try:
+            await asyncio.wait_for(page.goto("about:blank"), CLOSE_TIMEOUT)
+            self.stats.inc_value("hiddenweb/browser/pages_blanked")
+        except (TimeoutError, PlaywrightError):
+            pass
 
     # -- the browser ------------------------------------------------------------------------
     def _note_browser(self, page: Any) -> None:

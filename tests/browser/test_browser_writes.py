@@ -42,3 +42,40 @@ def test_a_pages_own_writes_are_not_sent_when_it_is_rendered(tmp_path):
     assert not {m for m, p in methods if p.startswith("/api/") and m != "GET"}, sorted(methods)
     assert ("GET", "/api/notes") in methods and ("GET", "/about") in methods  # reads go through
     assert (run.stats or {}).get("hiddenweb/browser/writes_aborted", 0) >= 3
+
+
+RETRYING = """<!doctype html><html><head><title>note {n}</title></head><body><h1>Note {n}</h1>
+{links}
+<script>
+function save() {{
+  var x = new XMLHttpRequest(); x.open("PUT", "/api/state/{n}"); x.send("story=" + Date.now());
+}}
+setInterval(save, 15);  // a syncer that keeps retrying a save the crawler refuses
+</script></body></html>"""
+
+
+def test_a_page_that_keeps_retrying_a_write_sends_none_while_its_page_is_reused_or_closed(
+        tmp_path):
+    """A page's script that retries its refused save every 15 ms for as long as its document
+    lives: a pooled page keeps the document after its render, until it is reused for another
+    page (its routes are replaced then) or closed at the crawl's end. No write reaches the
+    server at any of these moments (a TiddlyWiki crawl sent its syncer's PUT once as the crawl
+    closed)."""
+    pages = {"/robots.txt": b""}
+    for n in range(12):
+        links = " ".join(f'<a href="/note/{k}">note {k}</a>' for k in range(1, 12))
+        pages["/" if n == 0 else f"/note/{n}"] = RETRYING.format(n=n, links=links).encode()
+    site = Recorder(pages)
+    try:
+        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
+                        settings={**EVERY_PAGE_IN_CHROMIUM, "HIDDENWEB_BROWSER_MAX_PAGES": "2"},
+                        timeout=300)
+    finally:
+        site.shutdown()
+        site.server_close()
+    assert run.returncode == 0, run.stderr[-3000:]
+    writes = [(m, p) for m, p, _ in site.log if m != "GET"]
+    assert not writes, writes
+    assert len({p for m, p, _ in site.log if p.startswith("/note/")}) == 11  # every page read
+    assert run.stats["hiddenweb/browser/writes_aborted"] >= 12
+    assert run.stats.get("hiddenweb/browser/pages_reused", 0) >= 1
