@@ -9,6 +9,7 @@ to a page of their own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -406,6 +407,20 @@ def test_renders_that_add_only_what_the_policy_refuses_add_nothing(tmp_path: Pat
         assert stats["hiddenweb/browser/pages"] >= 30
 
 
+def _judging(**knobs: bool) -> tuple[Crawler, Callable[[str, str, str], None]]:
+    """A render gate with ``knobs``, and ``judge(url, plain, dom)``: a render of ``url``
+    judged, its plain copy ``plain``, its DOM ``dom``."""
+    crawler = get_crawler(Spider)
+    gate = RenderGate(crawler, BrowserPolicy("auto"), in_scope=lambda url: True, **knobs)
+
+    def judge(url: str, plain: str, dom: str) -> None:
+        offer = page_offer(Selector(text=plain), url)
+        gate.judged(HtmlResponse(url, body=dom.encode(), encoding="utf-8",
+                                 request=Request(url, meta={OFFER_META: offer})))
+
+    return crawler, judge
+
+
 @pytest.mark.parametrize("views", [True, False])
 def test_more_views_of_a_page_that_links_views_already_add_nothing(views: bool):
     """A table's plain copy sorts by its header links; its column menus, built by script, add
@@ -413,14 +428,7 @@ def test_more_views_of_a_page_that_links_views_already_add_nothing(views: bool):
     ``browser_judge_views`` such a render adds nothing; a list whose plain copy links no view of
     itself, and whose script builds its pager, adds its pages, and a link off the page's own
     path counts, either way."""
-    crawler = get_crawler(Spider)
-    gate = RenderGate(crawler, BrowserPolicy("auto"), in_scope=lambda url: True,
-                      judge_views=views)
-
-    def judge(url: str, plain: str, dom: str) -> None:
-        offer = page_offer(Selector(text=plain), url)
-        gate.judged(HtmlResponse(url, body=dom.encode(), encoding="utf-8",
-                                 request=Request(url, meta={OFFER_META: offer})))
+    crawler, judge = _judging(judge_views=views)
 
     table = "<a href='?sort=name'>name</a> <a href='?sort=size'>size</a> <a href='/row/1'>1</a>"
     menus = ("<a href='?sort=name&desc=1'>sort descending</a> <a href='/t?facet=name'>facet"
@@ -441,14 +449,7 @@ def test_a_render_adding_only_what_earlier_renders_added_adds_nothing(known: boo
     frame, which the answer's plain copy lacks. With the lab knob ``browser_judge_known`` only
     the first such render adds something: the crawl already follows that frame. A page whose
     script builds a link of its own (a record's detail) still adds it, each time."""
-    crawler = get_crawler(Spider)
-    gate = RenderGate(crawler, BrowserPolicy("auto"), in_scope=lambda url: True,
-                      judge_known=known)
-
-    def judge(url: str, plain: str, dom: str) -> None:
-        offer = page_offer(Selector(text=plain), url)
-        gate.judged(HtmlResponse(url, body=dom.encode(), encoding="utf-8",
-                                 request=Request(url, meta={OFFER_META: offer})))
+    crawler, judge = _judging(judge_known=known)
 
     answer = "<form method='post'><input name='term'><select name='e'></select></form>"
     for _ in range(5):
