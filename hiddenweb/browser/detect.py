@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 
 from hiddenweb.pagetext import template_key
+
+MAX_ADDITIONS = 200_000  # offer keys of what renders added, kept (about 20 MB at most)
 
 _BUILDS = re.compile(r"createElement|appendChild|insertAdjacentHTML|innerHTML|document\.write"
                      r"|fetch\s*\(|XMLHttpRequest|\.submit\s*\(|requestSubmit|addEventListener")
@@ -208,6 +210,7 @@ class BrowserPolicy:
         self.sig_gap: dict[str, int] = {}
         self.sig_due: dict[str, int] = {}
         self.script_requests: set[str] = set()
+        self.additions: set[bytes] = set()  # offer keys of what renders added (new_additions)
 
     def record(self, url: str, needed: bool) -> None:
         key = template_key(url)
@@ -254,6 +257,15 @@ class BrowserPolicy:
         """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render."""
         fresh = [u for u in urls if u not in self.script_requests]
         self.script_requests.update(fresh)
+        return bool(fresh)
+
+    def new_additions(self, keys: Iterable[bytes], learn: bool = True) -> bool:
+        """Whether any of ``keys`` (:func:`offer_key` of what a render added to its plain
+        copy) no earlier render added; with ``learn`` they are recorded (at most
+        :data:`MAX_ADDITIONS`)."""
+        fresh = set(keys) - self.additions
+        if learn and len(self.additions) < MAX_ADDITIONS:
+            self.additions |= fresh
         return bool(fresh)
 
     def verdict(self, url: str) -> str | None:

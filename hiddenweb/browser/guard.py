@@ -389,33 +389,22 @@ class Guard:
         if own and main and response.status == 200 \
                 and not render.request.meta.get("hiddenweb_rerender") \
                 and "html" in (response.headers.get("content-type") or ""):
-            try:
-                body = await response.body()
-            except PlaywrightError:
-                body = None
+            body = await _body(response)
             if body is not None and len(body) <= MAX_DOCUMENT:
                 render.document = body
-        if keep and response.status == 200 and not hops:
-            try:
-                body = await response.body()
-            except PlaywrightError:
-                body = None
-            if body is not None:
-                self.scripts.put(request.url, response.status, response.headers, body)
-                await route.fulfill(response=response, body=body)
-                return
-        if reply and 200 <= response.status < 300 and not hops:
-            try:
-                body = await response.body()
-            except PlaywrightError:
-                body = None
-            if body is not None:
-                self.crawler.signals.send_catch_log(
-                    xhr_replied, url=request.url, status=response.status,
-                    headers=dict(response.headers), body=body)
-                await route.fulfill(response=response, body=body)
-                return
-        await route.fulfill(response=response)
+        keep = keep and response.status == 200 and not hops
+        reply = reply and 200 <= response.status < 300 and not hops
+        body = await _body(response) if keep or reply else None
+        if body is None:
+            await route.fulfill(response=response)
+            return
+        if keep:
+            self.scripts.put(request.url, response.status, response.headers, body)
+        if reply:
+            self.crawler.signals.send_catch_log(
+                xhr_replied, url=request.url, status=response.status,
+                headers=dict(response.headers), body=body)
+        await route.fulfill(response=response, body=body)
 
     def _offsite(self, url: str, render: Render) -> None:
         self.stats.inc_value("hiddenweb/browser/offsite_aborted")
@@ -477,6 +466,15 @@ class Guard:
             await route.abort("blockedbyclient")
         except PlaywrightError:
             pass
+
+
+async def _body(response: Any) -> bytes | None:
+    """The body of a fetched ``response``, or None when it cannot be read (the page or its
+    browser went away)."""
+    try:
+        return await response.body()
+    except PlaywrightError:
+        return None
 
 
 def _frame_is_main(request: Any, page: Any) -> bool:

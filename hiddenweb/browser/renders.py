@@ -14,7 +14,8 @@ itself, its own path with another query, do not count when its plain copy links 
 already: a table whose column menus, built by script, add sort, facet and hide-column links
 beside the sort links of its plain headers, :func:`~hiddenweb.browser.detect.is_view_of`; with
 the lab knob ``browser_judge_known``, on, a render whose additions an earlier render of any
-page already added is not useful (stat ``renders_known``): a form whose answers post back to
+page already added is not useful (:meth:`~hiddenweb.browser.detect.BrowserPolicy.
+new_additions`, stat ``renders_known``): a form whose answers post back to
 its page, each answer's select handler building the same frame, was rendered answer after
 answer, every render "useful" by the frame its plain copy lacked), and
 stops rendering a template whose renders add nothing (a few still are: the 10th, 20th, 40th, …
@@ -109,7 +110,6 @@ OFFER_META = "hiddenweb_plain_offer"
 WITHDRAWN_KEYS = (OFFER_META, "hiddenweb_rerender", "hiddenweb_body", "hiddenweb_body_encoding",
                   "hiddenweb_body_headers")
 MAX_HELD = 500  # held re-renders of one template; beyond, rendered without waiting
-MAX_KNOWN = 200_000  # offer keys of what renders added, kept (about 20 MB at most)
 
 
 class RenderGate:
@@ -125,8 +125,7 @@ class RenderGate:
                  judge_known: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
         self.judge_views = judge_views  # lab knob browser_judge_views (judged)
-        #: lab knob browser_judge_known (judged): what earlier renders added, as offer keys
-        self.known: set[bytes] | None = set() if judge_known else None
+        self.judge_known = judge_known  # lab knob browser_judge_known (judged)
         #: what a render's additions are judged by (page_offer): those the crawl acts on
         self.acts_on = acts_on
         self.withdraw = withdraw  # lab knob browser_withdraw (at_dispatch)
@@ -213,21 +212,17 @@ class RenderGate:
                     if method == "GET" and self.in_scope(url)]
             new_gets = self.policy.new_script_requests(gets) if learn \
                 else any(url not in self.policy.script_requests for url in gets)
-            added = [i for i in offer_items(response.selector, response.url, self.acts_on)
-                     if offer_key(i) not in plain]
+            added = {key: i for i in offer_items(response.selector, response.url, self.acts_on)
+                     if (key := offer_key(i)) not in plain}
             if self.judge_views and self._VIEWS in plain:  # more views of a page with views
-                added = [i for i in added if not is_view_of(i, response.url)]
-            if self.known is not None and added:  # only what no earlier render added
-                keys = {offer_key(i) for i in added}
-                fresh = keys - self.known
-                if len(self.known) < MAX_KNOWN:
-                    self.known |= fresh
-                if not fresh:
-                    self.crawler.stats.inc_value("hiddenweb/browser/renders_known")
-                    added = []
+                added = {k: i for k, i in added.items() if not is_view_of(i, response.url)}
+            if self.judge_known and added \
+                    and not self.policy.new_additions(added.keys(), learn):
+                self.crawler.stats.inc_value("hiddenweb/browser/renders_known")
+                added = {}  # only what an earlier render added
             useful = new_gets or bool(added)
             if added and logger.isEnabledFor(logging.DEBUG):
-                logger.debug("Render of %s added %s", response.url, sorted(added)[:3])
+                logger.debug("Render of %s added %s", response.url, sorted(added.values())[:3])
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
         self._trace(response.url, useful, False)
         if learn:

@@ -27,11 +27,9 @@ Setting: ``HIDDENWEB_BROWSER_XHR_REPLIES`` (default on; off, or ``HIDDENWEB_BROW
 
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
-from typing import Any
 
-from scrapy import Request, Spider, signals
+from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers, Response
@@ -40,8 +38,6 @@ from w3lib.url import canonicalize_url
 
 from hiddenweb import defaults
 from hiddenweb.browser.config import BrowserConfig
-
-logger = logging.getLogger(__name__)
 
 #: sent by the guard with ``url``, ``status``, ``headers`` (a dict) and ``body`` (bytes, as
 #: Chromium got it: decoded)
@@ -76,9 +72,7 @@ class XhrReplies:
         if not settings.getbool("HIDDENWEB_BROWSER_XHR_REPLIES",
                                 defaults.HIDDENWEB_BROWSER_XHR_REPLIES):
             raise NotConfigured("HIDDENWEB_BROWSER_XHR_REPLIES is off")
-        middleware = cls(crawler)
-        crawler.signals.connect(middleware.closed, signal=signals.spider_closed)
-        return middleware
+        return cls(crawler)
 
     def replied(self, url: str, status: int, headers: dict[str, str], body: bytes) -> None:
         """:data:`xhr_replied`: keep a 2xx reply of a script's GET (not a bigger one than
@@ -111,7 +105,3 @@ class XhrReplies:
         cls = responsetypes.from_args(headers=scrapy_headers, url=request.url, body=body)
         return cls(url=request.url, status=status, headers=scrapy_headers, body=body,
                    request=request, flags=["xhr-reply"])
-
-    def closed(self, spider: Any = None) -> None:
-        self.kept.clear()
-        self.size = 0

@@ -273,9 +273,9 @@ class FormExplorer:
         A form whose values never gave a new page and whose answers to :data:`INERT` of them
         showed exactly what its defaults' answer showed (not "no results": the same page), or
         what the answer to the value sent before showed (lab knob ``form_inert_repeats``), or
-        redirected to a page already read
-        (a preferences form that stores its values and sends the reader back), does not read
-        those values for the crawl (a box the site echoes and ignores): it is ended. (Its
+        redirected to a page already read (a preferences form that stores its values and sends
+        the reader back), does not read those values for the crawl (a box the site echoes and
+        ignores): it is ended. (Its
         defaults' answer may have been read another way than its values' answers, rendered in
         Chromium and then over plain HTTP once its page's renders added nothing: two copies of
         one page that differ by what the render added.)

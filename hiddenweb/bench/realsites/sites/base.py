@@ -9,6 +9,7 @@ and its answer (:class:`~hiddenweb.bench.realsites.scoring.Entry`).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -33,6 +34,11 @@ class Site:
     def __init__(self, source: str | None = None) -> None:
         self.source = source  # --source NAME=…, for apps that live only in git
         self.src: Path | None = None  # its checkout, once cloned
+
+    def source_version(self, version: str) -> str:
+        """A ``data_version`` for an app built from ``--source``: ``version`` and a hash of the
+        source, so that another source's data is built anew."""
+        return f"{version}-" + hashlib.sha1((self.source or "").encode()).hexdigest()[:10]
 
     @property
     def home(self) -> Path:

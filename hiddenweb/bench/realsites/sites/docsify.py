@@ -49,9 +49,7 @@ class Docsify(Site):
     @property
     def data_version(self) -> str:  # type: ignore[override]
         """Built anew for another source."""
-        import hashlib
-
-        return "1-" + hashlib.sha1((self.source or "").encode()).hexdigest()[:10]
+        return self.source_version("1")
 
     def install(self) -> None:
         if not self.source:
@@ -73,9 +71,8 @@ class Docsify(Site):
             html = re.sub(rf"\s*<script[^>]*/_docsify/plugins/{plugin}[^>]*>\s*</script>", "",
                           html)
         index.write_text(html)
-        pages = sorted(p.relative_to(www).as_posix() for p in www.rglob("*.md")
-                       if not p.relative_to(www).as_posix().startswith("_docsify/")
-                       and p.relative_to(www).as_posix() not in CHROME)
+        paths = (p.relative_to(www).as_posix() for p in www.rglob("*.md"))
+        pages = sorted(p for p in paths if not p.startswith("_docsify/") and p not in CHROME)
         (data / "pages.json").write_text(json.dumps(pages))
         print(f"docsify: {len(pages)} pages", file=sys.stderr)
 

@@ -22,7 +22,6 @@ Found on a 2xx answer to its URL. Dangerous: ``logout.php``
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 from pathlib import Path
@@ -103,7 +102,7 @@ class Wivet(Site):
     @property
     def data_version(self) -> str:  # type: ignore[override]
         """Built anew for another source."""
-        return "3-" + hashlib.sha1((self.source or "").encode()).hexdigest()[:10]
+        return self.source_version("3")
     seed_path = "/index.php"
     ready_path = "/index.php"
     hidden = "62 crawler test cases: JS events, frames, forms, Flash, session state; a logout"
