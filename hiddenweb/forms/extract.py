@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
+from lxml import etree
 from parsel import Selector
 
 from hiddenweb.safety import refused_choice
@@ -202,14 +203,15 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
             if tag == "select":
                 info = FieldInfo(name, "select", [], "", "required" in el.attrib,
                                  _descriptors(form, el))
-                options = el.xpath(".//option")
-                for o in options:
-                    value = _option_value(o)
-                    info.add_choice(value, refused_choice(o.xpath("normalize-space(.)").get(),
-                                                          value, post))
-                # what a browser sends: the selected option, else the first one
-                chosen = el.xpath(".//option[@selected]") or options
-                info.default = _option_value(chosen[0]) if chosen else ""
+                default = None
+                for o in _OPTIONS(el.root):  # lxml: a Selector per option cost more
+                    label = _NORMALIZED(o)
+                    value = o.get("value", label)
+                    info.add_choice(value, refused_choice(label, value, post))
+                    # what a browser sends: the selected option, else the first one
+                    if default is None or "selected" in o.attrib and not default[0]:
+                        default = ("selected" in o.attrib, value)
+                info.default = default[1] if default else ""
                 fields[name] = info
             elif tag == "textarea":
                 fields[name] = FieldInfo(name, "textarea", [], el.xpath("string(.)").get(),
@@ -288,8 +290,8 @@ def _inside(el: Selector, form: Selector) -> bool:
     return any(a.root is form.root for a in el.xpath("ancestor::form"))
 
 
-def _option_value(option: Selector) -> str:
-    return option.attrib.get("value", option.xpath("normalize-space(.)").get())
+_OPTIONS = etree.XPath(".//option")
+_NORMALIZED = etree.XPath("normalize-space(.)")
 
 
 def _controls(page: Selector, form: Selector) -> list[Selector]:
