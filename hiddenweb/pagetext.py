@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from lxml import etree
@@ -155,8 +156,10 @@ def fold_path(path: str) -> str:
     return _DIGITS.sub("{n}", "/".join(segments))
 
 
+@lru_cache(maxsize=1 << 16)
 def template_key(url: str) -> str:
-    """``host/path``, folded (:func:`fold_path`): ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``."""
+    """``host/path``, folded (:func:`fold_path`): ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``.
+    Cached: one URL's key is asked for as a link, a request, a page and a trap-guard record."""
     parts = urlsplit(url)
     return f"{parts.hostname}{fold_path(parts.path)}"
 
