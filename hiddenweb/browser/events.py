@@ -10,7 +10,10 @@ once:
   … :data:`EVENT_TYPES`), listeners added with ``addEventListener`` (recorded by the init script
   :data:`~hiddenweb.browser.scripts.RECORD_EVENTS_JS`: cheaper than asking the DevTools
   protocol's ``DOMDebugger.getEventListeners`` element by element, and it sees elements added
-  later), ``javascript:`` links (clicked) and forms with a ``javascript:`` action (submitted);
+  later), ``javascript:`` links (clicked), hash-route links (``#/page``, ``#!/page``: clicked;
+  a single-page app's router listens on ``window`` or ``document``, not on the link, and
+  loads the route's view when the hash changes) and forms with a ``javascript:`` action
+  (submitted);
   a ``<select>`` with a change handler gets one change per option (at most
   :data:`MAX_OPTIONS`), and is set back to the option it had at the end, with a change event
   (the forms are read after the events: left on its last option, a select whose change fills
@@ -18,7 +21,8 @@ once:
   options those of one parent value only, not probed as a dependent select);
 * each one judged first by the safety policy as a button outside a form
   (:meth:`~hiddenweb.safety.SafetyPolicy.link`: its text, value, title, ``aria-label``, name,
-  id, the identifiers and quoted paths of its handler's code, its ``href``): a destructive,
+  id, the identifiers and quoted paths of its handler's code, its ``href``, fragment
+  included: a hash route ``#/account/logout`` is refused): a destructive,
   auth or commerce control is never fired (``…/skipped_unsafe``); while events fire, the guard
   aborts a request of the page the policy would not follow as a link, and every script write,
   off-host request and navigation as always (:mod:`~hiddenweb.browser.guard`);
@@ -122,7 +126,8 @@ NEXT_JS = """([types, limit, options]) => {
     const attr = (name) => el.getAttribute(name) || "";
     const have = types.filter((t) => typeof el["on" + t] === "function" || (own && own.has(t)));
     const href = tag === "a" || tag === "area" ? attr("href") : "";
-    if (js(href) && !have.includes("click")) have.push("click");
+    // a hash route (#/page, #!/page): the app routes on the hash change it makes
+    if ((js(href) || /^\\s*#!?\\//.test(href)) && !have.includes("click")) have.push("click");
     if (tag === "form" && js(attr("action")) && !have.includes("submit")) have.push("submit");
     if (!have.length) continue;
     const done = st.done.get(el) || new Set();

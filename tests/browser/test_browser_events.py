@@ -66,6 +66,17 @@ PAGES = {
     "stopped": _page("Stopped", "<span onclick=\"location.href='/t/stopped'; window.stop()\">"
                      "Go</span><p onmousedown=\"location='/t/first'; location='/t/second'\">"
                      "There</p>"),
+    # a hash-routed page: the app loads a route's view when the hash changes (a listener on
+    # window, none on the links); a route whose path is a logout is never taken
+    "route": _page("Routes", '<nav><a href="#/alpha">Alpha</a> <a href="#!/beta">Beta</a>'
+                   ' <a href="#/account/logout">Account</a> <a href="#top">Top</a></nav>'
+                   '<div id="view"></div>', (
+                       "<script>window.addEventListener('hashchange', function () {"
+                       " var r = location.hash.replace(/^#!?[/]/, '');"
+                       " if (r === location.hash) return;"
+                       " fetch('/route/' + r).then(function (x) { return x.text(); })"
+                       ".then(function (t) { document.getElementById('view').innerHTML = t; });"
+                       " });</script>")),
     # every click adds another button like itself and a link: bounded by the budget
     "endless": _page("Endless", '<div id="r"></div>', (
         "<script>var n = 0; function grow() { n++;"
@@ -79,7 +90,7 @@ PAGES = {
 }
 HOME = _page("Home", "".join(f'<a href="/p/{name}">{name}</a> ' for name in PAGES))
 REACHED = ["/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener", "/t/stopped",
-           "/t/first", "/t/second"]
+           "/t/first", "/t/second", "/route/alpha", "/route/beta", "/t/beta"]
 
 
 class Site(SiteHandler):
@@ -92,6 +103,9 @@ class Site(SiteHandler):
             return self._send(HOME)
         if parts.path.startswith("/p/") and parts.path[3:] in PAGES:
             return self._send(PAGES[parts.path[3:]])
+        if parts.path.startswith("/route/") and len(parts.path) > len("/route/"):
+            name = parts.path.rsplit("/", 1)[-1]
+            return self._send(f'<p>{name}</p><a href="/t/{name}">{name} more</a>'.encode())
         if parts.path == "/api/slug":
             return self._send(b'{"slug": "listener"}', "application/json")
         if parts.path in ("/robots.txt", "/sitemap.xml"):
@@ -112,7 +126,7 @@ def _crawl(tmp_path: Path, site: str, **settings: str):
 
 
 def test_pages_whose_only_dynamic_part_is_a_handler_need_the_browser():
-    for name in ("click", "hover", "jslink", "push", "form", "danger", "stopped"):
+    for name in ("click", "hover", "jslink", "push", "form", "danger", "stopped", "route"):
         assert needs_browser(Selector(text=PAGES[name].decode())), name
     assert not needs_browser(Selector(text=HOME.decode()))
     assert not needs_browser(Selector(text=_page("x", '<p class="one">on</p>').decode()))
@@ -128,7 +142,8 @@ def test_fired_events_reach_what_they_lead_to_and_nothing_unsafe(site, tmp_path)
     # the form shown between two events was read and submitted with the page's values
     assert any(path.startswith("/t/form?k=") for _, path in Site.log), Site.log
     # never fired: neither the destructive button's requests nor the logout fetch were sent
-    assert not {"/api/mark", "/t/danger", "/logout"} & asked, sorted(asked)
+    assert not {"/api/mark", "/t/danger", "/logout", "/route/account/logout"} & asked, \
+        sorted(asked)
     stats = run.stats or {}
     assert stats.get("hiddenweb/browser/events/skipped_unsafe", 0) >= 1
     assert stats.get("hiddenweb/browser/events/unsafe_aborted", 0) >= 1
@@ -144,7 +159,8 @@ def test_events_off_fire_nothing(site, tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     asked = {urlsplit(path).path for _, path in Site.log}
     assert "/p/click" in asked
-    assert not {"/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener"} & asked
+    assert not {"/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener",
+                "/route/alpha", "/route/beta"} & asked
     assert not (run.stats or {}).get("hiddenweb/browser/events/fired")
 
 
@@ -168,6 +184,9 @@ def test_the_safety_policy_judges_each_control_before_it_is_fired():
     assert events.unsafe(target("Buy now"), page) == "payment"
     assert events.unsafe(target("Remove", method=""), page) == "destructive"
     assert events.unsafe(target("Archive", confirm=True), page) == "destructive"
+    # a hash-route link: its route, the URL's fragment, is judged with it
+    assert events.unsafe(target("Account", href=page + "#/account/logout"), page) is not None
+    assert events.unsafe(target("Alpha", href=page + "#!/alpha"), page) is None
 
 
 CITIES = {"north": ["oslo", "bergen"], "south": ["rome", "naples", "bari"]}
