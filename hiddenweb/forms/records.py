@@ -37,7 +37,10 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urlsplit
 
+from lxml import etree
+
 from hiddenweb.forms.lvs import words_of
+from hiddenweb.pagetext import compiled
 
 if TYPE_CHECKING:
     from parsel import Selector
@@ -47,24 +50,33 @@ MAX_PAIRS = 24
 MAX_VALUE_CHARS = 64
 _PAIR = re.compile(r"^\s*([^\W\d_][\w .'-]{0,30}?)\s*:\s*(\S.{0,300}?)\s*$", re.S)
 _STATE = re.compile(r"\{([^{}]*)\}\s*$")
+_ITEMS = compiled("//li[not(.//li)]")
+_TERMS = compiled("//dt")
+_DEFINITION = compiled("following-sibling::dd[1]//text()")
+_PAIR_ROWS = compiled("//tr[count(th|td) = 2][not(ancestor::table[1]//tr[th and not(td)]"
+                      "[count(th) > 1])]")
+_CELLS = compiled("th|td")
+_TEXTS = compiled(".//text()")
 
 
 def record_fields(selector: Selector) -> dict[str, list[str]]:
     """``label (lower case) -> values`` of the page's ``label: value`` pairs (see module)."""
     out: dict[str, list[str]] = {}
     texts: list[tuple[str, str]] = []
-    for li in selector.xpath("//li[not(.//li)]"):
-        m = _PAIR.match(" ".join(li.xpath(".//text()").getall()))
+    root = selector.root  # lxml: a parsel Selector per node cost more than the reading
+    if not isinstance(root, etree._Element):
+        raise ValueError("not markup")
+    for li in _ITEMS(root):
+        m = _PAIR.match(" ".join(_TEXTS(li)))
         if m:
             texts.append((m.group(1), m.group(2)))
-    for dt in selector.xpath("//dt"):
-        dd = dt.xpath("following-sibling::dd[1]//text()").getall()
+    for dt in _TERMS(root):
+        dd = _DEFINITION(dt)
         if dd:
-            texts.append((" ".join(dt.xpath(".//text()").getall()), " ".join(dd)))
+            texts.append((" ".join(_TEXTS(dt)), " ".join(dd)))
     # two-cell rows of a table without a header row (a header row names columns, not pairs)
-    for tr in selector.xpath("//tr[count(th|td) = 2][not(ancestor::table[1]//tr[th and not(td)]"
-                             "[count(th) > 1])]"):
-        cells = [" ".join(c.xpath(".//text()").getall()) for c in tr.xpath("th|td")]
+    for tr in _PAIR_ROWS(root):
+        cells = [" ".join(_TEXTS(c)) for c in _CELLS(tr)]
         texts.append((cells[0], cells[1]))
     for raw_label, raw_value in texts:
         label = " ".join(words_of(raw_label))

@@ -34,6 +34,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from datetime import date
+from functools import lru_cache
 from math import sqrt
 from typing import TYPE_CHECKING
 
@@ -241,11 +242,20 @@ class PagePrior:
 
     def shows(self, values: Iterable[str | None]) -> set[str]:
         """The ``values`` whose every word is on the page."""
-        return {v for v in values if v and (ws := words_of(v)) and all(w in self.page for w in ws)}
+        return {v for v in values
+                if v and (ws := value_words(v)) and all(w in self.page for w in ws)}
 
     def __call__(self, value: str) -> float:
         return sum(PAGE_WEIGHT * (w in self.page) + math.log1p(self.site[w])
-                   for w in words_of(value))
+                   for w in value_words(value))
+
+
+@lru_cache(maxsize=1 << 16)
+def value_words(value: str) -> tuple[str, ...]:
+    """:func:`~hiddenweb.forms.lvs.words_of` a field's value, cached: each copy of a form met
+    on another page scores all of its fields' values again (:func:`add_prior`; in a profiled
+    Trac crawl 660,000 calls, a tenth of its time)."""
+    return tuple(words_of(value))
 
 
 def order_lvs_values(explorer: FormExplorer, lvs: LVS, prior: Callable[[str], float] | None

@@ -134,3 +134,21 @@ def test_select_options_read_as_a_browser_sends_them():
         values = [o.attrib.get("value", o.xpath("normalize-space(.)").get()) for o in options]
         assert sorted(field.options + list(field.refused)) == sorted(values)
     assert "del" in fields["d"].refused and fields["d"].options == ["keep"]
+
+
+RECORD = """<html><body><ul><li>City: <b>Springfield</b></li><li>Menu<ul><li>Authors: Orwell,
+Huxley; Bradbury</li></ul></li><li>no pair here</li></ul>
+<dl><dt>Published</dt><dd>1949</dd><dt>Empty</dt><dd></dd><dt>Keywords <i>(tags)</i></dt>
+<dd>fern, <em>tulip</em>, rose</dd></dl>
+<table><tr><th>Author</th><td>Smith, J.</td></tr><tr><td>Pages</td><td>328</td></tr></table>
+<table><tr><th>Name</th><th>Year</th></tr><tr><td>skipped</td><td>1970</td></tr></table>
+</body></html>"""
+
+
+def test_record_fields_read_label_value_pairs():
+    from hiddenweb.forms.records import record_fields
+
+    assert record_fields(Selector(text=RECORD)) == {
+        "city": ["Springfield"], "authors": ["Orwell", "Huxley", "Bradbury"],
+        "published": ["1949"], "keywords tags": ["fern", "tulip", "rose"],
+        "author": ["Smith, J."], "pages": ["328"]}
