@@ -66,7 +66,7 @@ from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
-from hiddenweb.pagetext import AWAITED_META, SHOWN_META, content_text
+from hiddenweb.pagetext import AWAITED_META, SHOWN_META, compiled, content_text, node_strings
 from hiddenweb.redis_shared import CLAIMED, TAKEN_OVER, form_claims
 from hiddenweb.signals import download_budget_exhausted, stale_limit_reached
 
@@ -88,6 +88,8 @@ SAME_SUBMISSION = ("redirect_times", "retry_times", "hiddenweb_rerender",
 #: retires it once its answers stop being new) or "blind" (nothing new, and its form never gave
 #: a new page: a search box whose first words find nothing may find pages later)
 ANSWER_META = "hiddenweb_answer"
+_BODY_TEXT = compiled("//body//text()")  # an answer's text (no-results words) ...
+_LINK_TEXT = compiled("//body//a//text()")  # ... and its links' (the words a result adds)
 
 class FormCrawler:
     """The forms of one crawl (see the module docstring)."""
@@ -468,11 +470,11 @@ class FormCrawler:
         if response is not None and response.status == 200 \
                 and isinstance(response, TextResponse):
             try:
-                text = " ".join(response.xpath("//body//text()").getall())
+                text = " ".join(node_strings(response.selector, _BODY_TEXT))
                 empty = looks_like_no_results(text)
                 success = new and not empty and not rejected(meta, response, explorer.page)
                 if success and explorer.learn:
-                    words = result_words(response.xpath("//body//a//text()").getall())
+                    words = result_words(node_strings(response.selector, _LINK_TEXT))
             except (ValueError, AttributeError):
                 success = False
         meta[ANSWER_META] = "new" if success else "known" if explorer.new_pages else "blind"
