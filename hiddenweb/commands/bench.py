@@ -5,6 +5,8 @@
 * ``throughput``: ``hwdla`` against a bare Scrapy spider on the same form-less site.
 * ``realsites``: third-party web apps served locally, scored from the server's side
   (:mod:`hiddenweb.bench.realsites`).
+* ``pagecost``: a real-site run's logged replies read again by the page readers, CPU a page
+  (:mod:`hiddenweb.bench.pagecost`).
 * ``safety``: the safety policy on its labelled corpus (:mod:`hiddenweb.bench.safety`).
 * ``chaos``: a JOBDIR crawl SIGKILLed and resumed K times against an uninterrupted one
   (:mod:`hiddenweb.bench.chaos`).
@@ -22,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from hiddenweb.bench.revision import describe
+from hiddenweb.bench.revision import code_revision, describe
 
 TABLE_KEYS = ("strategy", "browser", "pages", "seed", "pages_downloaded", "hidden_found",
               "hidden_total", "hidden_coverage", "hidden_found_browser_only",
@@ -88,6 +90,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     from hiddenweb.bench.realsites.findbench import add_parser as add_find_parser
 
     add_find_parser(bench_sub)
+
+    pgc = bench_sub.add_parser("pagecost",
+                               help="CPU a page of hwdla's page readers, on a realsites run's "
+                                    "logged replies")
+    pgc.add_argument("run", type=Path, metavar="RUN_DIR",
+                     help="a `hiddenweb bench realsites --out` directory")
+    pgc.add_argument("--sites", default=None, help="comma-separated (default: all it crawled)")
+    pgc.add_argument("--crawler", default="hwdla", help="whose logged replies (default hwdla)")
+    pgc.add_argument("--passes", type=int, default=3, help="best of this many passes")
+    pgc.add_argument("--json", action="store_true")
+    pgc.set_defaults(func=pagecost)
 
     saf = bench_sub.add_parser("safety", help="the safety policy on its labelled corpus")
     saf.add_argument("--corpus", type=Path, default=None,
@@ -200,6 +213,21 @@ def throughput(args: argparse.Namespace) -> int:
               f"{result['scheduler_ratio']:.3f}{of}")
         print(f"visit store: {100 * result['store_overhead']:+.1f} % wall time{of}")
         print(f"measured code: {describe(result['code'])}")
+    return 0
+
+
+def pagecost(args: argparse.Namespace) -> int:
+    from hiddenweb.bench import pagecost as pgc
+
+    sites = [s.strip() for s in args.sites.split(",") if s.strip()] if args.sites else None
+    code = code_revision(Path(pgc.__file__).resolve().parents[2])  # the package imported
+    rows = pgc.run(args.run, sites, args.crawler, args.passes)  # a bad RUN_DIR: main says so
+    if args.json:
+        print(json.dumps({"rows": rows, "code": code}))
+    else:
+        print_table(rows)
+        print(f"CPU milliseconds a page, best of {args.passes} passes; "
+              f"measured code: {describe(code)}")
     return 0
 
 
