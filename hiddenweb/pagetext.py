@@ -32,16 +32,22 @@ def compiled(query: str) -> etree.XPath:
     return etree.XPath(query, smart_strings=False)
 
 
+def tree(page: Selector) -> etree._Element:
+    """The lxml tree parsel parsed for ``page``, read directly by the page readers: parsel
+    makes a ``Selector`` for each node an ``xpath`` returns, the largest cost of reading a
+    table-heavy page (1.8 million of them in an 80 s Datasette crawl; ``hiddenweb bench
+    pagecost``). ``ValueError`` for a page that is not markup (a JSON reply's selector), as
+    parsel's ``xpath`` raises there."""
+    root = page.root
+    if not isinstance(root, etree._Element):
+        raise ValueError(f"not markup: a {page.type} selector")
+    return root
+
+
 def node_strings(page: Selector, query: etree.XPath) -> list[str]:
     """What ``page.xpath(query.path).getall()`` returns, for a query that selects text nodes or
-    attribute values, evaluated on the page's lxml tree: parsel makes a ``Selector`` for each
-    text node it returns, the largest cost of reading a table-heavy page (1.8 million of them
-    in an 80 s Datasette crawl; ``hiddenweb bench pagecost``). A page whose root is not an
-    lxml node (a JSON or text selector) is read through parsel."""
-    root = page.root
-    if isinstance(root, etree._Element):
-        return [str(node) for node in query(root)]
-    return page.xpath(query.path).getall()
+    attribute values, evaluated on the page's lxml tree (:func:`tree`)."""
+    return [str(node) for node in query(tree(page))]
 
 
 VISIBLE = compiled("//body//text()[not(ancestor::script) and not(ancestor::style)]")
@@ -50,7 +56,7 @@ NON_ANCHOR = compiled(
     " and not(ancestor::option)]"
 )
 _LINKS = compiled("//a[@href]")
-_TEXTS = compiled(".//text()")
+TEXTS = compiled(".//text()")  # an element's text nodes
 
 
 def visible_nodes(page: Selector) -> list[str]:
@@ -109,10 +115,7 @@ def outward_links(page: Selector, url: str = "") -> list[tuple[str, etree._Eleme
     not markup."""
     own = template_key(url) if url else None
     out: list[tuple[str, etree._Element]] = []
-    root = page.root
-    if not isinstance(root, etree._Element):
-        raise ValueError("not markup")
-    for link in _LINKS(root):
+    for link in _LINKS(tree(page)):
         target = urljoin(url, link.get("href"))
         if own is None or template_key(target) != own:
             out.append((target, link))
@@ -133,7 +136,7 @@ def shape_fingerprint(page: Selector, url: str = "",
         echoed.update(_WORD.findall(f"{key} {value}".lower()))
     texts = node_strings(page, NON_ANCHOR)
     for _, link in outward_links(page, url) if outward is None else outward:
-        texts += _TEXTS(link)
+        texts += TEXTS(link)
     words = set(_WORD.findall(" ".join(texts).lower())) - echoed
     return fingerprint(" ".join(sorted(words)))
 

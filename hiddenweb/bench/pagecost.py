@@ -25,7 +25,6 @@ whole crawl's CPU a page also counts the scheduler, the middlewares and Scrapy i
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -34,6 +33,8 @@ from typing import Any
 from scrapy.http import HtmlResponse, Request
 from tqdm import tqdm
 
+from hiddenweb.bench.realsites.runner import crawl_dir
+from hiddenweb.bench.realsites.scoring import read_log
 from hiddenweb.forms.extract import extract_forms
 from hiddenweb.forms.records import record_fields
 from hiddenweb.forms.vocabulary import SiteVocabulary
@@ -55,17 +56,11 @@ STAGES = ("parse", "text", "content", "trap_guard", "forms", "records", "url_sou
 def logged_pages(run: Path, site: str, crawler: str = "hwdla") -> list[tuple[str, str]]:
     """``(URL, text)`` of the 200 HTML replies a run logged for ``site``'s ``crawler``, in the
     order they were sent (the host is a placeholder: the path and query are the page's)."""
-    log = run / "work" / site / crawler / "requests.jsonl"
+    log = crawl_dir(run / "work", site, crawler) / "requests.jsonl"
     if not log.is_file():
         raise FileNotFoundError(f"{log}: no request log (a realsites --out directory?)")
-    out = []
-    with log.open(encoding="utf-8") as fh:
-        for line in fh:
-            entry = json.loads(line)
-            if entry.get("status") == 200 and "html" in (entry.get("ctype") or "") \
-                    and entry.get("body"):
-                out.append((f"http://127.0.0.1:8000{entry['path']}", entry["body"]))
-    return out
+    return [(f"http://127.0.0.1:8000{e.path}", e.body) for e in read_log(log)
+            if e.status == 200 and "html" in e.ctype and e.body]
 
 
 class _Reader:
@@ -134,8 +129,10 @@ def run(run_dir: Path, sites: Iterable[str] | None = None, crawler: str = "hwdla
     ``crawler``."""
     if passes < 1:
         raise ValueError("passes must be at least 1")
+    work = run_dir / "work"
     names = list(sites) if sites is not None else sorted(
-        p.parent.parent.name for p in (run_dir / "work").glob(f"*/{crawler}/requests.jsonl"))
+        p.name for p in (work.iterdir() if work.is_dir() else ())
+        if (crawl_dir(work, p.name, crawler) / "requests.jsonl").is_file())
     if not names:
         raise FileNotFoundError(f"{run_dir}: no site crawled by {crawler}")
     logged = {site: logged_pages(run_dir, site, crawler) for site in names}

@@ -91,6 +91,7 @@ ANSWER_META = "hiddenweb_answer"
 _BODY_TEXT = compiled("//body//text()")  # an answer's text (no-results words) ...
 _LINK_TEXT = compiled("//body//a//text()")  # ... and its links' (the words a result adds)
 
+
 class FormCrawler:
     """The forms of one crawl (see the module docstring)."""
 

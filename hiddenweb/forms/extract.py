@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
-from lxml import etree
 from parsel import Selector
 
+from hiddenweb.pagetext import compiled
 from hiddenweb.safety import refused_choice
 
 TEXT_TYPES = frozenset({"text", "search", "email", "tel", "url", "number", ""})
@@ -203,15 +203,16 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
             if tag == "select":
                 info = FieldInfo(name, "select", [], "", "required" in el.attrib,
                                  _descriptors(form, el))
-                default = None
+                first = selected = None
                 for o in _OPTIONS(el.root):  # lxml: a Selector per option cost more
                     label = _NORMALIZED(o)
                     value = o.get("value", label)
                     info.add_choice(value, refused_choice(label, value, post))
-                    # what a browser sends: the selected option, else the first one
-                    if default is None or "selected" in o.attrib and not default[0]:
-                        default = ("selected" in o.attrib, value)
-                info.default = default[1] if default else ""
+                    first = value if first is None else first
+                    if selected is None and "selected" in o.attrib:
+                        selected = value
+                # what a browser sends: the selected option, else the first one
+                info.default = next((v for v in (selected, first) if v is not None), "")
                 fields[name] = info
             elif tag == "textarea":
                 fields[name] = FieldInfo(name, "textarea", [], el.xpath("string(.)").get(),
@@ -290,8 +291,8 @@ def _inside(el: Selector, form: Selector) -> bool:
     return any(a.root is form.root for a in el.xpath("ancestor::form"))
 
 
-_OPTIONS = etree.XPath(".//option")
-_NORMALIZED = etree.XPath("normalize-space(.)")
+_OPTIONS = compiled(".//option")
+_NORMALIZED = compiled("normalize-space(.)")
 
 
 def _controls(page: Selector, form: Selector) -> list[Selector]:

@@ -37,10 +37,8 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urlsplit
 
-from lxml import etree
-
 from hiddenweb.forms.lvs import words_of
-from hiddenweb.pagetext import compiled
+from hiddenweb.pagetext import TEXTS, compiled, tree
 
 if TYPE_CHECKING:
     from parsel import Selector
@@ -55,28 +53,25 @@ _TERMS = compiled("//dt")
 _DEFINITION = compiled("following-sibling::dd[1]//text()")
 _PAIR_ROWS = compiled("//tr[count(th|td) = 2][not(ancestor::table[1]//tr[th and not(td)]"
                       "[count(th) > 1])]")
-_CELLS = compiled("th|td")
-_TEXTS = compiled(".//text()")
+CELLS = compiled("th|td")  # a table row's cells
 
 
 def record_fields(selector: Selector) -> dict[str, list[str]]:
     """``label (lower case) -> values`` of the page's ``label: value`` pairs (see module)."""
     out: dict[str, list[str]] = {}
     texts: list[tuple[str, str]] = []
-    root = selector.root  # lxml: a parsel Selector per node cost more than the reading
-    if not isinstance(root, etree._Element):
-        raise ValueError("not markup")
+    root = tree(selector)  # lxml: a parsel Selector per node cost more than the reading
     for li in _ITEMS(root):
-        m = _PAIR.match(" ".join(_TEXTS(li)))
+        m = _PAIR.match(" ".join(TEXTS(li)))
         if m:
             texts.append((m.group(1), m.group(2)))
     for dt in _TERMS(root):
         dd = _DEFINITION(dt)
         if dd:
-            texts.append((" ".join(_TEXTS(dt)), " ".join(dd)))
+            texts.append((" ".join(TEXTS(dt)), " ".join(dd)))
     # two-cell rows of a table without a header row (a header row names columns, not pairs)
     for tr in _PAIR_ROWS(root):
-        cells = [" ".join(_TEXTS(c)) for c in _CELLS(tr)]
+        cells = [" ".join(TEXTS(c)) for c in CELLS(tr)]
         texts.append((cells[0], cells[1]))
     for raw_label, raw_value in texts:
         label = " ".join(words_of(raw_label))

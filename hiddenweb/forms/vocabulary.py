@@ -30,11 +30,9 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from lxml import etree
-
 from hiddenweb.forms.lvs import LVS, LVSLabel, words_of
-from hiddenweb.forms.records import MAX_VALUE_CHARS, record_fields
-from hiddenweb.pagetext import compiled
+from hiddenweb.forms.records import CELLS, MAX_VALUE_CHARS, record_fields
+from hiddenweb.pagetext import TEXTS, compiled, tree
 
 if TYPE_CHECKING:
     from parsel import Selector
@@ -52,12 +50,10 @@ _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?")
 _TOKEN = re.compile(r"[^\W\d_][\w'-]{2,39}")
 _EXAMPLE = re.compile(r"^\s*(?:e\.?\s?g\.?|z\.?\s?b\.?|p\.?\s?ex\.?|ex\.?|example|such as|like)"
                       r"[\s:,.]*(.+?)\s*\.{0,3}\s*$", re.I)
-#: a table with a header row, that row's header cells, its data rows, a row's cells, texts
+#: a table with a header row, that row's header cells, its data rows
 _TABLES = compiled("//table[.//th]")
 _HEADER = compiled("(.//tr[th])[1]/th")
 _ROWS = compiled(".//tr[td]")
-_CELLS = compiled("td|th")
-_TEXTS = compiled(".//text()")
 #: words a search box gains nothing from (the same answer for every page)
 STOP_WORDS = frozenset("""
 the and for with you your are was were this that from have has had not but all any can
@@ -128,19 +124,16 @@ class SiteVocabulary:
         """``label -> values`` of the page's ``label: value`` pairs (``record``, not changed)
         and of its tables' columns (a header row of ``<th>`` cells names the cells below it)."""
         out = {label: list(values) for label, values in record.items()}
-        root = selector.root  # lxml, not parsel: a Selector per cell cost 20 ms a page
-        if not isinstance(root, etree._Element):
-            return out
-        for table in _TABLES(root):
-            names = [" ".join(words_of(" ".join(_TEXTS(th)))) for th in _HEADER(table)]
+        for table in _TABLES(tree(selector)):  # lxml: a Selector per cell cost 20 ms a page
+            names = [" ".join(words_of(" ".join(TEXTS(th)))) for th in _HEADER(table)]
             if not any(names):
                 continue
             for row in _ROWS(table)[:MAX_VALUES]:
-                cells = _CELLS(row)
+                cells = CELLS(row)
                 if len(cells) != len(names):
                     continue
                 for name, cell in zip(names, cells, strict=True):
-                    value = " ".join(" ".join(_TEXTS(cell)).split())
+                    value = " ".join(" ".join(TEXTS(cell)).split())
                     if name and 0 < len(value) <= MAX_VALUE_CHARS:
                         bucket = out.setdefault(name, [])
                         if value not in bucket:
