@@ -15,18 +15,26 @@ link-tag                 ``<link rel="next|prev|up|index|…" href>``: paginatio
 alternate     yes        any other ``<link href>`` but stylesheets, icons, preloads and
                          manifests (``alternate``, ``canonical``: the same content elsewhere or
                          in another format)
+embed                    ``<object data>``, ``<embed src>``: what the browser loads into the page
+svg                      ``xlink:href`` of an SVG ``<a>`` (the link extractor reads ``href``)
+handler                  quoted URLs in click code: ``on*`` attributes (``onclick="location=
+                         '/x'"``), ``javascript:`` hrefs and actions, read as a script's
+                         (below); code that asks ``confirm(…)`` is marked ``data-confirm``
 sitemap                  ``<loc>`` of a sitemap or a sitemap index (XML, also gzipped)
 robots                   robots.txt's ``Sitemap:`` lines
 xml                      a feed's or any XML document's same-site URLs (``<link>``, ``href``)
 json          last       a JSON reply's string values that are same-site absolute URLs or
                          root-relative paths (``"/items/2"``): an API's reply often mirrors its
                          HTML page's links with other keys (Datasette's facet toggles, a
-                         ``next_url``); followed by default, served last
+                         ``next_url``); followed by default, served last; also the data
+                         blocks of a page (``<script type="application/json">``, JSON-LD, an
+                         import map)
 robots-path   yes        robots.txt's ``Allow:`` paths (and ``Disallow:`` when robots.txt is
                          not obeyed); wildcard patterns are skipped
 css           yes        ``url()`` and ``@import`` in ``<style>``, ``style=""``, stylesheets
                          (and the page's stylesheets themselves)
 srcset        yes        ``srcset`` candidates
+cite          yes        ``cite`` (a quote's, an edit's source) and ``longdesc`` attributes
 data          yes        ``data-*`` attribute values that are same-site paths
 attr          yes        any other attribute whose value is an absolute same-site URL
                          (``<option value="http://…">``, ``content``)
@@ -61,13 +69,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from lxml import etree
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
+from hiddenweb.pagetext import TEXTS
+
 MAX_PER_REPLY = 500
 MAX_BODY = 5_000_000  # bytes of a reply read for URLs (a sitemap may be 50 MB: its head only)
-GUESSED = frozenset({"alternate", "robots-path", "css", "srcset", "data", "attr", "script",
-                     "comment", "text", "pdf"})
+GUESSED = frozenset({"alternate", "robots-path", "css", "srcset", "cite", "data", "attr",
+                     "script", "comment", "text", "pdf"})
 #: followed after every link and form of the pages (a JSON reply's URLs mostly repeat its HTML
 #: twin's links): the guessed sources and the JSON values, followed by default
 SERVED_LAST = GUESSED | {"json"}
@@ -295,16 +306,25 @@ def html_urls(response: TextResponse) -> Iterator[Found]:
             else:
                 continue
             if label is None:
-                label = " ".join(element.xpath("normalize-space(.)").get("").split()[:12])
+                label = _label(element)
             yield Found(_based(value, base), source, label, marks)
+    for url in sel.xpath(_EMBEDDED).getall():
+        yield Found(_based(url.strip(), base), "embed")
+    for url in sel.xpath(_CITED).getall():
+        yield Found(_based(url.strip(), base), "cite")
+    if isinstance(sel.root, etree._Element):
+        yield from handler_urls(sel.root, base)
     for script in sel.xpath("//script"):
         src = script.attrib.get("src")
+        kind = (script.attrib.get("type") or "").lower()
         if src:
             yield Found(_based(src, base), "script")
-        elif (script.attrib.get("type") or "").lower() in _SCRIPT_TYPES:
+        elif kind in _SCRIPT_TYPES:
             code = script.xpath("string(.)").get("")
             yield from (Found(_based(u, base), "script") for u in script_urls(code))
             yield from (Found(_based(u, base), "comment") for u in script_comment_urls(code))
+        elif kind in _DATA_SCRIPT_TYPES or kind.endswith(("/json", "+json")):
+            yield from json_urls(script.xpath("string(.)").get(""))
     for comment in sel.xpath("//comment()").getall():
         yield from (Found(_based(u, base), "comment") for u in comment_urls(comment))
 
@@ -314,6 +334,51 @@ _NAVIGATION_RELS = frozenset({"next", "prev", "previous", "first", "last", "up",
                               "contents", "chapter", "section", "subsection", "appendix",
                               "glossary", "help", "search"})
 _SCRIPT_TYPES = ("", "text/javascript", "application/javascript", "module", "text/ecmascript")
+#: data blocks a page's scripts read (``<script type="application/json">`` state, JSON-LD, an
+#: import map, speculation rules): their same-site URL values, as a JSON reply's
+_DATA_SCRIPT_TYPES = ("importmap", "speculationrules")
+#: what a browser loads into the page as it is shown (a plugin's or a nested document's URL)
+_EMBEDDED = "//object/@data | //embed/@src"
+#: where a quote or an edit came from, a long description's page: declared, never shown
+_CITED = "//@cite | //img/@longdesc | //frame/@longdesc | //iframe/@longdesc"
+#: an anchor whose URL is in SVG's ``xlink:href`` (HTML's parser keeps the prefixed name),
+#: which the link extractor's ``href`` does not read
+_SVG_LINKS = etree.XPath("//*[local-name()='a']/@*[name()='xlink:href']")
+#: code a click runs: ``on*`` handler attributes and ``javascript:`` URLs
+_HANDLERS = etree.XPath("//@*[starts-with(name(), 'on')]"
+                        " | //@href[starts-with(normalize-space(.), 'javascript:')]"
+                        " | //@action[starts-with(normalize-space(.), 'javascript:')]"
+                        " | //@formaction[starts-with(normalize-space(.), 'javascript:')]")
+_CONFIRM = re.compile(r"""\bconfirm\s*\(\s*(?:(["'])(.*?)\1)?""", re.S)
+
+
+def handler_urls(root: Any, base: str | None) -> Iterator[Found]:
+    """The URLs a page's click code names (``onclick="location.href='/x'"``,
+    ``href="javascript:window.open('/x')"``), read as :func:`script_urls` reads a script,
+    source ``handler`` (a person clicks it: declared, not guessed), each labelled with its
+    element's text; code that asks ``confirm(…)`` first is marked ``data-confirm`` (the safety
+    policy refuses it, as it refuses such a Rails link); and SVG anchors' ``xlink:href``, source
+    ``svg``. ``root``: the page's lxml tree."""
+    for href in _SVG_LINKS(root):
+        yield Found(_based(str(href).strip(), base), "svg", _label(href.getparent()))
+    for code in _HANDLERS(root):
+        urls = script_urls(str(code))
+        if not urls:
+            continue
+        confirm = _CONFIRM.search(code)
+        marks = (("data-confirm", confirm.group(2) or "confirm"),) if confirm else ()
+        label = _label(code.getparent())
+        for url in urls:
+            yield Found(_based(url, base), "handler", label, marks)
+
+
+def _label(element: Any) -> str:
+    """An element's text, its first 12 words (an lxml element or a parsel selector)."""
+    if isinstance(element, etree._Element):
+        text = " ".join(str(t) for t in TEXTS(element))
+    else:
+        text = element.xpath("normalize-space(.)").get("")
+    return " ".join(text.split()[:12])
 
 
 def _based(url: str, base: str | None) -> str:

@@ -1,8 +1,9 @@
 """URL sources without a browser and replies of every type (issues 24 and 30), end to end:
 ``scrapy crawl hwdla`` over plain HTTP against a small site served on 127.0.0.1 by an HTTP/1.1
 keep-alive server that logs every request. Each page names a URL one way only (a header, a
-meta refresh, CSS, ``srcset``, a data attribute, a script string, a comment, robots.txt, a
-sitemap index, a feed, JSON values, a PDF); what the crawl reached is read from the server's
+meta refresh, CSS, ``srcset``, a data attribute, a script string, a comment, an ``<object>``,
+an SVG link, a ``cite``, click handlers, a JSON-LD block, robots.txt, a sitemap index, a feed,
+JSON values, a PDF); what the crawl reached is read from the server's
 log, and where it found each URL from the items' ``source``."""
 
 from __future__ import annotations
@@ -34,7 +35,15 @@ HOME = page(
     ' fetch("/api/seen", {method: "POST", body: "1"});'
     ' // the old page: /script-comment-page\n</script>'
     '<script src="/app.js"></script>'
-    '<!-- moved: /comment-page -->',
+    '<!-- moved: /comment-page -->'
+    '<object data="/object-page"></object>'
+    '<svg><a xlink:href="/svg-page"><text>Chart</text></a></svg>'
+    '<blockquote cite="/cited-page">A quote</blockquote>'
+    '<button type="button" onclick="location.href=\'/handler-page\'">Next</button>'
+    '<a href="javascript:window.open(\'/popup-page\')">Popup</a>'
+    '<a href="#" onclick="if (confirm(\'Sure?\')) location=\'/handler-confirm\'">Go</a>'
+    '<span onclick="$.post(\'/handler-post\')">Like</span>'
+    '<script type="application/ld+json">{"@type": "WebPage", "url": "/ld-page"}</script>',
     head='<meta http-equiv="refresh" content="600; url=/refresh-page">'
          '<link rel="alternate" href="/alternate-page"><link rel="next" href="/next-page">'
          '<link rel="stylesheet" href="/site.css">'
@@ -68,7 +77,9 @@ EXPECTED = {"/data-page": "data", "/styled-page": "css", "/script-page": "script
             "/robots-allowed": "robots-path", "/sm-index.xml": "robots",
             "/sm-pages.xml": "sitemap", "/sitemap-page": "sitemap", "/feed-item": "xml",
             "/json-page": "json", "/json-absolute": "json", "/pdf-page": "pdf",
-            "/header-page": "header"}
+            "/header-page": "header", "/object-page": "embed", "/svg-page": "svg",
+            "/cited-page": "cite", "/handler-page": "handler", "/popup-page": "handler",
+            "/ld-page": "json"}
 TYPES = {"/data.json": "application/json", "/feed.xml": "application/rss+xml",
          "/notes.txt": "text/plain", "/doc.pdf": "application/pdf",
          "/download": "application/octet-stream"}
@@ -132,11 +143,14 @@ def test_every_url_source_is_followed_and_every_reply_type_is_an_item(site, tmp_
     # not followed: a concatenated prefix, robots.txt's Disallow, an image, a destructive data
     # attribute (the safety policy), the text reply's URL is a guess but same-site: followed
     assert "/text-page" in Site.log
+    # a handler asking confirm() first (the safety policy), a handler's POST
     for never in ("/prefix", "/private", "/img/small.png", "/logo.png", "/account/delete",
-                  "/archive.zip", "/api/seen", *JSON_NEVER):  # /api/seen: a script's POST
+                  "/archive.zip", "/api/seen", *JSON_NEVER,  # /api/seen: a script's POST
+                  "/handler-confirm", "/handler-post"):
         assert never not in Site.log, never
     stats = run.stats or {}
-    assert stats.get("hiddenweb/sources/json") == 2
+    assert stats.get("hiddenweb/sources/json") == 3
+    assert stats.get("hiddenweb/sources/handler") == 2
     assert stats.get("hiddenweb/safety/links_refused", 0) >= 1
 
 
@@ -152,7 +166,8 @@ def test_url_sources_off_follows_links_only(site, tmp_path: Path):
 
 #: the sources followed with HIDDENWEB_URL_GUESSES off, JSON values among them
 DECLARED = {"/header-page", "/refresh-page", "/next-page", "/sm-index.xml", "/sm-pages.xml",
-            "/sitemap-page", "/feed-item", "/json-page", "/json-absolute"}
+            "/sitemap-page", "/feed-item", "/json-page", "/json-absolute", "/ld-page",
+            "/object-page", "/svg-page", "/handler-page", "/popup-page"}
 
 
 def test_with_guesses_off_only_declared_sources_are_followed(site, tmp_path: Path):
@@ -171,4 +186,4 @@ def test_with_guesses_off_only_declared_sources_are_followed(site, tmp_path: Pat
     # items say so; its other host, words and relative paths are not
     assert by_path["/json-page"]["source"] == by_path["/json-absolute"]["source"] == "json"
     assert not set(JSON_NEVER) & set(Site.log), sorted(set(JSON_NEVER) & set(Site.log))
-    assert (run.stats or {}).get("hiddenweb/sources/json") == 2
+    assert (run.stats or {}).get("hiddenweb/sources/json") == 3
