@@ -14,7 +14,15 @@ once:
   a single-page app's router listens on ``window`` or ``document``, not on the link, and
   loads the route's view when the hash changes) and forms with a ``javascript:`` action
   (submitted);
-  a ``<select>`` with a change handler gets one change per option (at most
+* then *delegated* clicks: a click listener on an ancestor, the document or the window (jQuery's
+  ``$(document).on("click", ".more", f)``, a framework's one listener on its root) handles the
+  clicks of elements that have none of their own. Each element a person would click under such
+  a listener is clicked once (at most :data:`MAX_DELEGATED` per page): a shown button that is
+  not a form's submit button, an element whose ``role`` acts (``button``, ``link``, ``tab``,
+  ``menuitem`` …), a link without a URL (no ``href``, ``#``), a focusable element
+  (``tabindex``), or the outermost element under a pointer cursor; not a field, nor anything
+  inside a link or a button (stat ``…/delegated``);
+* a ``<select>`` with a change handler gets one change per option (at most
   :data:`MAX_OPTIONS`), and is set back to the option it had at the end, with a change event
   (the forms are read after the events: left on its last option, a select whose change fills
   another showed that one filled, and the form was explored as an ordinary one, its child's
@@ -47,7 +55,7 @@ What it returns is HTML for the handler to append to the page: the links and for
 appeared after an event and were gone again by the end (those still there are in the DOM);
 routes and ``window.open`` URLs go to :meth:`Render.find` (URLs found, ``meta["hiddenweb_found"]``).
 
-Stats (``hiddenweb/browser/events/``): ``pages``, ``fired``, ``skipped_unsafe``,
+Stats (``hiddenweb/browser/events/``): ``pages``, ``fired``, ``delegated``, ``skipped_unsafe``,
 ``skipped_repeat``, ``retried``, ``found_links``, ``found_forms``, ``found_urls`` (routes,
 ``window.open``, navigations), ``budget_spent``, ``time_capped``, ``unsafe_aborted`` (the
 guard's).
@@ -79,6 +87,7 @@ EVENT_TYPES = ("mouseover", "mouseenter", "mousedown", "mouseup", "click", "dblc
                "mouseleave")
 QUIET = 0.06  # after an event, the page is read once none of its requests flew for this long
 MAX_OPTIONS = 8  # a select's change handler: fired for its first options
+MAX_DELEGATED = 12  # delegated clicks fired per page, within its budget
 MAX_SCAN = 5000  # elements looked at for handlers, in document order
 MAX_FORMS = 20  # forms that appeared after events, kept per page
 MAX_TEMPLATES = 1000  # URL templates whose fruitless handlers are remembered ...
@@ -115,10 +124,59 @@ LINKS_JS = """() => {
   }
   return Array.from(out);
 }"""
-# the next (element, event) not fired yet, in document order: its description, or null
-NEXT_JS = """([types, limit, options]) => {
+# whether an ancestor of ``el`` (across open shadow roots) listens to clicks: a delegated click
+DELEGATED_JS = """(el, recorded) => {
+  for (let p = el.parentNode; p; p = p.parentNode) {
+    if (p instanceof ShadowRoot) p = p.host;
+    if (!(p instanceof Element)) return false;
+    const own = recorded && recorded.get(p);
+    if ((own && own.has("click")) || typeof p.onclick === "function") return true;
+  }
+  return false;
+}"""
+# whether a person would click ``el`` for a delegated handler: shown, not a field, not inside a
+# link or button (that one is the control), not a form's submit button (the form is explored as
+# a form); a button, a role that says it acts, a script link (no href, "#"), a focusable
+# element, or the outermost element of a pointer cursor. Remembered per element.
+CLICKABLE_JS = """(el, st) => {
+  st.clickable = st.clickable || new WeakMap();
+  if (st.clickable.has(el)) return st.clickable.get(el);
+  const tag = el.tagName.toLowerCase(), attr = (n) => (el.getAttribute(n) || "").trim();
+  let yes = false;
+  if (/^(html|head|body|script|style|noscript|template|input|select|textarea|option|optgroup"""\
+    """|label|form|iframe|frame|area|br|hr|img|svg|path)$/.test(tag)) yes = false;
+  else if (el.parentElement && el.parentElement.closest("a[href], button, [role=button]")) {
+    yes = false;
+  } else if (tag === "a") yes = !/^\\s*[^#\\s]/.test(attr("href"));
+  else if (tag === "button") yes = !(el.form && (el.type || "").toLowerCase() === "submit");
+  else if (/^(button|link|tab|menuitem|menuitemcheckbox|menuitemradio|option|treeitem|switch)$"""\
+    """/.test(attr("role"))) yes = true;
+  else if (el.hasAttribute("tabindex") && el.tabIndex >= 0) yes = true;
+  else {
+    const parent = el.parentElement;
+    yes = getComputedStyle(el).cursor === "pointer"
+      && !(parent && getComputedStyle(parent).cursor === "pointer");
+  }
+  if (yes) yes = el.getClientRects().length > 0;  // shown
+  st.clickable.set(el, yes);
+  return yes;
+}"""
+# the next (element, event) not fired yet, in document order, then the next delegated click:
+# its description, or null
+NEXT_JS = """([types, limit, options, delegate]) => {
   const st = window.__hiddenwebFiring, recorded = window.__hiddenwebListeners;
   if (!st) return null;
+  const delegatedClick = """ + DELEGATED_JS + """, clickable = """ + CLICKABLE_JS + """;
+  const describe = (el, tag, type, code, href, delegated) => {
+    const attr = (name) => el.getAttribute(name) || "";
+    st.current = el;
+    return {type: type, tag: tag, href: href, code: code.slice(0, 400), delegated: delegated,
+            text: (el.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 200),
+            words: ["value", "title", "aria-label", "alt", "name", "id"].map(attr).join(" ")
+              .slice(0, 300),
+            method: attr("data-method") || attr("data-turbo-method"),
+            confirm: el.hasAttribute("data-confirm") || el.hasAttribute("data-turbo-confirm")};
+  };
   const all = (""" + ELEMENTS_JS + """)(limit), n = all.length;
   const js = (v) => /^\\s*javascript:/i.test(v || "");
   for (let i = 0; i < n; i++) {
@@ -138,18 +196,27 @@ NEXT_JS = """([types, limit, options]) => {
       for (const key of keys) {
         if (done.has(key)) continue;
         done.add(key);
-        st.current = el;
-        return {type: key, tag: tag,
-                href: js(href) || typeof el.href !== "string" ? "" : el.href,
-                code: (js(href) ? href : attr("on" + t) || (tag === "form" ? attr("action") : ""))
-                  .slice(0, 400),
-                text: (el.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 200),
-                words: ["value", "title", "aria-label", "alt", "name", "id"].map(attr).join(" ")
-                  .slice(0, 300),
-                method: attr("data-method") || attr("data-turbo-method"),
-                confirm: el.hasAttribute("data-confirm") || el.hasAttribute("data-turbo-confirm")};
+        return describe(el, tag, key,
+                        js(href) ? href : attr("on" + t) || (tag === "form" ? attr("action") : ""),
+                        js(href) || typeof el.href !== "string" ? "" : el.href, false);
       }
     }
+  }
+  // then the clicks a listener of an ancestor, the document or the window handles for its
+  // descendants (jQuery's $(document).on("click", sel, f), a framework's root listener)
+  if (!delegate) return null;
+  const roots = window.__hiddenwebRootListeners;
+  const anywhere = (roots && roots.has("click")) || typeof document.onclick === "function"
+    || typeof window.onclick === "function";
+  for (let i = 0; i < n; i++) {
+    const el = all[i];
+    const done = st.done.get(el);
+    if (done && done.has("click")) continue;
+    if (!anywhere && !delegatedClick(el, recorded)) continue;
+    if (!clickable(el, st)) continue;
+    const tag = el.tagName.toLowerCase();
+    if (done) done.add("click"); else st.done.set(el, new Set(["click"]));
+    return describe(el, tag, "click", "", "", true);
   }
   return null;
 }"""
@@ -243,14 +310,15 @@ class PageEvents:
             return self._failed(exc, page)
         fruitless, brought = self._memory(template_key(render.request.url))
         links: list[str] = []  # appeared after an event, in order
-        fired = offered = forms = 0
+        fired = offered = forms = delegated = 0
         render.firing = True
         try:
             while fired < self.budget and offered < 4 * self.budget:
                 if loop.time() >= deadline:
                     self.stats.inc_value("hiddenweb/browser/events/time_capped")
                     break
-                target = await page.evaluate(NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS])
+                target = await page.evaluate(NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS,
+                                                       delegated < MAX_DELEGATED])
                 if target is None:
                     break
                 offered += 1
@@ -271,6 +339,7 @@ class PageEvents:
                 if not await page.evaluate(FIRE_JS, target["type"]):
                     continue
                 fired += 1
+                delegated += bool(target.get("delegated"))
                 await self._quiet(page, render, max(0.0, min(self.wait, deadline - loop.time())))
                 if self.retry and render.dialogs > dialogs and urls_before >= \
                         {*render.found, *(u for _, u in render.captured)}:
@@ -303,6 +372,8 @@ class PageEvents:
         if fired:
             self.stats.inc_value("hiddenweb/browser/events/pages")
             self.stats.inc_value("hiddenweb/browser/events/fired", fired)
+        if delegated:
+            self.stats.inc_value("hiddenweb/browser/events/delegated", delegated)
         if links:
             self.stats.inc_value("hiddenweb/browser/events/found_links", len(links))
         if len(render.found) > found_before:

@@ -72,8 +72,10 @@ OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # r
 # (another navigation or window.stop() cancelled it first).
 RECORD_EVENTS_JS = """(() => {
   if (window.__hiddenwebListeners) return;
-  const listeners = new WeakMap(), routes = [], leaving = [];
+  const listeners = new WeakMap(), routes = [], leaving = [], delegates = new Set();
   Object.defineProperty(window, "__hiddenwebListeners", {value: listeners});
+  // the types the document and the window listen to: a click there may be a delegated one
+  Object.defineProperty(window, "__hiddenwebRootListeners", {value: delegates});
   Object.defineProperty(window, "__hiddenwebRoutes", {value: routes});
   Object.defineProperty(window, "__hiddenwebLeaving", {value: leaving});
   const add = EventTarget.prototype.addEventListener;
@@ -83,6 +85,8 @@ RECORD_EVENTS_JS = """(() => {
         let types = listeners.get(this);
         if (!types) { types = new Set(); listeners.set(this, types); }
         types.add(String(type).toLowerCase());
+      } else if (this === document || this === window) {
+        delegates.add(String(type).toLowerCase());
       }
     } catch (e) {}
     return add.call(this, type, listener, options);

@@ -3,7 +3,9 @@ pattern, served on 127.0.0.1 by a server that logs every request; real crawls in
 
 Every pattern page has no ``<script>`` that builds anything by itself: only a handler does, so
 the page goes to the browser for its handler alone (``needs_browser``), and what a pattern
-leads to (``/t/<pattern>``) is reached only when its event is fired. The destructive button's
+leads to (``/t/<pattern>``) is reached only when its event is fired: a handler's URL is built
+(``'/t/' + 'hover'``), as the URL sources read a literal one without a browser
+(``test_script_urls``). The destructive button's
 handler, and a neutral-looking one that fetches a logout URL, must never reach the server."""
 
 from __future__ import annotations
@@ -31,18 +33,18 @@ def _page(title: str, body: str, head: str = "") -> bytes:
             f"<body><h1>{title}</h1>{body}</body></html>").encode()
 
 
-LINK = ("var a=document.createElement('a');a.href='/t/{0}';a.textContent='{0}';"
+LINK = ("var a=document.createElement('a');a.href='/t/' + '{0}';a.textContent='{0}';"
         "document.body.appendChild(a)")
 PAGES = {
     # onclick on a button outside any form appends a link
     "click": _page("Click", '<input type="button" value="Show more" onclick="'
                    + LINK.format("click") + '">'),
     # onmouseover opens a window
-    "hover": _page("Hover", "<div onmouseover=\"window.open('/t/hover', 'w')\">Over me</div>"),
+    "hover": _page("Hover", "<div onmouseover=\"window.open('/t/' + 'hover', 'w')\">Over me</div>"),
     # a javascript: link that sets location
-    "jslink": _page("Script link", "<a href=\"javascript:location='/t/jslink'\">Go there</a>"),
+    "jslink": _page("Script link", "<a href=\"javascript:location='/t/' + 'jslink'\">Go there</a>"),
     # a History-API route: the document stays, the URL is a page of the site
-    "push": _page("Route", "<button onclick=\"history.pushState({}, '', '/t/push')\">Next"
+    "push": _page("Route", "<button onclick=\"history.pushState({}, '', '/t/' + 'push')\">Next"
                   "</button>"),
     # a listener added with addEventListener fetches JSON and inserts a link it builds
     "listener": _page("Listener", '<button id="b">Load</button><div id="c"></div>', (
@@ -63,9 +65,9 @@ PAGES = {
                     "<span onclick=\"fetch('/lo' + 'gout')\">Menu</span>"),
     # a handler that sets out to load a page and stops it at once, and one that sets out to
     # load two, the first cancelled by the second: the guard never sees the first requests
-    "stopped": _page("Stopped", "<span onclick=\"location.href='/t/stopped'; window.stop()\">"
-                     "Go</span><p onmousedown=\"location='/t/first'; location='/t/second'\">"
-                     "There</p>"),
+    "stopped": _page("Stopped", "<span onclick=\"location.href='/t/' + 'stopped';"
+                     " window.stop()\">Go</span><p onmousedown=\"location='/t/' + 'first';"
+                     " location='/t/' + 'second'\">There</p>"),
     # a hash-routed page: the app loads a route's view when the hash changes (a listener on
     # window, none on the links); a route whose path is a logout is never taken
     "route": _page("Routes", '<nav><a href="#/alpha">Alpha</a> <a href="#!/beta">Beta</a>'
@@ -77,6 +79,27 @@ PAGES = {
                        " fetch('/route/' + r).then(function (x) { return x.text(); })"
                        ".then(function (t) { document.getElementById('view').innerHTML = t; });"
                        " });</script>")),
+    # one listener on the app's root handles its items' clicks (a framework's delegation):
+    # none of them has a handler of its own; a plain span and a destructive button are never
+    # clicked
+    "delegated": _page("Delegated", (
+        '<div id="app"><div role="button" data-go="alpha">Alpha</div>'
+        '<span class="card" data-go="beta">Beta <b>card</b></span>'
+        '<button type="button" data-go="gamma">Gamma</button>'
+        '<span data-go="plain">Plain words</span>'
+        '<button type="button" data-go="wipe">Delete all</button></div><div id="out"></div>'), (
+        "<style>.card { cursor: pointer }</style>"
+        "<script>window.addEventListener('DOMContentLoaded', function () {"
+        " document.getElementById('app').addEventListener('click', function (e) {"
+        "  var t = e.target.closest('[data-go]'); if (!t) return;"
+        "  fetch('/api/go/' + t.dataset.go).then(function (r) { return r.text(); })"
+        "  .then(function (x) { var a = document.createElement('a'); a.href = '/t/' + x;"
+        "   a.textContent = x; document.getElementById('out').appendChild(a); }); }); });"
+        "</script>")),
+    # jQuery's $(document).on("click", "a.more", f): the listener is on the document
+    "docdelegated": _page("Document delegation", '<a class="more">More news</a>', (
+        "<script>document.addEventListener('click', function (e) {"
+        " if (e.target.matches('a.more')) location.href = '/t/' + 'docmore'; });</script>")),
     # every click adds another button like itself and a link: bounded by the budget
     "endless": _page("Endless", '<div id="r"></div>', (
         "<script>var n = 0; function grow() { n++;"
@@ -90,7 +113,9 @@ PAGES = {
 }
 HOME = _page("Home", "".join(f'<a href="/p/{name}">{name}</a> ' for name in PAGES))
 REACHED = ["/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener", "/t/stopped",
-           "/t/first", "/t/second", "/route/alpha", "/route/beta", "/t/beta"]
+           "/t/first", "/t/second", "/route/alpha", "/route/beta", "/t/beta",
+           "/api/go/alpha", "/api/go/beta", "/api/go/gamma", "/t/alpha", "/t/gamma",
+           "/t/docmore"]
 
 
 class Site(SiteHandler):
@@ -106,6 +131,8 @@ class Site(SiteHandler):
         if parts.path.startswith("/route/") and len(parts.path) > len("/route/"):
             name = parts.path.rsplit("/", 1)[-1]
             return self._send(f'<p>{name}</p><a href="/t/{name}">{name} more</a>'.encode())
+        if parts.path.startswith("/api/go/"):
+            return self._send(parts.path.rsplit("/", 1)[-1].encode(), "text/plain")
         if parts.path == "/api/slug":
             return self._send(b'{"slug": "listener"}', "application/json")
         if parts.path in ("/robots.txt", "/sitemap.xml"):
@@ -142,8 +169,8 @@ def test_fired_events_reach_what_they_lead_to_and_nothing_unsafe(site, tmp_path)
     # the form shown between two events was read and submitted with the page's values
     assert any(path.startswith("/t/form?k=") for _, path in Site.log), Site.log
     # never fired: neither the destructive button's requests nor the logout fetch were sent
-    assert not {"/api/mark", "/t/danger", "/logout", "/route/account/logout"} & asked, \
-        sorted(asked)
+    assert not {"/api/mark", "/t/danger", "/logout", "/route/account/logout",
+                "/api/go/wipe", "/api/go/plain"} & asked, sorted(asked)
     stats = run.stats or {}
     assert stats.get("hiddenweb/browser/events/skipped_unsafe", 0) >= 1
     assert stats.get("hiddenweb/browser/events/unsafe_aborted", 0) >= 1
@@ -152,6 +179,8 @@ def test_fired_events_reach_what_they_lead_to_and_nothing_unsafe(site, tmp_path)
     assert 1 <= len(grown) <= BUDGET, sorted(grown)
     by_path = {urlsplit(i["url"]).path: i for i in run.items}
     assert by_path["/t/push"]["source"] == "navigation"
+    # the delegated clicks: alpha, beta, gamma and the document's "More news"
+    assert stats.get("hiddenweb/browser/events/delegated", 0) >= 4
 
 
 def test_events_off_fire_nothing(site, tmp_path):
@@ -160,7 +189,7 @@ def test_events_off_fire_nothing(site, tmp_path):
     asked = {urlsplit(path).path for _, path in Site.log}
     assert "/p/click" in asked
     assert not {"/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener",
-                "/route/alpha", "/route/beta"} & asked
+                "/route/alpha", "/route/beta", "/api/go/alpha", "/t/docmore"} & asked, sorted(asked)
     assert not (run.stats or {}).get("hiddenweb/browser/events/fired")
 
 
