@@ -40,8 +40,9 @@ attr          yes        any other attribute whose value is an absolute same-sit
                          (``<option value="http://…">``, ``content``)
 script        yes        quoted strings in inline and external scripts that are same-site URLs
                          or paths (``"/x"``, ``"./x"``, ``"../x"``), not concatenated
-                         (``"/a?id=" + id`` is skipped), not a template; the page's own
-                         same-site scripts
+                         (``"/a?id=" + id`` is skipped), not a template; relative ones too
+                         where a script navigates (``location.href = "view.php?id=3"``,
+                         ``window.open("help.html")``); the page's own same-site scripts
 comment       yes        URLs and paths in HTML comments
 text          yes        absolute same-site URLs in plain text
 pdf           yes        ``/URI (…)`` link annotations of a PDF
@@ -424,14 +425,29 @@ _WRITE_BEFORE = re.compile(r"""(?:\.(?:post|put|delete|patch)\s*\(|open\(\s*["']
                            r"""delete|patch)["']\s*,)\s*$""", re.I)
 
 
+#: a quoted relative URL a script navigates to or loads (``location.href = "view.php?id=3"``,
+#: ``window.open('help.html')``, ``a.href = 'list?page=2'``, ``form.action = "next"``): a
+#: sink that only takes a URL makes any string one, also without a leading ``/``; not
+#: ``xhr.open("GET", …)`` (its first argument is a method)
+_SINK = re.compile(r"""(?:\blocation(?:\.href)?\s*=|\blocation\.(?:assign|replace)\s*\(|"""
+                   r"""(?:\bwindow\.|(?<![\w.$]))open\s*\(|\.(?:href|src|action)\s*=)"""
+                   r"""\s*(?P<q>["'])(?P<s>[\w\-.~%/?=&;:+,!@]+)(?P=q)(?!\s*\+)""")
+
+
 def script_urls(text: str) -> list[str]:
     """Quoted same-shape URLs of a script: ``"/catalog/2"``, ``'../page.php'``, ``"http://…"``;
     not a string concatenated with ``+`` (a prefix: ``"/item?id=" + id``), nor one that ends
     a query (``?x=``), nor a template literal with ``${``, nor the URL of a write (``fetch(u,
     {method: "POST"})``, ``xhr.open("DELETE", u)``, ``$.post(u)``: sent by GET it could
     still change something), nor quotes inside a regex literal (``s.replace(/"/g, "&quot;")``
-    is no string ``"/g, "``: its opening quote follows a ``/``)."""
-    out = []
+    is no string ``"/g, "``: its opening quote follows a ``/``); and a relative URL given to
+    a navigation sink (:data:`_SINK`: ``location.href = "view.php?id=3"``)."""
+    found: list[tuple[int, str]] = []
+    for m in _SINK.finditer(text):
+        s = m.group("s")
+        if len(s) <= 300 and not s.endswith(("=", "?", "&")) and "..." not in s \
+                and not _ROUTE_PARAM.search("/" + s):
+            found.append((m.start("q"), s))
     for m in _STRING.finditer(text):
         s = m.group("s").replace("\\/", "/")
         if m.group("before") or m.group("after") or s.endswith(("=", "?", "&")):
@@ -442,6 +458,10 @@ def script_urls(text: str) -> list[str]:
                 or _WRITE_BEFORE.search(text[max(0, m.start("q") - 40):m.start("q")]):
             continue
         if _path_like(s):
+            found.append((m.start("q"), s))
+    out: list[str] = []
+    for _, s in sorted(found):
+        if s not in out:
             out.append(s)
     return out
 

@@ -20,6 +20,16 @@ def test_paths_a_script_names_are_guessed():
                                    "http://127.0.0.1:8080/api/items"]
 
 
+def test_a_relative_url_given_to_a_navigation_sink_is_a_url():
+    """Without a leading ``/`` a string is a URL only where a script navigates or loads it;
+    ``xhr.open("GET", …)``'s method, a prefix and ``String.replace`` are not."""
+    script = ("location.href = 'view.php?id=3'; window.open('help.html', 'w');"
+              " xhr.open('GET', 'api/x'); a.href = 'list?page=' + n; s.replace('a', 'b');"
+              " document.forms[0].action = 'next'; location.replace(\"done.html\");"
+              " var word = 'plain'; el.href = 'javascript:void(0)'; location.href = '#top';")
+    assert script_urls(script) == ["view.php?id=3", "help.html", "next", "done.html"]
+
+
 def test_quotes_inside_a_regex_literal_are_no_string():
     minified = ('a.replace(/"/g,"&quot;")+\'"\';c.replace(/`/g,"@QM@");'
                 'Yn(/\'/g,"&#39;");var p = "/real-path";')
