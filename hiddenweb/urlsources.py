@@ -18,8 +18,9 @@ alternate     yes        any other ``<link href>`` but stylesheets, icons, prelo
 embed                    ``<object data>``, ``<embed src>``: what the browser loads into the page
 svg                      ``xlink:href`` of an SVG ``<a>`` (the link extractor reads ``href``)
 handler                  quoted URLs in click code: ``on*`` attributes (``onclick="location=
-                         '/x'"``), ``javascript:`` hrefs and actions, read as a script's
-                         (below); code that asks ``confirm(…)`` is marked ``data-confirm``
+                         '/x'"``) and ``javascript:`` links, read as a script's (below); not a
+                         form's ``onsubmit`` or ``javascript:`` action (its submission); code
+                         that asks ``confirm(…)`` is marked ``data-confirm``
 sitemap                  ``<loc>`` of a sitemap or a sitemap index (XML, also gzipped)
 robots                   robots.txt's ``Sitemap:`` lines
 xml                      a feed's or any XML document's same-site URLs (``<link>``, ``href``)
@@ -345,11 +346,13 @@ _CITED = "//@cite | //img/@longdesc | //frame/@longdesc | //iframe/@longdesc"
 #: an anchor whose URL is in SVG's ``xlink:href`` (HTML's parser keeps the prefixed name),
 #: which the link extractor's ``href`` does not read
 _SVG_LINKS = etree.XPath("//*[local-name()='a']/@*[name()='xlink:href']")
-#: code a click runs: ``on*`` handler attributes and ``javascript:`` URLs
-_HANDLERS = etree.XPath("//@*[starts-with(name(), 'on')]"
-                        " | //@href[starts-with(normalize-space(.), 'javascript:')]"
-                        " | //@action[starts-with(normalize-space(.), 'javascript:')]"
-                        " | //@formaction[starts-with(normalize-space(.), 'javascript:')]")
+#: code a click runs: ``on*`` handler attributes and ``javascript:`` links; not a form's
+#: ``onsubmit`` or ``javascript:`` action (``action="javascript:f.action='/x'; f.submit()"``):
+#: that is the form's submission, which the safety policy judges as a form (the browser
+#: submits it, :mod:`hiddenweb.browser.events`), not a link to its URL
+_HANDLERS = etree.XPath("//@*[starts-with(name(), 'on')][not(name() = 'onsubmit')]"
+                        " | //a/@href[starts-with(normalize-space(.), 'javascript:')]"
+                        " | //area/@href[starts-with(normalize-space(.), 'javascript:')]")
 _CONFIRM = re.compile(r"""\bconfirm\s*\(\s*(?:(["'])(.*?)\1)?""", re.S)
 
 

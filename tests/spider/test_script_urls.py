@@ -51,17 +51,18 @@ def handler_found(body: str) -> list[tuple[str, str, str, dict[str, str]]]:
 
 def test_click_code_names_urls_as_a_script_does():
     """``on*`` attributes and ``javascript:`` URLs are read as script: the URLs a click opens,
-    labelled with the element's text; a prefix, a write and another host are not."""
+    labelled with the element's text; a prefix, a write and another host are not, nor a
+    form's ``javascript:`` action or ``onsubmit`` (its submission, judged as a form's)."""
     found = handler_found(
         '<tr onclick="document.location = \'/rows/7\'"><td>Row</td><td>seven</td></tr>'
         '<a href="javascript:openWindow(\'../popup.html\', 300)">Show popup</a>'
-        '<form action="javascript:go(\'/search\')"><input name=q></form>'
+        '<form action="javascript:go(\'/search\')" onsubmit="go(\'/find\')">'
+        '<input name=q></form>'
         '<div onmouseover="load(\'/item?id=\' + id)">prefix</div>'
         '<span onclick="$.post(\'/vote\', {up: 1})">Vote</span>'
         '<img onclick="location=\'http://example.org/elsewhere\'" alt="off">')
     assert found == [("/rows/7", "handler", "Row seven", {}),
-                     ("/popup.html", "handler", "Show popup", {}),
-                     ("/search", "handler", "", {})]
+                     ("/popup.html", "handler", "Show popup", {})]
 
 
 def test_click_code_that_asks_first_is_marked_and_refused():
