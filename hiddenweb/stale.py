@@ -73,14 +73,7 @@ once; the DLA scheduler's ``serve_first`` lifts the groups that hold them; stat
 :data:`LIFT_LOOK` of its requests at most: the pages read then say whether it is still fresh
 (a kind of media or downloads shows no page: without the bound a DokuWiki crawl waited on
 its ``/lib/exe/*`` requests to its page cap). A scheduler that does not answer the signal
-changes nothing. Then, when no such kind waits, requests may still wait of a *variety* of
-page no page of which was read (:func:`page_variety`: a kind and its query's keys, not their
-values; a front controller serves all its pages as one kind, ``/doku.php``, and a wiki's
-crawl closed stale on 100 of its search's answers with its index's namespace pages,
-``doku.php?id&idx``, queued and never read: it lost 42 of 108 pages): the scheduler is asked
-to serve them first, each variety once (:data:`MAX_PROBES` at most; stat
-``hiddenweb/stale/probed``), and the rule waits until one request of each was downloaded; a
-fresh one breaks the run. Nor does the rule close while an *awaited read* (meta
+changes nothing. Nor does the rule close while an *awaited read* (meta
 :data:`~hiddenweb.pagetext.AWAITED_META`: a page's browser render, a new form's first
 submissions) is in flight (it reached the downloader, and was not read and did not fail yet),
 for :data:`AWAIT_SECONDS` at most after the limit: what it shows is not known, and once the
@@ -113,8 +106,7 @@ Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_
 ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
 ``hiddenweb/stale/answers_lifted`` (a new form's queued first submissions served first),
 ``hiddenweb/stale/rechecks`` (pages asked for again), ``hiddenweb/stale/lifted`` (kinds the
-scheduler was asked to serve first), ``hiddenweb/stale/probed`` (varieties never read, served
-first), ``hiddenweb/stale/held`` (holds for awaited reads).
+scheduler was asked to serve first), ``hiddenweb/stale/held`` (holds for awaited reads).
 """
 
 from __future__ import annotations
@@ -125,7 +117,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
@@ -151,8 +142,6 @@ MAX_QUEUED_ANSWERS = 10_000  # a new form's queued first submissions kept track 
 #: requests of a kind served first that are waited for, at most: what they show then decides
 #: (a kind whose requests are binary, media or downloads, shows no page to judge it by)
 LIFT_LOOK = 10
-#: kinds of page never read whose waiting requests are served first, each once, before a close
-MAX_PROBES = 20
 #: seconds the rule waits, at most, for awaited reads (a render: Chromium's navigation timeout,
 #: ``HIDDENWEB_BROWSER_TIMEOUT``, 20 s, and its events) once it would close
 AWAIT_SECONDS = 30.0
@@ -181,19 +170,6 @@ def page_kind(url: str) -> str:
     key = template_key(url)
     head, _, _ = key.rpartition("/")
     return f"{head}/*" if "/" in head else key
-
-
-MAX_KIND_KEYS = 8  # query keys that name a variety of a kind, at most
-
-
-def page_variety(url: str) -> str:
-    """:func:`page_kind` with the names of the query's keys, not their values
-    (``/doku.php?id=start&idx=wiki`` → ``/doku.php?id&idx``): a front controller's kinds of
-    page, a namespace index beside a search's answers, are told apart by their keys alone."""
-    kind = page_kind(url)
-    query = url.partition("?")[2].partition("#")[0]
-    names = sorted({name for name, _ in parse_qsl(query, keep_blank_values=True)})
-    return kind + "?" + "&".join(names[:MAX_KIND_KEYS]) if names else kind
 
 
 FORM_KIND = "form "  # the kind of a form's answers: this, then its endpoint
@@ -302,11 +278,6 @@ class CloseWhenStale:
         self.form_urls: dict[str, str] = {}  # a form's submission's URL → its kind
         self.deferred = False
         self.lifted: dict[str, int] = {}  # kinds asked to be served first → downloads since
-        #: varieties of page (:func:`page_variety`) read, and those with requests waiting
-        self.varieties: set[str] = set()
-        self.waiting_varieties: dict[str, int] = {}
-        #: varieties never read, served first to read one of each → downloads since
-        self.probed: dict[str, int] = {}
         #: a form's answer judged new by its explorer is fresh with no new word (lab knob)
         self.answer_verdict = False
         #: awaited reads (AWAITED_META) in flight: reached the downloader, not read or failed yet
@@ -385,9 +356,6 @@ class CloseWhenStale:
             kind: str | None = request_kind(request)
         else:
             kind = page_kind(url) if url is not None else None
-        if url is not None and len(self.varieties) < MAX_KINDS \
-                and not (kind or "").startswith(FORM_KIND):
-            self.varieties.add(page_variety(url))
         if kind is not None and len(self.kinds) < MAX_KINDS:
             counts = self.kinds.setdefault(kind, [0, 0, 0])
             counts[0] += 1
@@ -426,8 +394,6 @@ class CloseWhenStale:
                 waiting.insert(0, f"{len(self.queued_answers)} new forms' first answers queued")
             if not waiting and self.run < 2 * self.window:
                 waiting = self._serve_starved()
-            if not waiting and self.run < 2 * self.window:
-                waiting = self._probe_unread()
             if waiting:
                 if not self.deferred:
                     self.deferred = True
@@ -499,19 +465,6 @@ class CloseWhenStale:
             self.form_urls[request.url] = kind  # how the scheduler is asked to serve it
         if kind in self.waiting or len(self.waiting) < MAX_KINDS:
             self.waiting[kind] = self.waiting.get(kind, 0) + 1
-        variety = self._variety(request, kind)
-        if variety is not None and (variety in self.waiting_varieties
-                                    or len(self.waiting_varieties) < MAX_KINDS):
-            self.waiting_varieties[variety] = self.waiting_varieties.get(variety, 0) + 1
-
-    @staticmethod
-    def _variety(request: Request, kind: str) -> str | None:
-        """The variety of page of ``request`` (:func:`page_variety`); None for a form's
-        submission or an awaited read (a render, a new form's first answer: waited for as
-        such)."""
-        if kind.startswith(FORM_KIND) or request.meta.get(AWAITED_META):
-            return None
-        return page_variety(request.url)
 
     def _kind(self, request: Request) -> str:
         """:func:`request_kind`, or with lab knob ``stale_form_kinds`` off :func:`page_kind`."""
@@ -611,11 +564,6 @@ class CloseWhenStale:
             self.waiting[kind] -= 1
         if kind in self.lifted:
             self.lifted[kind] += 1
-        variety = self._variety(request, kind)
-        if variety is not None and self.waiting_varieties.get(variety, 0) > 0:
-            self.waiting_varieties[variety] -= 1
-        if variety in self.probed:
-            self.probed[variety] += 1
 
     def _hold(self) -> None:
         """Send no more requests while the awaited reads in flight are out (Scrapy's
@@ -672,38 +620,7 @@ class CloseWhenStale:
         read among the last ``window`` pages) or that it was asked to serve first (until
         :data:`LIFT_LOOK` of their requests were downloaded)."""
         return [kind for _, kind, recent in self._mostly_fresh_waiting()
-                if recent or self.lifted.get(kind, LIFT_LOOK) < LIFT_LOOK] + [
-            variety for variety, downloaded in sorted(self.probed.items())  # until one was
-            if not downloaded and variety not in self.varieties  # downloaded
-            and self.waiting_varieties.get(variety, 0) > 0]
-
-    def _probe_unread(self) -> list[str]:
-        """Varieties of page (:func:`page_variety`: a kind and its query's keys) no page of
-        which was read, whose requests wait: a wiki's crawl closed stale on its search's
-        answers, 100 in a row, with its index's namespace pages (``doku.php?id&idx``, of one
-        kind with the answers, ``doku.php``) queued and never read, and lost 42 of its 108
-        pages. The scheduler is asked to serve them first, each variety once
-        (:data:`MAX_PROBES` at most, the most waiting first; not a form's answers, waited for
-        as a new form's first answers); the varieties it lifted, for the rule to wait for
-        until one request of each was downloaded. A fresh page among them breaks the run;
-        else the crawl closes at the next stale page (stat ``hiddenweb/stale/probed``)."""
-        unread = [variety for _, variety in sorted(
-            ((n, variety) for variety, n in self.waiting_varieties.items()
-             if n > 0 and variety not in self.varieties and variety not in self.probed),
-            reverse=True)][:MAX_PROBES]
-        if not unread:
-            return []
-        self.probed.update(dict.fromkeys(unread, 0))
-        wanted = set(unread)
-        if not self._sum_of(self.crawler.signals.send_catch_log(
-                hw_signals.serve_first_wanted, wanted=lambda url: page_variety(url) in wanted)):
-            for variety in unread:  # the scheduler cannot: not waited for
-                self.probed[variety] = 1
-            return []
-        self.crawler.stats.inc_value("hiddenweb/stale/probed", len(unread))
-        logger.info("Requests wait of kinds of page the crawl has not read (%s): serving them "
-                    "first before it may close stale", ", ".join(sorted(unread)[:3]))
-        return sorted(unread)
+                if recent or self.lifted.get(kind, LIFT_LOOK) < LIFT_LOOK]
 
     def _serve_starved(self) -> list[str]:
         """Kinds of page that were mostly fresh and whose requests wait, none read lately:

@@ -22,7 +22,6 @@ from hiddenweb.stale import (
     LIFT_LOOK,
     CloseWhenStale,
     page_kind,
-    page_variety,
     request_kind,
     words_of,
 )
@@ -299,14 +298,7 @@ def test_requests_of_a_fresh_kind_the_scheduler_kept_back_are_served_before_the_
     assert served.url == f"{SITE}/wiki/Macros"
     rule.request_gone(served, spider)
     rule.page_read(["Start page", "Timeline"], set(), spider, url=served.url)  # not fresh
-    # nothing of a fresh kind waits now, but the day pages' kind (/timeline/*: the pages read
-    # were /timeline?d=N) was never read: one of them is served first and read before the close
-    assert not closed and crawler.stats.get_value("hiddenweb/stale/probed") == 1
-    served = scheduler.next_request()
-    assert served.url.startswith(f"{SITE}/timeline/")
-    rule.request_gone(served, spider)
-    rule.page_read(["Timeline"], set(), spider, url=served.url)
-    assert closed == ["hiddenweb_stale"]  # it was stale: no kind of page waits unread now
+    assert closed == ["hiddenweb_stale"]  # nothing of a fresh kind waits now
 
 
 @pytest.mark.parametrize("form_kinds", [True, False])
@@ -356,43 +348,6 @@ def test_a_forms_answers_are_a_kind_of_their_own_and_its_queued_submissions_are_
     for n in range(3, 6):
         rule.page_read(["cars table", "Vega database"], set(), spider, url=f"{SITE}/db/cars?p={n}")
     assert closed == ["hiddenweb_stale"]
-
-
-def test_kinds_of_page_never_read_are_served_and_read_once_before_the_close():
-    """A wiki's one script serves every page (``/doku?…``, one kind), and its search's answers,
-    read by the dozen, made that kind stale. At the limit, requests wait of varieties of page
-    (a kind and its query's keys) no page of which was read: the namespace index
-    (``/doku?id&idx``) and a media list. Each variety is served first once; the index page is
-    fresh and breaks the run; once one of each was read, the crawl closes at the limit."""
-    scheduler, rule, closed = _rule_beside_a_dla_scheduler()
-    crawler, spider = scheduler.crawler, scheduler.crawler.spider
-    assert page_variety(f"{SITE}/doku?id=start&idx=wiki") == "ex.org/doku?id&idx"
-    assert page_kind(f"{SITE}/doku?id=start&idx=wiki") == "ex.org/doku"
-    rule.page_read(["Start page", "Search"], set(), spider, url=f"{SITE}/doku?id=start")
-    waiting = [link("/doku?id=start", "/doku?id=start&idx=wiki"),
-               link("/doku?id=start", "/doku?id=start&idx=licenses"),
-               link("/doku?id=start", "/media/list")]
-    for request in waiting:
-        scheduler.enqueue_request(request)
-        rule.request_scheduled(request, spider)
-    for n in range(3):  # answers of the search: a new URL each, no new word
-        rule.page_read(["Start page", "Search"], set(), spider, url=f"{SITE}/doku?do=search&q={n}")
-    assert not closed and crawler.stats.get_value("hiddenweb/stale/probed") == 2
-    read = []
-    while not closed and len(read) < 3:
-        served = scheduler.next_request()
-        read.append(served.url)
-        rule.request_gone(served, spider)
-        fresh = "idx=wiki" in served.url  # the index shows pages no page named
-        rule.page_read(["Wiki namespace", "syntax page"] if fresh else ["Start page"], set(),
-                       spider, url=served.url)
-        if fresh:
-            assert rule.run == 0
-    assert not closed and sorted(read) == sorted(r.url for r in waiting)
-    for n in range(3, 6):  # stale again: every variety waiting was read once
-        rule.page_read(["Start page"], set(), spider, url=f"{SITE}/doku?do=search&q={n}")
-    assert closed == ["hiddenweb_stale"]
-    assert crawler.stats.get_value("hiddenweb/stale/probed") == 2
 
 
 def test_a_kind_served_first_is_waited_for_a_few_of_its_requests_at_most():
