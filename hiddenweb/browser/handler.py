@@ -268,9 +268,12 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         # and stops waiting when the page's own navigation stopped its parser
         meta["playwright_page_goto_kwargs"] = {
             **(saved.get("playwright_page_goto_kwargs") or {}), "wait_until": "commit"}
+        if page is not None and self.hw.same_document \
+                and not await self._blank(page):  # idle with its document: unloaded first
+            self.stats.inc_value("hiddenweb/browser/blank_failed")
+            await self._close_page(page)
+            page = None
         if page is not None:
-            if self.hw.same_document:  # idle with its document: unloaded before the new one
-                await self._blank(page)
             meta["playwright_page"] = page
             self.stats.inc_value("hiddenweb/browser/pages_reused")
         meta.setdefault("playwright_context_kwargs", CONTEXT_KWARGS)

@@ -12,8 +12,10 @@ Mixed into :class:`~hiddenweb.browser.handler.BrowserHandler`. Contract:
   a save the guard refused), and a request one of them made while scrapy-playwright swapped
   the page's routes for its next navigation, or while the page closed, went out unguarded
   (a TiddlyWiki crawl sent its syncer's PUT as it closed; ``hiddenweb/browser/pages_blanked``).
-  With the lab knob ``browser_same_document`` a page waits idle with its document (a later
-  render may write into it) and is unloaded before a navigation reuses it instead;
+  A page whose document did not unload (a timeout on a loaded machine) is closed, not pooled
+  (``…/blank_failed``). With the lab knob ``browser_same_document`` a page waits idle with its
+  document (a later render may write into it) and is unloaded before a navigation reuses it
+  instead (one that does not unload is closed and a new page opened);
 * every Chromium a page lives in is noted once: the first is ``hiddenweb/browser/launched``,
   every later one a relaunch (``…/relaunches``, logged); a disconnect is logged with the
   browser requests in flight (the handler tries each again on the relaunched one), and
@@ -51,11 +53,14 @@ class PagePool:
     async def _release(self, page: Any, ok: bool) -> None:
         uses = self._uses.get(page, 0) + 1
         if ok and not page.is_closed() and uses < self.hw.page_reuse:
-            self._uses[page] = uses
-            if not self.hw.same_document:  # (it may be written into, document and all)
-                await self._blank(page)
-            self._idle.append(page)
-            return
+            # (with same_document it may be written into, document and all: unloaded later)
+            if self.hw.same_document or await self._blank(page):
+                self._uses[page] = uses
+                self._idle.append(page)
+                return
+            # its document did not unload: its scripts would run on while scrapy-playwright
+            # swaps the page's routes for the next navigation, unguarded
+            self.stats.inc_value("hiddenweb/browser/blank_failed")
         self._uses.pop(page, None)
         await self._close_page(page)
 
@@ -79,17 +84,21 @@ class PagePool:
         except (TimeoutError, PlaywrightError):
             logger.warning("The browser context did not close either: left to the browser")
 
-    async def _blank(self, page: Any) -> None:
+    async def _blank(self, page: Any) -> bool:
         """Unload ``page``'s document (``about:blank``) while the guard aborts what it asks
         (no render is on the page): no script of it runs on after this (the module
-        docstring). Bounded by ``CLOSE_TIMEOUT``; a page that does not go is closed anyway."""
+        docstring). Bounded by ``CLOSE_TIMEOUT``; whether the document is gone (a page whose
+        document stays is closed, never pooled: ``hiddenweb/browser/blank_failed``)."""
         if page.is_closed() or page.url == "about:blank":
-            return
+            return True
         try:
             await asyncio.wait_for(page.goto("about:blank"), CLOSE_TIMEOUT)
-            self.stats.inc_value("hiddenweb/browser/pages_blanked")
-        except (TimeoutError, PlaywrightError):
-            pass
+        except (TimeoutError, PlaywrightError) as exc:
+            logger.debug("A page's document did not unload (%s): %s", page.url,
+                         str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+            return False
+        self.stats.inc_value("hiddenweb/browser/pages_blanked")
+        return page.is_closed() or page.url == "about:blank"
 
     # -- the browser ------------------------------------------------------------------------
     def _note_browser(self, page: Any) -> None:

@@ -79,3 +79,44 @@ def test_a_page_that_keeps_retrying_a_write_sends_none_while_its_page_is_reused_
     assert len({p for m, p, _ in site.log if p.startswith("/note/")}) == 11  # every page read
     assert run.stats["hiddenweb/browser/writes_aborted"] >= 12
     assert run.stats.get("hiddenweb/browser/pages_reused", 0) >= 1
+
+
+def test_a_page_whose_document_does_not_unload_is_closed_not_pooled():
+    """The pool's contract behind the test above: a page goes back to the pool only once its
+    document is unloaded (``about:blank``); one whose unload failed or timed out is closed, as
+    its scripts would run on, unguarded, while scrapy-playwright swaps its routes."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    from scrapy.statscollectors import MemoryStatsCollector
+    from scrapy.utils.test import get_crawler
+
+    from hiddenweb.browser.pool import PagePool
+
+    class Page:
+        def __init__(self, unloads: bool) -> None:
+            self.url, self.unloads, self.closed = "http://127.0.0.1:1/note/9", unloads, False
+
+        def is_closed(self) -> bool:
+            return self.closed
+
+        async def goto(self, url: str) -> None:
+            if not self.unloads:
+                raise TimeoutError
+            self.url = url
+
+        async def close(self) -> None:
+            self.closed = True
+
+    pool = PagePool()
+    pool.stats = MemoryStatsCollector(get_crawler())
+    pool.hw = SimpleNamespace(page_reuse=5, same_document=False)
+    pool._uses, pool._idle = {}, []
+    good, stuck = Page(unloads=True), Page(unloads=False)
+    with ThreadPoolExecutor(1) as thread:  # its own event loop: the test run has one
+        for page in (good, stuck):
+            thread.submit(asyncio.run, pool._release(page, ok=True)).result()
+    assert pool._idle == [good] and good.url == "about:blank" and not good.closed
+    assert stuck.closed and stuck not in pool._idle
+    assert pool.stats.get_value("hiddenweb/browser/blank_failed") == 1
