@@ -75,7 +75,7 @@ from lxml import etree
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
-from hiddenweb.pagetext import TEXTS
+from hiddenweb.pagetext import TEXTS, compiled, tree
 
 MAX_PER_REPLY = 500
 MAX_BODY = 5_000_000  # bytes of a reply read for URLs (a sitemap may be 50 MB: its head only)
@@ -267,7 +267,7 @@ def html_urls(response: TextResponse) -> Iterator[Found]:
     """What an HTML page names besides its anchors (see the module docstring's table)."""
     try:
         sel = response.selector
-        sel.xpath("/*")
+        root = tree(sel)  # ValueError: not markup
     except (ValueError, AttributeError):
         return
     base = sel.xpath("//base/@href").get()
@@ -310,12 +310,11 @@ def html_urls(response: TextResponse) -> Iterator[Found]:
             if label is None:
                 label = _label(element)
             yield Found(_based(value, base), source, label, marks)
-    for url in sel.xpath(_EMBEDDED).getall():
+    for url in _EMBEDDED(root):
         yield Found(_based(url.strip(), base), "embed")
-    for url in sel.xpath(_CITED).getall():
+    for url in _CITED(root):
         yield Found(_based(url.strip(), base), "cite")
-    if isinstance(sel.root, etree._Element):
-        yield from handler_urls(sel.root, base)
+    yield from handler_urls(root, base)
     for script in sel.xpath("//script"):
         src = script.attrib.get("src")
         kind = (script.attrib.get("type") or "").lower()
@@ -340,19 +339,21 @@ _SCRIPT_TYPES = ("", "text/javascript", "application/javascript", "module", "tex
 #: import map, speculation rules): their same-site URL values, as a JSON reply's
 _DATA_SCRIPT_TYPES = ("importmap", "speculationrules")
 #: what a browser loads into the page as it is shown (a plugin's or a nested document's URL)
-_EMBEDDED = "//object/@data | //embed/@src"
+_EMBEDDED = compiled("//object/@data | //embed/@src")
 #: where a quote or an edit came from, a long description's page: declared, never shown
-_CITED = "//@cite | //img/@longdesc | //frame/@longdesc | //iframe/@longdesc"
+_CITED = compiled("//@cite | //img/@longdesc | //frame/@longdesc | //iframe/@longdesc")
 #: an anchor whose URL is in SVG's ``xlink:href`` (HTML's parser keeps the prefixed name),
 #: which the link extractor's ``href`` does not read
 _SVG_LINKS = etree.XPath("//*[local-name()='a']/@*[name()='xlink:href']")
 #: code a click runs: ``on*`` handler attributes and ``javascript:`` links; not a form's
 #: ``onsubmit`` or ``javascript:`` action (``action="javascript:f.action='/x'; f.submit()"``):
 #: that is the form's submission, which the safety policy judges as a form (the browser
-#: submits it, :mod:`hiddenweb.browser.events`), not a link to its URL
-_HANDLERS = etree.XPath("//@*[starts-with(name(), 'on')][not(name() = 'onsubmit')]"
-                        " | //a/@href[starts-with(normalize-space(.), 'javascript:')]"
-                        " | //area/@href[starts-with(normalize-space(.), 'javascript:')]")
+#: submits it, :mod:`hiddenweb.browser.events`), not a link to its URL. Also what makes a page
+#: need the browser, with those two (:func:`hiddenweb.browser.detect.needs_browser`).
+CLICK_CODE = ("//@*[starts-with(name(), 'on')][not(name() = 'onsubmit')]"
+              " | //a/@href[starts-with(normalize-space(.), 'javascript:')]"
+              " | //area/@href[starts-with(normalize-space(.), 'javascript:')]")
+_HANDLERS = etree.XPath(CLICK_CODE)
 _CONFIRM = re.compile(r"""\bconfirm\s*\(\s*(?:(["'])(.*?)\1)?""", re.S)
 
 
@@ -462,11 +463,7 @@ def script_urls(text: str) -> list[str]:
             continue
         if _path_like(s):
             found.append((m.start("q"), s))
-    out: list[str] = []
-    for _, s in sorted(found):
-        if s not in out:
-            out.append(s)
-    return out
+    return list(dict.fromkeys(s for _, s in sorted(found)))  # each once, in text order
 
 
 def comment_urls(text: str) -> list[str]:

@@ -17,6 +17,7 @@ from urllib.parse import urljoin, urlsplit
 from parsel import Selector
 
 from hiddenweb.pagetext import template_key
+from hiddenweb.urlsources import CLICK_CODE
 
 MAX_ADDITIONS = 200_000  # offer keys of what renders added, kept (about 20 MB at most)
 
@@ -28,9 +29,7 @@ _SUBMITS = re.compile(r"fetch\s*\(|XMLHttpRequest|preventDefault")
 #: elements whose only dynamic part is an event handler or a script URL: any ``on*``
 #: attribute (``<div onmouseover>``, ``<input type=button onclick>``, ``<body onload>``), a
 #: ``javascript:`` link or form action (the browser fires them: :mod:`.events`)
-_HANDLERS = ("//@*[starts-with(name(), 'on')]"
-             " | //a/@href[starts-with(normalize-space(.), 'javascript:')]"
-             " | //area/@href[starts-with(normalize-space(.), 'javascript:')]"
+_HANDLERS = (CLICK_CODE + " | //@onsubmit"
              " | //form/@action[starts-with(normalize-space(.), 'javascript:')]")
 
 

@@ -271,7 +271,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         if page is not None and self.hw.same_document \
                 and not await self._blank(page):  # idle with its document: unloaded first
             self.stats.inc_value("hiddenweb/browser/blank_failed")
-            await self._close_page(page)
+            await self._close_page(page, blank=False)
             page = None
         if page is not None:
             meta["playwright_page"] = page

@@ -61,14 +61,19 @@ class PagePool:
             # its document did not unload: its scripts would run on while scrapy-playwright
             # swaps the page's routes for the next navigation, unguarded
             self.stats.inc_value("hiddenweb/browser/blank_failed")
+            self._uses.pop(page, None)
+            await self._close_page(page, blank=False)  # (not tried twice)
+            return
         self._uses.pop(page, None)
         await self._close_page(page)
 
-    async def _close_page(self, page: Any) -> None:
-        """Close ``page`` within CLOSE_TIMEOUT; failing that, its whole context."""
+    async def _close_page(self, page: Any, blank: bool = True) -> None:
+        """Close ``page`` within CLOSE_TIMEOUT, its document unloaded first (``blank``);
+        failing that, its whole context."""
         if page.is_closed():
             return
-        await self._blank(page)
+        if blank:
+            await self._blank(page)
         try:
             await asyncio.wait_for(page.close(), CLOSE_TIMEOUT)
             self.stats.inc_value("hiddenweb/browser/pages_closed")
