@@ -95,7 +95,10 @@ def test_a_crawl_closes_once_its_pages_show_no_new_word_and_has_read_every_recor
     assert on.stats["finish_reason"] == "hiddenweb_stale"
     assert on.stats["hiddenweb/stale/longest_run"] >= 100  # (and the pages in flight)
     assert on.stats["hiddenweb/stale/fresh_pages"] >= RECORDS + 1
-    assert len(views & read["on"]) < len(views) - 50  # it left views unread
+    # it left views unread: how many it read past the window depends on when the scheduler
+    # hands out the records' pages (the rule waits while pages of a fresh kind wait) and on the
+    # pages in flight at the close: 126-141 of the 240 in four runs alone, 192 once in CI
+    assert len(views & read["on"]) < len(views) - 24
     assert "HIDDENWEB_CLOSE_STALE=100" in on.stderr  # the log says why and how to turn it off
 
 
