@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps, variant
+from hiddenweb.bench.realsites.crawlers import CRAWLERS, PEERS, Caps, variant
 from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES
 
 NOTES = "<!-- notes: kept when --docs writes this page again -->"
@@ -35,10 +35,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sites", default=",".join([*SITES, *GIT_ONLY]),
                    help=f"comma-separated (default: all: {', '.join([*SITES, *GIT_ONLY])})")
     p.add_argument("--source", action="append", default=[], metavar="NAME=GIT-URL-OR-PATH",
-                   help="where a git-only app comes from (cloned at run time, never vendored)")
+                   help="where a git-only app or a peer crawler comes from (cloned at run "
+                        "time, never vendored)")
     p.add_argument("--crawlers", default=",".join(CRAWLERS),
                    help=f"comma-separated (default: {', '.join(CRAWLERS)}); "
-                        "hwdla@NAME=VALUE[+NAME=VALUE] is hwdla with those settings")
+                        "hwdla@NAME=VALUE[+NAME=VALUE] is hwdla with those settings; the peer "
+                        f"{', '.join(PEERS)} needs --source {PEERS[0]}=GIT-URL-OR-PATH")
     p.add_argument("--pages", type=int, default=Caps.pages, help="CLOSESPIDER_PAGECOUNT per crawl")
     p.add_argument("--seconds", type=int, default=Caps.seconds,
                    help="CLOSESPIDER_TIMEOUT per crawl")
@@ -65,9 +67,9 @@ def main(args: argparse.Namespace) -> int:
         sources[name.strip()] = where.strip()
     names = [n.strip() for n in args.sites.split(",") if n.strip()]
     crawlers = tuple(c.strip() for c in split_crawlers(args.crawlers) if c.strip())
-    unknown = [c for c in crawlers if variant(c)[0] not in CRAWLERS]
+    unknown = [c for c in crawlers if variant(c)[0] not in CRAWLERS + PEERS]
     if unknown:
-        raise ValueError(f"unknown crawler(s) {unknown}; known: {', '.join(CRAWLERS)}")
+        raise ValueError(f"unknown crawler(s) {unknown}; known: {', '.join(CRAWLERS + PEERS)}")
     caps = Caps(args.pages, args.seconds)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)

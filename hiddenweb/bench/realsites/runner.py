@@ -23,7 +23,15 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from hiddenweb.bench.realsites.crawlers import CRAWLERS, Caps, run_crawler, variant
+from hiddenweb.bench.realsites.crawlers import (
+    CRAWLERS,
+    PEERS,
+    Caps,
+    Peer,
+    install_peer,
+    run_crawler,
+    variant,
+)
 from hiddenweb.bench.realsites.install import InstallError, git_source
 from hiddenweb.bench.realsites.scoring import Truth, read_log, score
 from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
@@ -85,8 +93,9 @@ def install_site(site: Site, name: str) -> None:
 
 
 def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
-               caps: Caps) -> dict[str, Any]:
-    """One crawl of a fresh copy of ``site``; its score from the proxy's log."""
+               caps: Caps, peer: Peer | None = None) -> dict[str, Any]:
+    """One crawl of a fresh copy of ``site``; its score from the proxy's log (``peer``: the
+    installed peer crawler, for one)."""
     wd = crawl_dir(workdir, site.name, crawler)
     data = site.fresh(wd / "data")
     log = wd / "requests.jsonl"
@@ -103,7 +112,7 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
         seed = f"http://127.0.0.1:{public}{site.seed_path}"
         pages = site.caps_pages or caps.pages
         result = run_crawler(crawler, seed, wd / "crawl", Caps(pages, caps.seconds),
-                             tick=_Ticker(f"{site.name}/{crawler}", log))
+                             tick=_Ticker(f"{site.name}/{crawler}", log), peer=peer)
         servers.stop_all()
         leftover = servers.alive()
     if log.exists():
@@ -124,6 +133,13 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
 def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | None = None,
         crawlers: tuple[str, ...] = CRAWLERS) -> list[dict[str, Any]]:
     sources = sources or {}
+    peers: dict[str, Peer] = {}
+    for crawler in {variant(c)[0] for c in crawlers} & set(PEERS):
+        if crawler not in sources:
+            raise ValueError(f"crawler {crawler}: give --source {crawler}=GIT-URL-OR-PATH "
+                             "(its checkout)")
+        say(f"[{crawler}] installing the peer crawler ({sources[crawler]})")
+        peers[crawler] = install_peer(crawler, sources[crawler])
     results = []
     for name in names:
         if name in GIT_ONLY and name not in SITES:
@@ -157,7 +173,8 @@ def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | N
         for crawler in crawlers:
             say(f"[{name}] crawling with {crawler}")
             try:
-                crawl = crawl_site(site, truth, crawler, workdir, caps)
+                crawl = crawl_site(site, truth, crawler, workdir, caps,
+                                   peers.get(variant(crawler)[0]))
             except KeyboardInterrupt:  # servers are stopped already; keep what was measured
                 say(f"[{name}] interrupted during {crawler}; every app and proxy stopped")
                 entry["interrupted"] = crawler
