@@ -71,7 +71,10 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "a logging reverse proxy, each crawled by three crawlers from a fresh copy of its "
           "data: `naive` (the spider a Scrapy user writes: same-host links, each form once "
           "with its defaults), `naive-browser` (the same, every page in Chromium) and `hwdla` "
-          "(`scrapy crawl hwdla` with its defaults). The truth comes from each app's data; "
+          "(`scrapy crawl hwdla` with its defaults); and, when `--crawlers` names it, the "
+          "peer `blackwidow`: Black Widow (IEEE S&P 2021), the research crawler, unchanged, "
+          "headless in Chromium, killed at the time cap (it fills forms with attack strings "
+          "and logs in where it can). The truth comes from each app's data; "
           "what a crawl found and its dangerous requests come from the server's log. Run it "
           "with `hiddenweb bench realsites` (code: `hiddenweb/bench/realsites/`; each app's "
           "module says what its units and dangerous requests are).", "",
