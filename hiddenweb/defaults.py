@@ -102,6 +102,10 @@ LAB: dict = {
     # a copy of an explored form whose hidden state is its own page's query (a listing's sort
     # or facet page) is not submitted: its default answer is that page (hiddenweb.forms.crawl)
     "form_view_copies": True,
+    # the copies of a POST form that posts back to its own page are one family across pages;
+    # once two are done with no new page, a new copy is sent with its defaults only
+    # (hiddenweb.forms.stopping)
+    "form_own_page_families": True,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
     # a URL template whose first renders added nothing to the plain copy is not rendered again

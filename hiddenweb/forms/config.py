@@ -41,6 +41,10 @@ class FormsConfig:
     #: lab knob form_inert_repeats: values whose answers each show what the one before showed
     #: end the form as inert too, not only answers that show the defaults' answer
     inert_repeats: bool = True
+    #: lab knob form_own_page_families: the copies of a POST form that posts back to its own
+    #: page are one family across pages, and a copy done with no new page counts against it
+    #: (StoppingRule.family_of, FormCrawler.feedback)
+    own_page_families: bool = True
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -65,5 +69,6 @@ class FormsConfig:
             page_words=lab(s, "form_page_words"),
             reading_patience=lab(s, "form_reading_patience"),
             view_copies=lab(s, "form_view_copies"),
+            own_page_families=lab(s, "form_own_page_families"),
             inert_repeats=lab(s, "form_inert_repeats"),
         )

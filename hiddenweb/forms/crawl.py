@@ -234,11 +234,12 @@ class FormCrawler:
             response.meta["hiddenweb_new_forms"] = response.meta.get("hiddenweb_new_forms", 0) + 1
             for version, chosen in [(form, button), *self.versions.buttons(form, verdict, button)]:
                 limit = self.config.max_submissions
-                if self.stopping.family_spent(version.family, self.spider.mass.counts):
+                family = self.stopping.family_of(version)
+                if self.stopping.family_spent(family, self.spider.mass.counts):
                     limit = 1  # its siblings' answers repeat: sent once, as the page gives it
                     stats.inc_value("hiddenweb/forms/family_spent")
                     logger.debug("Form %s on %s: sent with its defaults only (its family %s "
-                                 "is spent)", version.signature, response.url, version.family)
+                                 "is spent)", version.signature, response.url, family)
                 explorer = FormExplorer(
                     version, self.lvs, limit, self.wave_for(by_script),
                     self.config.patience, self.config.lvs_learn,
@@ -490,6 +491,16 @@ class FormCrawler:
         if explorer.ended_inert and not inert:
             stats.inc_value("hiddenweb/forms/inert")  # its values change nothing: ended
             self.stopping.ended(explorer)  # and it counts against its family
+        elif self.config.own_page_families and explorer.form.posts_to_its_page() \
+                and not explorer.new_pages and not explorer.ended_inert \
+                and not explorer.ended_empty and explorer.done and not explorer.in_flight \
+                and not released:
+            # a copy of a form that posts back to its page, done, no new page: for its family
+            # (across pages) a copy retired; a diff's display options on every wiki page
+            # were explored page after page, 5 to 14 POSTs each (a Trac crawl: 282 POSTs)
+            explorer.ended_empty = True
+            stats.inc_value("hiddenweb/forms/own_page_empty")
+            self.stopping.ended(explorer)
         if explorer.holds > holds:
             stats.inc_value("hiddenweb/forms/guesses_held", explorer.holds - holds)
         if explorer.blind is not None and explorer.blind.flying < explorer.wave:

@@ -76,6 +76,8 @@ class FormExplorer:
     declining, declined = False, 0  # an explorer pickled in a JOBDIR checkpoint before them
     last_shown: int | None = None  # ... and before these
     inert_repeats = True
+    #: done with no new page, counted against its family (:meth:`FormCrawler.feedback`)
+    ended_empty = False
 
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,

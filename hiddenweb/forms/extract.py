@@ -73,6 +73,7 @@ class FormInfo:
     buttons: list[ButtonInfo] = field(default_factory=list)
     element_id: str = ""
     pinned: dict[str, str] = field(default_factory=dict)  # a dependent select's parent choice
+    page: str = ""  # the URL of the page it was read on ("": not known)
 
     def __getstate__(self) -> dict:
         """Pickled (a JOBDIR checkpoint: :meth:`FormCrawler.jobdir_state`) with its selector as
@@ -110,6 +111,25 @@ class FormInfo:
         each of its pages; a wizard's earlier choices) are one family."""
         return self._key([])
 
+    @property
+    def family_across_pages(self) -> str:
+        """The :attr:`family` of a POST form that posts back to the page it is on
+        (:meth:`posts_to_its_page`) across pages, whatever their path: a diff's display
+        options on each wiki page, stored in the session, the reader sent back
+        (:meth:`hiddenweb.forms.stopping.StoppingRule.family_of`)."""
+        return self._key([], its_page=True)
+
+    def posts_to_its_page(self) -> bool:
+        """A POST form whose action is the host and path of the page it was read on."""
+        if self.method != "POST" or not self.page:
+            return False
+        action, page = urlsplit(self.action), urlsplit(self.page)
+        try:
+            return (action.hostname, action.port, action.path) \
+                == (page.hostname, page.port, page.path)
+        except ValueError:  # a port that is not a number
+            return False
+
     def echoes_page(self, page_url: str) -> bool:
         """Whether this copy of its form only asks again for its own page in the view the page
         shows: a GET form whose action is the page's own host and path, and whose hidden
@@ -131,11 +151,13 @@ class FormInfo:
         state = self.hidden_state()
         return bool(state) and set(state) <= set(parse_qsl(page.query, keep_blank_values=True))
 
-    def _key(self, hidden: list[str]) -> str:
-        """Action path + method + field names, plus ``hidden`` state and the pinned values."""
+    def _key(self, hidden: list[str], its_page: bool = False) -> str:
+        """Action path (``its_page``: ``(its page)`` instead) + method + field names, plus
+        ``hidden`` state and the pinned values."""
         names = ",".join(sorted({f.name for f in self.fields if f.kind != "hidden"}))
         state = ",".join(sorted(hidden + [f"{k}={v}" for k, v in self.pinned.items()]))
-        return (f"{self.method} {urlsplit(self.action).path} [{names}]"
+        path = "(its page)" if its_page else urlsplit(self.action).path
+        return (f"{self.method} {path} [{names}]"
                 + (f" {{{state}}}" if state else ""))
 
     def fillable_fields(self) -> list[FieldInfo]:
@@ -244,7 +266,7 @@ def extract_forms(page: Selector, base_url: str) -> list[FormInfo]:
         buttons = _buttons(form, base_url, action, method)
         text = " ".join([_texts(form, _OWN_TEXT), *(b.text for b in buttons[:1])])
         forms.append(FormInfo(index, action, method, list(fields.values()), text, form, buttons,
-                              form.attrib.get("id", "")))
+                              form.attrib.get("id", ""), page=base_url))
     return forms + isindex_forms(page, base_url, len(forms))
 
 

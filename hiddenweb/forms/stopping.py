@@ -14,7 +14,13 @@ only retired forms left does.
   answers of all its copies have a missing mass under ``HIDDENWEB_STOP_MASS``: a copy met
   after that is sent once, with its page's defaults (:meth:`StoppingRule.family_spent`), not
   explored again for results its siblings showed to repeat; a copy still exploring retires at
-  its next answer.
+  its next answer. The copies of a POST form that posts back to its own page are one family
+  across pages (:meth:`StoppingRule.family_of`; lab knob ``form_own_page_families``), and such
+  a copy done with no new page counts as retired (stat ``hiddenweb/forms/own_page_empty``),
+  and once such a family is spent a copy with no result of its own sends nothing more after its
+  next answer (``hiddenweb/forms/family_stopped``): a
+  diff's display options on each wiki page, stored in the session and the reader sent back to
+  the page already read, were explored page after page (a Trac crawl sent 282 such POSTs).
 * A retired form sends no more blind guesses and is not resumed (:meth:`FormExplorer.resume`);
   it still sends the values its results suggest until its last ``stop_window`` answers to
   suggested values have a missing mass under ``HIDDENWEB_STOP_MASS`` too; then it declines
@@ -45,6 +51,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from hiddenweb.forms.explorer import FormExplorer
+    from hiddenweb.forms.extract import FormInfo
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +79,14 @@ class StoppingRule:
     def stats(self) -> Any:
         return self.crawler.stats  # set once the crawl starts
 
+    def family_of(self, form: FormInfo) -> str:
+        """The family ``form`` counts in: :attr:`FormInfo.family`, or, for a POST form that
+        posts back to its own page, :attr:`FormInfo.family_across_pages` (lab knob
+        ``form_own_page_families``)."""
+        if self.config.own_page_families and form.posts_to_its_page():
+            return form.family_across_pages
+        return form.family
+
     def _window(self, windows: dict, key: Any) -> deque[str | None]:
         window = windows.get(key)
         if window is None:
@@ -88,7 +103,7 @@ class StoppingRule:
         page = mass.page_of(response.request) if success and response is not None else None
         recent = self._window(self.recent, explorer)
         recent.append(page)
-        family = explorer.form.family
+        family = self.family_of(explorer.form)
         self._window(self.family_recent, family).append(page)
         if suggested:
             self._window(self.suggested, explorer).append(page)
@@ -103,6 +118,12 @@ class StoppingRule:
                 logger.debug("Form %s on %s retired after %d answers (%d new pages)",
                              explorer.signature[:12], explorer.page, explorer.answers + 1,
                              explorer.new_pages)
+        elif not explorer.new_pages and not success and family != explorer.form.family \
+                and explorer.limit > explorer.submitted and self.family_spent(family, mass.counts):
+            # a copy of a spent family across pages (family_of) with no result of its own:
+            # what it sent is read, nothing more goes (as an inert form's, FormExplorer.feedback)
+            explorer.limit = explorer.submitted
+            self.stats.inc_value("hiddenweb/forms/family_stopped")
         if explorer.retired and not explorer.declining \
                 and missing_mass(self.suggested.get(explorer, ()), mass.counts) < stop:
             dropped = explorer.decline()
@@ -113,11 +134,12 @@ class StoppingRule:
 
     def ended(self, explorer: FormExplorer) -> None:
         """``explorer`` was ended because its values change nothing (``FormExplorer.feedback``:
-        inert); for its family it is a copy retired (a table's filter box whose empty column
-        makes the site redirect every value to the unfiltered page, on each sort and facet
-        view of the table)."""
+        inert), or, a copy of a form that posts back to its own page, it is done with no new
+        page (``FormCrawler.feedback``); for its family it is a copy retired (a table's filter
+        box whose empty column makes the site redirect every value to the unfiltered page, on
+        each sort and facet view of the table; a diff's display options on each wiki page)."""
         if self.config.stop_mass:
-            self.family_retired[explorer.form.family] += 1
+            self.family_retired[self.family_of(explorer.form)] += 1
 
     def family_spent(self, family: str, counts: Counter[str] | dict[str, int]) -> bool:
         """Whether a new copy of a form of ``family`` is to be sent once with its defaults

@@ -1,0 +1,112 @@
+"""The copies of a POST form that posts back to its own page are one family across pages
+(``FormInfo.family_across_pages``, ``StoppingRule.family_of``, lab knob
+``form_own_page_families``): once two copies are done with no new page, a copy met on another
+page is sent once, with its page's defaults.
+
+End to end: ``scrapy crawl hwdla`` against a wiki the test serves on 127.0.0.1. Each article
+(its own URL template: a name, not a number) shows a diff's display options, a POST form to
+the article's own path that stores them and sends the reader back to the article (303), as a
+wiki or tracker's diff view does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve
+from scrapy import Selector
+
+from hiddenweb.forms.extract import extract_forms
+
+ARTICLES = ["Apple", "River", "Stone", "Cloud", "Maple", "Tiger", "Amber", "Frost", "Cedar",
+            "Delta", "Ember", "Grove"]
+OPTIONS = """<form method="post" action="/wiki/{name}?version=1">
+<input type="hidden" name="__FORM_TOKEN" value="a815f3ed46f4309c18851863">
+<input type="hidden" name="action" value="diff">
+<label for="style">View differences</label>
+<select id="style" name="style"><option value="inline">inline</option>
+<option value="sidebyside" selected>side by side</option></select>
+<label><input type="radio" name="contextall" value="0" checked> Show</label>
+<label><input type="text" name="contextlines" size="2" value="2"> lines around each change</label>
+<label><input type="radio" name="contextall" value="1"> Show the changes in full context</label>
+<fieldset><legend>Ignore:</legend>
+<label><input type="checkbox" name="ignoreblanklines"> Blank lines</label>
+<label><input type="checkbox" name="ignorecase"> Case changes</label>
+<label><input type="checkbox" name="ignorewhitespace"> White space changes</label></fieldset>
+<input type="submit" name="update" value="Update"></form>"""
+
+
+def test_a_form_that_posts_back_to_its_page_is_one_family_across_pages():
+    def form(page: str, action: str, method: str = "post"):
+        html = f'<form method="{method}" action="{action}"><input name="n"></form>'
+        return extract_forms(Selector(text=html, base_url=page), page)[0]
+
+    a = form("http://h:8000/wiki/Apple?action=diff", "/wiki/Apple?version=1")
+    b = form("http://h:8000/wiki/River", "")  # no action: its own page
+    assert a.posts_to_its_page() and b.posts_to_its_page()
+    assert a.family != b.family and a.family_across_pages == b.family_across_pages
+    assert not form("http://h:8000/wiki/Apple", "/search").posts_to_its_page()
+    assert not form("http://h:8000/wiki/Apple", "http://h:9000/wiki/Apple").posts_to_its_page()
+    assert not form("http://h:8000/wiki/Apple", "/wiki/Apple", "get").posts_to_its_page()
+
+
+class WikiSite(SiteHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        path = urlsplit(self.path).path
+        type(self).log.append(("GET", self.path))
+        if path == "/":
+            body = f'<h1>Wiki</h1><a href="/wiki/{ARTICLES[0]}">Start</a>'
+        elif path.startswith("/wiki/") and path[6:] in ARTICLES:
+            name = path[6:]
+            i = ARTICLES.index(name)  # each article links the next: they are met one by one
+            after = f'<a href="/wiki/{ARTICLES[i + 1]}">Next</a>' if i + 1 < len(ARTICLES) else ""
+            body = (f"<h1>{name}</h1><p>The article about {name.lower()} and its changes.</p>"
+                    + OPTIONS.format(name=name) + after)
+        else:
+            return self._send(b"not found", status=404)
+        self._send(f"<html><body>{body}</body></html>".encode())
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        type(self).log.append(("POST", self.path))
+        path = urlsplit(self.path).path
+        if path.startswith("/wiki/") and path[6:] in ARTICLES:  # stored; back to the article
+            return self._send(b"", status=303, headers={"Location": path})
+        self._send(b"not found", status=404)
+
+
+def test_a_display_options_form_on_every_article_is_explored_on_two_and_sent_once_on_the_rest(
+        tmp_path: Path):
+    """On: every article's copy is sent at least once (its defaults), and once two copies
+    are done with nothing new the others are sent once each; off, each copy is explored
+    (several POSTs each). Both arms read every article."""
+    posts, stats = {}, {}
+    for arm, on in (("on", True), ("off", False)):
+        with serve(WikiSite) as url:
+            run = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings={
+                "HIDDENWEB_BROWSER": "never", "HIDDENWEB_CLOSE_STALE": 0,
+                "HIDDENWEB_LAB": {"form_own_page_families": on}})
+            assert run.returncode == 0, run.stderr[-2000:]
+            log = list(WikiSite.log)
+        stats[arm] = run.stats
+        posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
+        assert {urlsplit(p).path for m, p in log if m == "GET"} \
+            >= {f"/wiki/{n}" for n in ARTICLES}, arm
+        assert set(posts[arm]) == {f"/wiki/{n}" for n in ARTICLES}, arm  # each sent
+    once = [p for p, n in posts["on"].items() if n == 1]
+    # how many copies are explored before two are done depends on how the answers and the
+    # next articles interleave: 3 or 4 in runs alone
+    assert len(once) >= len(ARTICLES) // 2, posts["on"]
+    assert stats["on"]["hiddenweb/forms/family_spent"] == len(once)
+    on_stats = stats["on"]
+    assert on_stats.get("hiddenweb/forms/inert", 0) \
+        + on_stats.get("hiddenweb/forms/own_page_empty", 0) >= 2  # copies done, counted
+    assert min(posts["off"].values()) >= 3, posts["off"]
+    assert "hiddenweb/forms/family_spent" not in stats["off"]
+    assert "hiddenweb/forms/own_page_empty" not in stats["off"]
+    assert sum(posts["on"].values()) * 5 <= sum(posts["off"].values()) * 3, (posts["on"],
+                                                                              posts["off"])
