@@ -2,7 +2,8 @@
 
 :func:`run` returns one result per site (``name``, ``origin``, ``version`` pins, ``truth`` by kind,
 ``crawls``: per crawler ``found`` by kind, ``requests`` the server received, ``downloads``
-(the crawler's responses), ``requests_to_90``, ``wall_seconds``, ``browser_pages``,
+(the crawler's responses; None for a peer crawler, which keeps no count), ``requests_to_90``,
+``wall_seconds``, ``browser_pages`` (None for a peer: it loads every page in Chromium),
 ``useful_renders`` (hwdla: its render gate's renders that added something, else None),
 ``dangerous`` and its reasons, ``state_changes``: what differs in the app's data afterwards,
 ``returncode``), or ``skipped``/``error`` with a one-line reason.
@@ -121,8 +122,11 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
         s = score([], truth, site.found_in, site.dangerous)
     changes = site.state_changes(site.pristine(), data)
     return {"crawler": crawler, **s.as_dict(), "state_changes": changes,
-            "downloads": result.downloads,
-            "wall_seconds": result.wall_seconds, "browser_pages": result.browser_pages,
+            # a peer has no Scrapy stats: its downloads are not known (its requests are)
+            "downloads": None if variant(crawler)[0] in PEERS else result.downloads,
+            "wall_seconds": result.wall_seconds,
+            # a peer loads every page in Chromium and counts none: not known, not 0
+            "browser_pages": None if variant(crawler)[0] in PEERS else result.browser_pages,
             "useful_renders": result.stats.get("hiddenweb/browser/renders_useful", 0)
             if variant(crawler)[0] == "hwdla" else None,
             "returncode": result.returncode, "finish_reason": result.stats.get("finish_reason"),
@@ -207,6 +211,8 @@ def rescore(results: list[dict[str, Any]], workdir: Path,
         truth = site.truth(site.pristine())
         entry.update(truth=truth.by_kind(), pins=list(site.pins), hidden=site.hidden)
         for crawl in entry["crawls"]:
+            if variant(crawl["crawler"])[0] in PEERS:
+                crawl["browser_pages"] = crawl["downloads"] = None  # as crawl_site records now
             log = crawl_dir(workdir, site.name, crawl["crawler"]) / "requests.jsonl"
             if "found" in crawl and log.exists():
                 crawl.update(score(read_log(log), truth, site.found_in, site.dangerous)
