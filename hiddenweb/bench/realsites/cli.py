@@ -9,7 +9,9 @@ data copies and request logs stay in ``--out``/``work``. ``--rescore`` crawls no
 the request logs of the run in ``--out`` again with the current scorers. ``--docs FILE`` also
 writes the Markdown summary there and the figure beside it, same name, ``.png``
 (``docs/benchmarks.md`` for a full run); whatever follows the :data:`NOTES` marker in that file
-is kept (the notes people write about a run).
+is kept (the notes people write about a run). ``--crawlers …,blackwidow`` adds the peer crawler
+Black Widow (:mod:`~hiddenweb.bench.realsites.crawlers`), from the checkout given with
+``--source blackwidow=GIT-URL-OR-PATH``.
 """
 
 from __future__ import annotations
