@@ -491,10 +491,9 @@ class FormCrawler:
         if explorer.ended_inert and not inert:
             stats.inc_value("hiddenweb/forms/inert")  # its values change nothing: ended
             self.stopping.ended(explorer)  # and it counts against its family
-        elif self.config.own_page_families and explorer.form.posts_to_its_page() \
-                and not explorer.new_pages and not explorer.ended_inert \
-                and not explorer.ended_empty and explorer.done and not explorer.in_flight \
-                and not released:
+        elif self.stopping.across_pages(explorer.form) and not explorer.new_pages \
+                and not explorer.ended_inert and not explorer.ended_empty and explorer.done \
+                and not explorer.in_flight and not released:
             # a copy of a form that posts back to its page, done, no new page: for its family
             # (across pages) a copy retired; a diff's display options on every wiki page
             # were explored page after page, 5 to 14 POSTs each (a Trac crawl: 282 POSTs)

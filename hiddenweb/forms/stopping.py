@@ -79,13 +79,15 @@ class StoppingRule:
     def stats(self) -> Any:
         return self.crawler.stats  # set once the crawl starts
 
+    def across_pages(self, form: FormInfo) -> bool:
+        """Whether ``form``'s family spans pages: a POST form that posts back to its own
+        page (:meth:`FormInfo.posts_to_its_page`; lab knob ``form_own_page_families``)."""
+        return self.config.own_page_families and form.posts_to_its_page()
+
     def family_of(self, form: FormInfo) -> str:
-        """The family ``form`` counts in: :attr:`FormInfo.family`, or, for a POST form that
-        posts back to its own page, :attr:`FormInfo.family_across_pages` (lab knob
-        ``form_own_page_families``)."""
-        if self.config.own_page_families and form.posts_to_its_page():
-            return form.family_across_pages
-        return form.family
+        """The family ``form`` counts in: :attr:`FormInfo.family`, or, when it spans pages
+        (:meth:`across_pages`), :attr:`FormInfo.family_across_pages`."""
+        return form.family_across_pages if self.across_pages(form) else form.family
 
     def _window(self, windows: dict, key: Any) -> deque[str | None]:
         window = windows.get(key)
@@ -118,7 +120,7 @@ class StoppingRule:
                 logger.debug("Form %s on %s retired after %d answers (%d new pages)",
                              explorer.signature[:12], explorer.page, explorer.answers + 1,
                              explorer.new_pages)
-        elif not explorer.new_pages and not success and family != explorer.form.family \
+        elif not explorer.new_pages and not success and self.across_pages(explorer.form) \
                 and explorer.limit > explorer.submitted and self.family_spent(family, mass.counts):
             # a copy of a spent family across pages (family_of) with no result of its own:
             # what it sent is read, nothing more goes (as an inert form's, FormExplorer.feedback)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hiddenweb.bench.coverage import PROJECT_DIR
-from hiddenweb.bench.realsites.crawlers import LAUNCHER, Caps, Peer, command
+from hiddenweb.bench.realsites.crawlers import LAUNCHER, Caps, CrawlResult, Peer, command
 from hiddenweb.browser.config import CHROMIUM_ARGS
 
 
@@ -60,3 +60,13 @@ def test_the_benchmark_refuses_a_peer_without_its_source_before_it_installs_any_
     assert done.returncode != 0
     assert "give --source blackwidow=GIT-URL-OR-PATH" in done.stderr
     assert "installing" not in done.stderr  # nothing was installed or crawled
+
+
+def test_a_peers_downloads_are_not_known_where_a_scrapy_crawls_are_counted():
+    """Black Widow keeps no Scrapy stats: its downloads are unknown (— in the table), not 0;
+    a Scrapy crawl that failed before its first response downloaded 0."""
+    assert CrawlResult("blackwidow", 80.0, 0, {"finish_reason": "finished"}, None, "").downloads \
+        is None
+    assert CrawlResult("naive", 3.0, 1, {}, 0, "").downloads == 0
+    assert CrawlResult("hwdla@X=1", 9.0, 0, {"downloader/response_count": 7}, 0, "") \
+        .downloads == 7

@@ -109,11 +109,14 @@ class CrawlResult:
     wall_seconds: float
     returncode: int
     stats: dict
-    browser_pages: int
+    browser_pages: int | None  # None: not known (a peer loads every page in Chromium)
     log_tail: str
 
     @property
-    def downloads(self) -> int:
+    def downloads(self) -> int | None:
+        """The crawler's responses; None for a peer, which keeps no Scrapy stats."""
+        if variant(self.crawler)[0] in PEERS:
+            return None
         return int(self.stats.get("downloader/response_count", 0))
 
 
@@ -214,12 +217,13 @@ def run_crawler(crawler: str, seed: str, workdir: Path, caps: Caps,
         stats = json.loads(stats_file.read_text())
     except (OSError, ValueError):
         stats = {}
-    browser_pages = int(stats.get("playwright/page_count", 0)) \
+    browser_pages: int | None = int(stats.get("playwright/page_count", 0)) \
         if variant(crawler)[0] != "hwdla" else \
         int(stats.get("hiddenweb/browser/pages", 0))
     returncode = proc.returncode
-    if is_peer:  # no stats of its own; every page it loads is a Chromium page (not counted)
+    if is_peer:  # no stats of its own; every page it loads is a Chromium page, counted by none
         stats = {"finish_reason": "killed_at_time_cap" if capped else "finished"}
         returncode = 0 if capped else returncode
+        browser_pages = None
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
     return CrawlResult(crawler, round(wall, 1), returncode, stats, browser_pages, tail)

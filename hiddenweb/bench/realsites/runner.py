@@ -122,11 +122,8 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
         s = score([], truth, site.found_in, site.dangerous)
     changes = site.state_changes(site.pristine(), data)
     return {"crawler": crawler, **s.as_dict(), "state_changes": changes,
-            # a peer has no Scrapy stats: its downloads are not known (its requests are)
-            "downloads": None if variant(crawler)[0] in PEERS else result.downloads,
-            "wall_seconds": result.wall_seconds,
-            # a peer loads every page in Chromium and counts none: not known, not 0
-            "browser_pages": None if variant(crawler)[0] in PEERS else result.browser_pages,
+            "downloads": result.downloads,
+            "wall_seconds": result.wall_seconds, "browser_pages": result.browser_pages,
             "useful_renders": result.stats.get("hiddenweb/browser/renders_useful", 0)
             if variant(crawler)[0] == "hwdla" else None,
             "returncode": result.returncode, "finish_reason": result.stats.get("finish_reason"),
@@ -211,8 +208,6 @@ def rescore(results: list[dict[str, Any]], workdir: Path,
         truth = site.truth(site.pristine())
         entry.update(truth=truth.by_kind(), pins=list(site.pins), hidden=site.hidden)
         for crawl in entry["crawls"]:
-            if variant(crawl["crawler"])[0] in PEERS:
-                crawl["browser_pages"] = crawl["downloads"] = None  # as crawl_site records now
             log = crawl_dir(workdir, site.name, crawl["crawler"]) / "requests.jsonl"
             if "found" in crawl and log.exists():
                 crawl.update(score(read_log(log), truth, site.found_in, site.dangerous)
