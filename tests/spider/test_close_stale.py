@@ -70,6 +70,25 @@ class Catalogue(SiteHandler):
         self._send(b"<html><body>not found</body></html>", status=404)
 
 
+#: pages a crawl of the catalogue reads past the rule's window: those in flight at the close
+#: (8 downloads per domain, and answers downloaded and not parsed yet); 24-38 in ten runs
+IN_FLIGHT = 60
+
+
+def _closed_at_its_window(run) -> None:
+    """The rule's contract on the catalogue: the last record's page is the last fresh page, and
+    the crawl read the window of stale pages after it (100, not deferred: no request of a fresh
+    kind waited) and those in flight at the close, no more. How many views that leaves unread
+    depends on when the DLA serves the records' pages, which it learns from the answers' order:
+    the last record's page came 21st to 77th in ten runs and about 100th once in CI, where a
+    bound on the views read (24 and 50 unread) failed twice."""
+    order = [item["url"].split("/", 3)[3] for item in run.items if item["status"] == 200]
+    last_record = max(i for i, path in enumerate(order)
+                      if path.startswith("rec/") and path.count("/") == 1)
+    assert "hiddenweb/stale/deferred" not in run.stats
+    assert 100 <= len(order) - 1 - last_record <= 100 + IN_FLIGHT
+
+
 def test_a_crawl_closes_once_its_pages_show_no_new_word_and_has_read_every_record(
         tmp_path: Path):
     """With the rule (its default window, 100 pages) the crawl reads every record's page and
@@ -95,10 +114,8 @@ def test_a_crawl_closes_once_its_pages_show_no_new_word_and_has_read_every_recor
     assert on.stats["finish_reason"] == "hiddenweb_stale"
     assert on.stats["hiddenweb/stale/longest_run"] >= 100  # (and the pages in flight)
     assert on.stats["hiddenweb/stale/fresh_pages"] >= RECORDS + 1
-    # it left views unread: how many it read past the window depends on when the scheduler
-    # hands out the records' pages (the rule waits while pages of a fresh kind wait) and on the
-    # pages in flight at the close: 126-141 of the 240 in four runs alone, 192 once in CI
-    assert len(views & read["on"]) < len(views) - 24
+    _closed_at_its_window(on)
+    assert len(views & read["on"]) < len(views)
     assert "HIDDENWEB_CLOSE_STALE=100" in on.stderr  # the log says why and how to turn it off
 
 
@@ -124,7 +141,8 @@ def test_a_crawl_whose_every_page_times_its_answer_still_closes_when_stale(tmp_p
     assert 1 <= run.stats["hiddenweb/stale/rechecks"] <= 10
     assert run.stats["finish_reason"] == "hiddenweb_stale"
     views = {f"rec/{n}/{v}" for n in range(1, RECORDS + 1) for v in VIEWS}
-    assert len(views & read) < len(views) - 50
+    _closed_at_its_window(run)
+    assert len(views & read) < len(views)
 
 
 def test_a_page_is_fresh_only_by_a_word_no_page_showed_and_its_request_did_not_send():
