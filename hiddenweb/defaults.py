@@ -160,4 +160,7 @@ LAB: dict = {
     # the stale rule counts a form's answers as a kind of page of their own (its endpoint), not
     # by their URL's path: a productive form's queued submissions are served before it closes
     "stale_form_kinds": True,
+    # the stale rule counts a page whose only new words are numerals its URL does not carry (a
+    # search's hit counts, a facet's) as neither fresh nor stale: it does not restart the run
+    "stale_numbers_neutral": True,
 }

@@ -293,6 +293,8 @@ class CloseWhenStale:
         self.answers_looked = 0  # of those, read or failed
         self.wait_queued_answers = True  # lab knob stale_wait_queued_answers
         self.form_kinds = True  # lab knob stale_form_kinds: a form's answers, a kind of their own
+        #: a page new only by numerals its URL does not carry neither breaks nor extends a run
+        self.numbers_neutral = True  # lab knob stale_numbers_neutral
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)
@@ -310,6 +312,7 @@ class CloseWhenStale:
         ext.answer_verdict = bool(lab(crawler.settings, "stale_answer_verdict"))
         ext.wait_queued_answers = bool(lab(crawler.settings, "stale_wait_queued_answers"))
         ext.form_kinds = bool(lab(crawler.settings, "stale_form_kinds"))
+        ext.numbers_neutral = bool(lab(crawler.settings, "stale_numbers_neutral"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -346,10 +349,12 @@ class CloseWhenStale:
             self._compare(url, shapes)
         shown = on_page - words_of(echoed)  # an echo is the request's word, not the site's
         new = shown - self.words.words
+        numbers_only = False
         if new:
             new = self._content(new, blocks, shapes)
             if new and url is not None and not any(word.isalpha() for word in new):
                 self._recheck(url, shapes, spider)
+            numbers_only = self.numbers_neutral and self._numbers_only(new, url)
         self.words.add(shown)
         self.pages += 1
         if request is not None and self.form_kinds:
@@ -361,6 +366,9 @@ class CloseWhenStale:
             counts[0] += 1
             counts[1] += bool(new or answer_new)
             counts[2] = self.pages
+        if numbers_only and not answer_new:  # fresh for its kind (above), not for the run
+            stats.inc_value("hiddenweb/stale/numbers_only")
+            return
         if new or answer_new:
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
@@ -443,6 +451,16 @@ class CloseWhenStale:
                 self.crawler.stats.inc_value("hiddenweb/stale/pieces", len(pieces))
                 new = new - pieces
         return new
+
+    @staticmethod
+    def _numbers_only(new: set[str], url: str | None) -> bool:
+        """Whether the ``new`` words are all numerals none of which the page's own URL carries
+        (compared as numbers: ``/ticket/17`` carries ``0017``): a count ("licenses (104)",
+        "34 Hits") or a measure, not a record's id, which its page's URL names."""
+        if not new or not all(word.isdecimal() for word in new):
+            return False
+        in_url = {int(n) for n in _DIGITS.findall(url or "")}
+        return not any(int(word) in in_url for word in new)
 
     def _recheck(self, url: str, shapes: dict[str, frozenset[str]], spider: Spider) -> None:
         """A page fresh only by numbers: ask for it again if a shape on it was not compared."""

@@ -199,8 +199,38 @@ def test_numbers_that_change_on_a_second_reading_of_a_url_are_not_new_words():
     rule.page_read(["Records", "Query took 9.9ms"], set(), spider, url="http://h/b")
     rule.page_read(["Records", "QUERY   took 12.0ms"], set(), spider, url="http://h/c")
     assert rule.run == 3
-    rule.page_read(["Records", "Record 18", "Query took 8.8ms"], set(), spider, url="http://h/d")
+    rule.page_read(["Records", "Record 18", "Query took 8.8ms"], set(), spider,
+                   url="http://h/rec/18")
     assert rule.run == 0  # a new record's number
+
+
+def test_a_page_new_only_by_numbers_its_url_does_not_carry_neither_breaks_nor_extends_a_run():
+    """A search's hit counts ("licenses (104)", "34 Hits") are new numbers on each answer, and
+    kept a DokuWiki crawl open for 420 requests after its last unit: such a page is neutral
+    (stat ``hiddenweb/stale/numbers_only``), though fresh for its kind of page. A number its
+    own URL carries (a record's id, compared as a number) and a word with letters still break
+    the run; with the lab knob ``stale_numbers_neutral`` off, any new number does."""
+    spider = Spider("t")
+    for knob in (True, False):
+        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10, "HIDDENWEB_LAB": {
+            "stale_numbers_neutral": knob}})
+        rule = CloseWhenStale.from_crawler(crawler)
+        rule.page_read(["Search results", "licenses (12)", "wiki (3)", "9 Hits"], set(), spider,
+                       url="http://h/find?q=use")
+        rule.page_read(["Search results"], set(), spider, url="http://h/find?q=a")
+        assert rule.run == 1
+        rule.page_read(["Search results", "licenses (104)", "34 Hits"], set(), spider,
+                       url="http://h/find?q=use&sf=1")
+        assert rule.run == (1 if knob else 0), knob
+        assert crawler.stats.get_value("hiddenweb/stale/numbers_only") == (1 if knob else None)
+        assert rule.kinds[page_kind("http://h/find?q=use&sf=1")][1] == 2  # fresh for its kind
+        rule.page_read(["Search results"], set(), spider, url="http://h/find?q=b")
+        run = rule.run
+        rule.page_read(["Ticket #0017", "Search results"], set(), spider, url="http://h/ticket/17")
+        assert rule.run == 0  # its URL names the number: a record's id
+        rule.page_read(["Search results"], set(), spider, url="http://h/find?q=c")
+        rule.page_read(["Search results 2031", "ferns"], set(), spider, url="http://h/find?q=d")
+        assert rule.run == 0 and run >= 1
 
 
 def test_a_known_records_id_under_other_letters_is_not_a_new_word():
