@@ -100,10 +100,18 @@ Datasette crawl closed with its canned query's last symbols held so, and lost 12
 what that releases is waited for as a new form's first answers (stat
 ``hiddenweb/stale/holds_ended``: requests sent).
 
+A page whose only new words are numerals its own URL does not carry (a search's hit counts,
+a facet's counts: "licenses (104)", "34 Hits") neither restarts nor extends the run, though it
+counts as fresh for its kind of page (lab knob ``stale_numbers_neutral``): a DokuWiki crawl
+with every unit read by its 204th request read 420 search-refinement answers more, its run
+restarted by hit counts alone. A number the page's URL carries is a record's id
+(``/ticket/17`` showing ``#0017``) and restarts it.
+
 Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_pages``,
 ``hiddenweb/stale/longest_run`` (the longest run of pages with no new word),
 ``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/relabels`` (new words left out as known
 ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
+``hiddenweb/stale/numbers_only`` (pages new only by numerals, neutral),
 ``hiddenweb/stale/answers_lifted`` (a new form's queued first submissions served first),
 ``hiddenweb/stale/rechecks`` (pages asked for again), ``hiddenweb/stale/lifted`` (kinds the
 scheduler was asked to serve first), ``hiddenweb/stale/held`` (holds for awaited reads).
