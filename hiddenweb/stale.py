@@ -299,6 +299,7 @@ class CloseWhenStale:
         self.answers_served = False  # whether the scheduler lifted some of them
         self.answers_looking: set[int] = set()  # tokens of those sent once lifted, not read yet
         self.answers_looked = 0  # of those, read or failed
+        self.answers_logged = False  # whether this run of stale pages logged lifting them
         self.wait_queued_answers = True  # lab knob stale_wait_queued_answers
         self.form_kinds = True  # lab knob stale_form_kinds: a form's answers, a kind of their own
         #: a page new only by numerals its URL does not carry neither breaks nor extends a run
@@ -382,6 +383,7 @@ class CloseWhenStale:
                 logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
                              " (a form's answer judged new)" if answer_new else "")
             self.run = 0
+            self.answers_logged = False
             self.answers_looked = 0  # not stale: queued first answers may be looked at again
             if self.holding is not None:
                 self._release()  # not closing: send requests again
@@ -518,8 +520,12 @@ class CloseWhenStale:
             if self._serve_first(set(asked.values())):
                 self.answers_served = True
                 self.crawler.stats.inc_value("hiddenweb/stale/answers_lifted", len(asked))
-                logger.info("%d new forms' first submissions wait in the scheduler: serving "
-                            "them first before the crawl may close stale", len(asked))
+                # once a run: while it waits, each new form met adds one more (a Roundup
+                # crawl logged it 31 times in one second)
+                logger.log(logging.DEBUG if self.answers_logged else logging.INFO,
+                           "%d new forms' first submissions wait in the scheduler: serving "
+                           "them first before the crawl may close stale", len(asked))
+                self.answers_logged = True
         return self.answers_served
 
     def _answer_gone(self, request: Request) -> bool:
@@ -557,7 +563,8 @@ class CloseWhenStale:
             self._awaited_done(token)
         else:
             self._answer_gone(request)
-        self.request_gone(request, spider)
+        if not request.meta.get(RECHECK_META):
+            self._unqueued(request)  # not a look at its kind: never downloaded
 
     def _awaited_done(self, token: int) -> None:
         """The awaited read ``token`` is no longer out (read, failed, dropped, or sent back to
@@ -582,14 +589,20 @@ class CloseWhenStale:
 
     def request_gone(self, request: Request, spider: Spider | None = None,
                      **kwargs: object) -> None:
-        """``request_dropped`` (the scheduler refused it) or ``request_left_downloader``."""
+        """``request_left_downloader``: one request less waiting of its kind, and one look
+        more at a kind the scheduler was asked to serve first."""
         if request.meta.get(RECHECK_META):
             return
+        kind = self._unqueued(request)
+        if kind in self.lifted:
+            self.lifted[kind] += 1
+
+    def _unqueued(self, request: Request) -> str:
+        """``request`` left the scheduler (downloaded, or dropped: a duplicate): its kind."""
         kind = self._kind(request)
         if self.waiting.get(kind, 0) > 0:
             self.waiting[kind] -= 1
-        if kind in self.lifted:
-            self.lifted[kind] += 1
+        return kind
 
     def _hold(self) -> None:
         """Send no more requests while the awaited reads in flight are out (Scrapy's
