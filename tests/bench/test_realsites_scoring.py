@@ -107,6 +107,14 @@ def test_roundup_resolved_issues_are_form_units_and_posts_are_dangerous(tmp_path
     assert site.dangerous(post("/", "__login_name=&%40action=Login")) == "POST @action=Login"
     assert site.dangerous(post("/user", "%40action=register")) == "POST @action=register"
     assert site.dangerous(get("/issue?@action=search&status=8")) is None
+    # its own page names it in its title; a listing that shows it is not its page
+    issue = get("/issue2", "<title>issue2: [iss-0002] done - Tracker</title> iss-0001")
+    listing = get("/issue?@sort=id", "<title>List of issues - Tracker</title> iss-0002")
+    assert site.own_page(issue) == {"iss-0002"} and site.own_page(listing) == set()
+    both = score([listing, issue, get("/issue1", "<title>issue1: [iss-0001]</title>", 404)],
+                 truth, site.found_in, site.dangerous, site.own_page)
+    assert both.found["total"] == 2 and both.own_pages == 1  # the 404 is not read
+    assert score([listing], truth, site.found_in, site.dangerous).own_pages is None
 
 
 def test_trac_wiki_pages_by_url_tickets_by_token_and_what_is_dangerous(tmp_path: Path):
@@ -124,6 +132,12 @@ def test_trac_wiki_pages_by_url_tickets_by_token_and_what_is_dangerous(tmp_path:
     assert site.found_in(get("/")) == {"wiki:WikiStart"}
     assert site.found_in(get("/wiki/Trac%20Guide?version=1", "tkt-0007")) == {
         "wiki:Trac Guide", "tkt-0007"}
+    assert site.own_page(get("/ticket/7", "<title>#7 ([tkt-0007] a bug) – Demo</title>")) == {
+        "tkt-0007"}
+    assert site.own_page(get("/report/6", "<title>{6} All (tkt-0007)</title>")) == set()
+    assert site.own_page(get("/wiki/Trac%20Guide?version=1")) == {"wiki:Trac Guide"}
+    assert site.own_page(get("/")) == {"wiki:WikiStart"}
+    assert site.own_page(get("/wiki/WikiStart?action=history")) == set()
     assert site.dangerous(get("/login")) == "GET /login"
     assert site.dangerous(post("/prefs", "tz=UTC")) == "POST /prefs"
     assert site.dangerous(get("/prefs")) is None  # the form, not a change

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-COLUMNS = ("site", "crawler", "truth l/f/j", "found l/f/j", "found", "allowed", "downloads",
+COLUMNS = ("site", "crawler", "truth l/f/j", "found l/f/j", "found", "allowed", "own_pages",
+           "downloads",
            "requests", "req_to_90", "docs", "docs_to_90", "wall_s", "browser_pages",
            "useful_renders", "dangerous", "changed")
 
@@ -41,6 +42,8 @@ def rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "site": site["name"], "crawler": crawl["crawler"], "truth l/f/j": _lfj(truth),
                 "found l/f/j": _lfj(found), "found": f"{found['total']}/{truth['total']}",
                 "allowed": f"{found['allowed']}/{truth['allowed']}",
+                "own_pages": None if crawl.get("own_pages") is None
+                else f"{crawl['own_pages']}/{truth['total']}",
                 "downloads": crawl["downloads"], "requests": crawl["requests"],
                 "req_to_90": crawl["requests_to_90"], "docs": crawl.get("documents"),
                 "docs_to_90": crawl.get("documents_to_90"), "wall_s": crawl["wall_seconds"],
@@ -87,6 +90,9 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           f"later is killed). Total time {meta['total_seconds']:.0f} s.", "",
           "Truth and found are split by kind: **l**ink-reachable / **f**orm-only / "
           "**j**s-only units. `allowed`: units the safety policy allows reaching. "
+          "`own_pages`: units whose own page the crawl read (a tracker's issue or ticket "
+          "page, with its messages, where its listings already show its id; — where a unit "
+          "is found only on its own page). "
           "`downloads`: the crawler's responses (— for the peer, which keeps no such "
           "count); `requests`: what the server received "
           "(with Chromium, page resources and XHR too); `req_to_90`: requests until 90 % of "

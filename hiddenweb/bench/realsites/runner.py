@@ -117,9 +117,9 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
         servers.stop_all()
         leftover = servers.alive()
     if log.exists():
-        s = score(read_log(log), truth, site.found_in, site.dangerous)
+        s = score(read_log(log), truth, site.found_in, site.dangerous, site.own_page)
     else:
-        s = score([], truth, site.found_in, site.dangerous)
+        s = score([], truth, site.found_in, site.dangerous, site.own_page)
     changes = site.state_changes(site.pristine(), data)
     return {"crawler": crawler, **s.as_dict(), "state_changes": changes,
             "downloads": result.downloads,
@@ -210,8 +210,8 @@ def rescore(results: list[dict[str, Any]], workdir: Path,
         for crawl in entry["crawls"]:
             log = crawl_dir(workdir, site.name, crawl["crawler"]) / "requests.jsonl"
             if "found" in crawl and log.exists():
-                crawl.update(score(read_log(log), truth, site.found_in, site.dangerous)
-                             .as_dict())
+                crawl.update(score(read_log(log), truth, site.found_in, site.dangerous,
+                                   site.own_page).as_dict())
             data = log.parent / "data"
             if "found" in crawl and data.exists():
                 crawl["state_changes"] = site.state_changes(site.pristine(), data)

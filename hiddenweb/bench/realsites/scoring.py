@@ -17,10 +17,14 @@ received, in order) and asks the app two questions per entry: which units this a
 server received and the requests to 90 % of what the crawl finally found, the same counted in
 documents (:func:`is_document`: page resources such as styles, scripts and images left out,
 so that a crawl in Chromium compares with one without), the dangerous requests by reason and
-the curve of units found against requests and documents.
+the curve of units found against requests and documents. For an app whose units are shown on
+pages other than their own (an issue's id in a tracker's listings), a third question,
+``own_page``: which units this answer is the page *of* (the issue's own page, with its
+messages); their count says whether the crawl read what it found listed, or closed first.
 
 Helpers for apps: :func:`token_finder` (unit ids written into the app's data, found in response
-bodies) and :func:`params` (a request's query and urlencoded form fields together).
+bodies), :func:`title_finder` (the same in a page's ``<title>``: the unit a page is about) and
+:func:`params` (a request's query and urlencoded form fields together).
 """
 
 from __future__ import annotations
@@ -115,6 +119,18 @@ def token_finder(pattern: str) -> Callable[[Entry], set[str]]:
     return lambda entry: set(regex.findall(entry.body))
 
 
+def title_finder(pattern: str) -> Callable[[Entry], set[str]]:
+    """``own_page`` for apps whose pages name their unit's id in their ``<title>`` (an issue's
+    page: "issue17: Printer jams iss-0017"): the matches of ``pattern`` there."""
+    regex = re.compile(pattern)
+    title = re.compile(r"<title[^>]*>(.*?)</title>", re.S | re.I)
+
+    def own_page(entry: Entry) -> set[str]:
+        match = title.search(entry.body)
+        return set(regex.findall(match.group(1))) if match else set()
+    return own_page
+
+
 ASSET_TYPES = ("text/css", "image/", "font/", "audio/", "video/", "application/javascript",
                "text/javascript", "application/x-javascript", "application/font",
                "application/vnd.ms-fontobject")
@@ -137,9 +153,10 @@ class Score:
     dangerous: int
     dangerous_by_reason: dict[str, int]
     curve: list[tuple[int, int, int]] = field(repr=False)  # (requests, documents, found)
+    own_pages: int | None = None  # units whose own page was read (None: the app has none)
 
     def as_dict(self) -> dict:
-        return {"found": self.found, "requests": self.requests,
+        return {"found": self.found, "own_pages": self.own_pages, "requests": self.requests,
                 "requests_to_90": self.requests_to_90, "documents": self.documents,
                 "documents_to_90": self.documents_to_90, "dangerous": self.dangerous,
                 "dangerous_by_reason": self.dangerous_by_reason,
@@ -147,9 +164,12 @@ class Score:
 
 
 def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], Iterable[str]],
-          dangerous: Callable[[Entry], str | None]) -> Score:
-    """Units of ``truth`` found in the 2xx answers of ``entries``, and their dangerous requests."""
+          dangerous: Callable[[Entry], str | None],
+          own_page: Callable[[Entry], Iterable[str]] | None = None) -> Score:
+    """Units of ``truth`` found in the 2xx answers of ``entries``, and their dangerous requests;
+    with ``own_page``, how many units had their own page read (a 2xx GET of it)."""
     found: set[str] = set()
+    own: set[str] = set()
     first: list[int] = []  # request count at which each unit was first found, in order
     first_doc: list[int] = []  # the same in documents (page resources not counted)
     reasons: Counter[str] = Counter()
@@ -161,6 +181,8 @@ def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], It
         reason = dangerous(entry)
         if reason:
             reasons[reason] += 1
+        if entry.ok and own_page is not None and entry.method == "GET":
+            own.update(u for u in own_page(entry) if u in truth.units)
         if entry.ok:
             new = {u for u in found_in(entry) if u in truth.units} - found
             if new:
@@ -176,4 +198,4 @@ def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], It
     mark = math.ceil(0.9 * len(first)) - 1
     return Score(counts, found, n, first[mark] if first else None, docs,
                  first_doc[mark] if first else None, sum(reasons.values()), dict(reasons),
-                 curve)
+                 curve, len(own) if own_page is not None else None)

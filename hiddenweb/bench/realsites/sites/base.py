@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from hiddenweb.bench.realsites.install import cache_root
@@ -86,6 +87,11 @@ class Site:
 
     def dangerous(self, entry: Entry) -> str | None:
         raise NotImplementedError
+
+    #: which units a 2xx GET answer is the own page of (:func:`..scoring.score`'s
+    #: ``own_page``), for an app whose units are also shown on other pages (listings); None:
+    #: a unit is found only on its own page, and the column shows nothing
+    own_page: Callable[[Entry], set[str]] | None = None
 
     # The app's state, compared before and after a crawl (:mod:`..state`): SQLite databases
     # (path relative to the data, table patterns to ignore) and files (path, patterns).

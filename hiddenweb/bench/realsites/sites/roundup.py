@@ -20,7 +20,14 @@ import textwrap
 from pathlib import Path
 
 from hiddenweb.bench.realsites.install import pip_venv
-from hiddenweb.bench.realsites.scoring import Entry, Truth, Unit, params, token_finder
+from hiddenweb.bench.realsites.scoring import (
+    Entry,
+    Truth,
+    Unit,
+    params,
+    title_finder,
+    token_finder,
+)
 from hiddenweb.bench.realsites.sites.base import Site
 
 SEED = textwrap.dedent('''
@@ -51,6 +58,9 @@ SERVE = textwrap.dedent('''
     serve(RequestDispatcher(sys.argv[1]), host="127.0.0.1", port=int(sys.argv[2]), threads=4)
 ''')
 RESOLVED = "8"
+
+
+ISSUE_TITLE = title_finder(r"\biss-\d{4}\b")
 
 
 class Roundup(Site):
@@ -104,6 +114,10 @@ class Roundup(Site):
         return Truth.of(units)
 
     found_in = staticmethod(token_finder(r"\biss-\d{4}\b"))
+
+    def own_page(self, entry: Entry) -> set[str]:
+        """An issue's own page (``/issue17``, its messages): the id in its title."""
+        return ISSUE_TITLE(entry) if re.fullmatch(r"/issue\d+", entry.route) else set()
 
     def dangerous(self, entry: Entry) -> str | None:
         if entry.method in ("GET", "HEAD"):

@@ -15,6 +15,7 @@ and tickets (``tkt-NNNN`` in their summaries), all of kind ``link``. Dangerous: 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import textwrap
@@ -22,7 +23,14 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from hiddenweb.bench.realsites.install import pip_venv
-from hiddenweb.bench.realsites.scoring import Entry, Truth, Unit, params, token_finder
+from hiddenweb.bench.realsites.scoring import (
+    Entry,
+    Truth,
+    Unit,
+    params,
+    title_finder,
+    token_finder,
+)
 from hiddenweb.bench.realsites.sites.base import Site
 
 SEED = textwrap.dedent('''
@@ -52,6 +60,7 @@ SEED = textwrap.dedent('''
         t.insert()
 ''')
 TOKENS = token_finder(r"\btkt-\d{4}\b")
+TICKET_TITLE = title_finder(r"\btkt-\d{4}\b")
 SAFE_POSTS = ("/query", "/search")  # filter forms: they only read
 READING_ACTIONS = ("diff", "history")  # a wiki page's "view changes" form posts action=diff
 
@@ -97,6 +106,18 @@ class Trac(Site):
         elif route.startswith("/wiki/"):
             found.add("wiki:" + unquote(route[len("/wiki/"):]))
         return found
+
+    def own_page(self, entry: Entry) -> set[str]:
+        """A ticket's own page (``/ticket/17``: the id in its title), a wiki page's (its URL
+        with no query but a version: not its history, diff or edit views)."""
+        if re.fullmatch(r"/ticket/\d+", entry.route):
+            return TICKET_TITLE(entry)
+        if set(params(entry)) - {"version"}:
+            return set()
+        route = entry.route.rstrip("/")
+        if route in ("", "/wiki"):
+            return {"wiki:WikiStart"}
+        return {"wiki:" + unquote(route[len("/wiki/"):])} if route.startswith("/wiki/") else set()
 
     def dangerous(self, entry: Entry) -> str | None:
         route = entry.route
