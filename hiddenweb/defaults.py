@@ -106,6 +106,10 @@ LAB: dict = {
     # once two are done with no new page, a new copy is sent with its defaults only
     # (hiddenweb.forms.stopping)
     "form_own_page_families": True,
+    # a form's answer the DLA judged a preview (its links all lead to pages met before, one not
+    # read yet: hiddenweb.dla.previews) is not a new page for its form's explorer: no value
+    # paid, no word learnt from it (hiddenweb.forms.crawl)
+    "form_previews_known": True,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
     # a URL template whose first renders added nothing to the plain copy is not rendered again

@@ -45,6 +45,10 @@ class FormsConfig:
     #: page are one family across pages, and a copy done with no new page counts against it
     #: (StoppingRule.family_of, FormCrawler.feedback)
     own_page_families: bool = True
+    #: lab knob form_previews_known: an answer the DLA judged a preview (every link on it
+    #: leads to a page met before, one not read yet: dla/previews.py) is not a new page for
+    #: its form's explorer (FormCrawler.feedback)
+    previews_known: bool = True
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -70,5 +74,6 @@ class FormsConfig:
             reading_patience=lab(s, "form_reading_patience"),
             view_copies=lab(s, "form_view_copies"),
             own_page_families=lab(s, "form_own_page_families"),
+            previews_known=lab(s, "form_previews_known"),
             inert_repeats=lab(s, "form_inert_repeats"),
         )

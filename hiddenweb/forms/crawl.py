@@ -41,6 +41,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import submitted_by_script
+from hiddenweb.dla.previews import PREVIEW_META
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
 from hiddenweb.forms.explorer import FormExplorer
@@ -475,6 +476,9 @@ class FormCrawler:
                 text = " ".join(node_strings(response.selector, _BODY_TEXT))
                 empty = looks_like_no_results(text)
                 success = new and not empty and not rejected(meta, response, explorer.page)
+                if success and self.config.previews_known and meta.get(PREVIEW_META):
+                    success = False  # what it lists, the crawl has in hand: no new page
+                    self.stats.inc_value("hiddenweb/forms/answers_preview")
                 if success and explorer.learn:
                     words = result_words(node_strings(response.selector, _LINK_TEXT))
             except (ValueError, AttributeError):

@@ -162,3 +162,24 @@ def test_without_the_rule_the_same_answers_are_rewarded(wiki: str, tmp_path: Pat
     assert len(articles(items)) == ARTICLES
     assert "hiddenweb/dla/previews" not in stats
     assert stats["hiddenweb/dla/feedback/reward"] >= 5
+
+
+def test_a_preview_is_no_new_page_for_its_forms_explorer(wiki: str, tmp_path: Path) -> None:
+    """An answer judged a preview teaches the search's explorer nothing (lab knob
+    ``form_previews_known``): no value paid, no word learnt from its links' labels, so the
+    search is sent fewer times; every article is read either way (the index links them)."""
+    runs = {}
+    for arm, knob in (("on", True), ("off", False)):
+        run = _run(tmp_path / arm, "-a", f"seed={wiki}/", settings={
+            "HIDDENWEB_BROWSER": "never", "HIDDENWEB_CLOSE_STALE": 0,
+            "HIDDENWEB_LAB": {"form_previews_known": knob}})
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert len(articles(run.items)) == ARTICLES, arm
+        runs[arm] = run.stats or {}
+    on, off = runs["on"], runs["off"]
+    print({arm: {k: v for k, v in s.items() if k.startswith("hiddenweb/forms/")}
+           for arm, s in runs.items()})
+    assert on["hiddenweb/forms/answers_preview"] >= 1
+    assert "hiddenweb/forms/answers_preview" not in off
+    assert on.get("hiddenweb/forms/answers_new", 0) < off["hiddenweb/forms/answers_new"]
+    assert on["hiddenweb/forms/submissions"] < off["hiddenweb/forms/submissions"]
