@@ -167,4 +167,8 @@ LAB: dict = {
     # the stale rule counts a page whose only new words are numerals its URL does not carry (a
     # search's hit counts, a facet's) as neither fresh nor stale: it does not restart the run
     "stale_numbers_neutral": True,
+    # at its limit, the stale rule pauses the engine for awaited reads in flight only when no
+    # request of a mostly fresh kind of page waits (the crawl is about to close); else those
+    # are read meanwhile (hiddenweb.stale)
+    "stale_hold_only_closing": True,
 }

@@ -680,3 +680,37 @@ def test_the_rule_tells_the_crawl_each_time_a_run_reaches_the_limit():
             rule.page_read(["Start page"], set(), spider, url=f"http://h/w/{n}")
         assert calls == ([3] if knob else []), knob
         assert crawler.stats.get_value("hiddenweb/stale/holds_ended") == (2 if knob else None)
+
+
+def test_the_engine_is_paused_for_awaited_reads_only_when_the_crawl_is_about_to_close():
+    """At the limit, with a render in flight: while requests of a mostly fresh kind wait (the
+    crawl is not about to close) the engine goes on sending them, and a hold begun before is
+    ended; with none waiting it is paused. With the lab knob ``stale_hold_only_closing`` off
+    it is paused either way (a Trac crawl paused so four times sent 462 requests in 80 s)."""
+    spider = Spider("t")
+    for knob in (True, False):
+        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 3, "HIDDENWEB_LAB": {
+            "stale_hold_only_closing": knob}})
+        closed: list[str] = []
+        crawler.engine = engine = _Engine(closed)
+        rule = CloseWhenStale.from_crawler(crawler)
+        rule.call_later = lambda delay, fn: SimpleNamespace(active=lambda: True,
+                                                            cancel=lambda: None)
+        for n, name in enumerate(("Start", "Guide", "Tour")):
+            rule.page_read([f"{name} page", f"word{n}x"], set(), spider,
+                           url=f"http://h/wiki/{name}")
+        render = Request("http://h/app", meta={AWAITED_META: True})
+        rule.request_scheduled(render, spider)
+        rule.request_reached_downloader(render, spider)
+        wiki = Request("http://h/wiki/Macros")
+        rule.request_scheduled(wiki, spider)
+        rule.page_read(["Start page"], set(), spider, url="http://h/wiki/Start?v=1")
+        for day in range(1, 3):
+            rule.page_read(["Start page"], set(), spider, url=f"http://h/timeline?d={day}")
+        assert not closed and engine.paused == (not knob), knob
+        rule.request_gone(wiki, spider)  # read: no fresh kind waits, the crawl would close
+        rule.page_read(["Start page"], set(), spider, url="http://h/timeline?d=3")
+        assert not closed and engine.paused, knob  # held for the render in flight
+        rule.request_scheduled(Request("http://h/wiki/Syntax"), spider)  # one waits again,
+        rule.page_read(["Start page"], set(), spider, url="http://h/wiki/Start?v=2")  # and
+        assert not closed and engine.paused == (not knob), knob  # the hold ends
