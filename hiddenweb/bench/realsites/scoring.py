@@ -181,9 +181,9 @@ def score(entries: Iterable[Entry], truth: Truth, found_in: Callable[[Entry], It
         reason = dangerous(entry)
         if reason:
             reasons[reason] += 1
-        if entry.ok and own_page is not None and entry.method == "GET":
-            own.update(u for u in own_page(entry) if u in truth.units)
         if entry.ok:
+            if own_page is not None and entry.method == "GET":
+                own.update(u for u in own_page(entry) if u in truth.units)
             new = {u for u in found_in(entry) if u in truth.units} - found
             if new:
                 found |= new

@@ -60,7 +60,8 @@ SERVE = textwrap.dedent('''
 RESOLVED = "8"
 
 
-ISSUE_TITLE = title_finder(r"\biss-\d{4}\b")
+ISSUE = r"\biss-\d{4}\b"  # an issue's id, written into its title
+ISSUE_TITLE = title_finder(ISSUE)
 
 
 class Roundup(Site):
@@ -108,12 +109,12 @@ class Roundup(Site):
             con.close()
         units = []
         for title, status in rows:
-            ref = re.search(r"iss-\d{4}", title or "")
+            ref = re.search(ISSUE, title or "")
             if ref:
                 units.append(Unit(ref.group(), "form" if str(status) == RESOLVED else "link"))
         return Truth.of(units)
 
-    found_in = staticmethod(token_finder(r"\biss-\d{4}\b"))
+    found_in = staticmethod(token_finder(ISSUE))
 
     def own_page(self, entry: Entry) -> set[str]:
         """An issue's own page (``/issue17``, its messages): the id in its title."""

@@ -59,10 +59,19 @@ SEED = textwrap.dedent('''
             t["status"] = "new"
         t.insert()
 ''')
-TOKENS = token_finder(r"\btkt-\d{4}\b")
-TICKET_TITLE = title_finder(r"\btkt-\d{4}\b")
+TICKET = r"\btkt-\d{4}\b"  # a ticket's id, written into its summary
+TOKENS = token_finder(TICKET)
+TICKET_TITLE = title_finder(TICKET)
 SAFE_POSTS = ("/query", "/search")  # filter forms: they only read
 READING_ACTIONS = ("diff", "history")  # a wiki page's "view changes" form posts action=diff
+
+
+def _wiki_page(entry: Entry) -> set[str]:
+    """The wiki page ``entry``'s route is (``/`` and ``/wiki`` are WikiStart), if any."""
+    route = entry.route.rstrip("/")
+    if route in ("", "/wiki"):
+        return {"wiki:WikiStart"}
+    return {"wiki:" + unquote(route[len("/wiki/"):])} if route.startswith("/wiki/") else set()
 
 
 class Trac(Site):
@@ -99,25 +108,14 @@ class Trac(Site):
                         [Unit(t, "link") for t in sorted(tickets)])
 
     def found_in(self, entry: Entry) -> set[str]:
-        found = TOKENS(entry)
-        route = entry.route.rstrip("/")
-        if route in ("", "/wiki"):
-            found.add("wiki:WikiStart")
-        elif route.startswith("/wiki/"):
-            found.add("wiki:" + unquote(route[len("/wiki/"):]))
-        return found
+        return TOKENS(entry) | _wiki_page(entry)
 
     def own_page(self, entry: Entry) -> set[str]:
         """A ticket's own page (``/ticket/17``: the id in its title), a wiki page's (its URL
         with no query but a version: not its history, diff or edit views)."""
         if re.fullmatch(r"/ticket/\d+", entry.route):
             return TICKET_TITLE(entry)
-        if set(params(entry)) - {"version"}:
-            return set()
-        route = entry.route.rstrip("/")
-        if route in ("", "/wiki"):
-            return {"wiki:WikiStart"}
-        return {"wiki:" + unquote(route[len("/wiki/"):])} if route.startswith("/wiki/") else set()
+        return set() if set(params(entry)) - {"version"} else _wiki_page(entry)
 
     def dangerous(self, entry: Entry) -> str | None:
         route = entry.route
