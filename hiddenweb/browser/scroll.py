@@ -35,7 +35,8 @@ Stats (``hiddenweb/browser/``): ``scroll_steps`` (steps that grew a page), ``scr
 (pages that grew), ``scroll_clicks`` (load-more clicks that grew a page), ``scroll_links`` and
 ``scroll_forms`` (links and forms that appeared: the items reached), ``scroll_capped`` (a bound
 hit before the page stopped growing), ``scroll_skipped_unsafe`` (load-more controls the safety
-policy refused), ``scroll_skipped_idle`` (pages of an idle template not scrolled).
+policy refused), ``scroll_skipped_idle`` (pages of an idle template not scrolled),
+``scroll_frames_late`` (steps whose page was not drawn within :data:`FRAMES` s).
 """
 
 from __future__ import annotations
@@ -100,13 +101,13 @@ SCROLL_JS = f"""() => {{
 }}"""
 # two animation frames (observers' callbacks and scroll events run in them), or FRAMES s (on a
 # loaded 2-core machine a frame took up to 1.5 s); then a scroll event for each element
-# SCROLL_JS moved that got none (a page not drawn in time)
+# SCROLL_JS moved that got none (a page not drawn in time). True if the frames came
 FRAMES_JS = f"""() => new Promise((done) => {{
-  setTimeout(done, {FRAMES * 1000:.0f});
-  requestAnimationFrame(() => requestAnimationFrame(done));
-}}).then(() => {{
+  setTimeout(() => done(false), {FRAMES * 1000:.0f});
+  requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+}}).then((drawn) => {{
   const st = window.__hiddenwebScrolled;
-  if (!st) return;
+  if (!st) return drawn;
   st.stop();
   delete window.__hiddenwebScrolled;
   const root = document.scrollingElement || document.documentElement;
@@ -114,6 +115,7 @@ FRAMES_JS = f"""() => new Promise((done) => {{
     if (st.came.has(el)) continue;
     (el === root ? document : el).dispatchEvent(new Event("scroll", {{bubbles: el === root}}));
   }}
+  return drawn;
 }})"""
 # the visible, enabled button-like controls with a few words, in document order; kept in the
 # page (window.__hiddenwebMore) for CLICK_JS
@@ -262,10 +264,14 @@ class PageScroll:
     async def _settle(self, page: Any, render: Render, size: list[int], deadline: float
                       ) -> tuple[bool, list[int]]:
         """After a scroll or a click: whether the page grew, and its size now. Nothing grew
-        once none of the page's requests flew for :data:`GRACE` s (requests are waited for
+        once none of the page's requests flew for :data:`GRACE` s after the page was drawn
+        twice (waited for twice :data:`FRAMES` s at most; requests are waited for
         ``browser_event_wait`` s at most)."""
         loop = asyncio.get_running_loop()
-        await page.evaluate(FRAMES_JS)
+        if await page.evaluate(FRAMES_JS) is False:
+            # not drawn in FRAMES s: an observer's callback has not run yet; wait once more
+            self.stats.inc_value("hiddenweb/browser/scroll_frames_late")
+            await page.evaluate(FRAMES_JS)
         begun = quiet_since = loop.time()
         while True:
             now = await page.evaluate(SIZE_JS)
