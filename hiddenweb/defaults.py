@@ -110,6 +110,13 @@ LAB: dict = {
     # read yet: hiddenweb.dla.previews) is not a new page for its form's explorer: no value
     # paid, no word learnt from it (hiddenweb.forms.crawl)
     "form_previews_known": True,
+    # a public page that showed a word no earlier page showed (the stale rule's reading) is no
+    # penalty, and its link kind keeps its age in the scheduler's ties (hiddenweb.dla.feedback)
+    "dla_fresh_public": True,
+    # a form's answer that showed no word new to the crawl (the stale rule's reading) is a
+    # penalty, not a reward, however new its set of texts (hiddenweb.dla.feedback). Off: with
+    # it on, 5 of 8 proving-ground crawls closed 2-8 hidden pages short (docs/design-notes.md)
+    "dla_fresh_answers": False,
     "store_batch_size": 100,  # visits per transaction
     "store_flush_interval": 5.0,  # seconds; 0: only by batch size and at close
     # a URL template whose first renders added nothing to the plain copy is not rendered again
@@ -173,4 +180,7 @@ LAB: dict = {
     # request of a mostly fresh kind of page waits (the crawl is about to close); else those
     # are read meanwhile (hiddenweb.stale)
     "stale_hold_only_closing": True,
+    # a kind of page (the stale rule's) has its query's keys: /wiki/*?version, another view of
+    # a wiki page, is not /wiki/*; /doku.php?id is not /doku.php?do&id&q (hiddenweb.stale)
+    "stale_query_kinds": True,
 }

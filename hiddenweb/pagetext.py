@@ -225,6 +225,13 @@ def is_markup(response: Response) -> bool:
 
 
 NOVEL_META = "hiddenweb_novel"
+#: what a page showed that no earlier page of the crawl showed, by the stale rule's reading
+#: (:mod:`hiddenweb.stale`; absent when that rule is off): :data:`WORDS_NEW` (a word with a
+#: letter), :data:`NUMBERS_NEW` (only numerals: a record's values, a counter), or 0 (no new
+#: word); read by the DLA's feedback (:mod:`hiddenweb.dla.feedback`)
+FRESH_META = "hiddenweb_fresh"
+WORDS_NEW = 2
+NUMBERS_NEW = 1
 SHOWN_META = "hiddenweb_shown"  # the hash of the set of texts a page showed (ShownText)
 _TOKEN = re.compile(r"[^\W_]+")
 

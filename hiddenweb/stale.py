@@ -55,7 +55,10 @@ Three kinds of new word are not the site's content and do not make a page fresh:
 
 The pages a crawl reads are not a random sample of what is left: the scheduler picks them. So
 the rule does not close while requests wait of a *kind* of page (:func:`page_kind`: the URL
-template with its last path segment folded, ``/wiki/*``, ``/ticket/*``; a form's answers are a
+template with its last path segment folded, ``/wiki/*``, ``/ticket/*``, and its query's keys,
+``/wiki/*?version``, lab knob ``stale_query_kinds``: other views of a kind's pages, all stale,
+made a DokuWiki crawl's ``/doku.php`` pages look stale, and it closed with 26 of its 108
+pages linked and unread; a form's answers are a
 kind of their own, its endpoint, :func:`request_kind`, lab knob ``stale_form_kinds``: a
 Datasette crawl closed with its canned query's last symbols queued, two more requests of its
 mostly stale tables' kind ``/vega/*``, and lost 246 rows) whose pages were mostly
@@ -127,6 +130,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
@@ -139,7 +143,16 @@ from hiddenweb import signals as hw_signals
 from hiddenweb.config import lab
 from hiddenweb.estimate import STALE
 from hiddenweb.forms.submit import is_submission
-from hiddenweb.pagetext import AWAITED_META, RECHECK_META, template_key, word_matches, words
+from hiddenweb.pagetext import (
+    AWAITED_META,
+    FRESH_META,
+    NUMBERS_NEW,
+    RECHECK_META,
+    WORDS_NEW,
+    template_key,
+    word_matches,
+    words,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -173,25 +186,32 @@ def is_first_answer(request: Request) -> bool:
     return request.meta.get(AWAITED_META) is True and is_submission(request)
 
 
-def page_kind(url: str) -> str:
+def page_kind(url: str, query: bool = True) -> str:
     """The kind of page ``url`` is: its template (:func:`hiddenweb.pagetext.template_key`) with
     the last path segment made ``*`` when there are two or more (``/wiki/TracCgi`` →
-    ``/wiki/*``; ``/timeline`` stays)."""
+    ``/wiki/*``; ``/timeline`` stays) and, with ``query`` (lab knob ``stale_query_kinds``), its
+    query's sorted keys (``/wiki/TracCgi?version=2`` → ``/wiki/*?version``: another view of a
+    page, a kind of its own; ``/doku.php?id=start`` → ``/doku.php?id``)."""
     key = template_key(url)
     head, _, _ = key.rpartition("/")
-    return f"{head}/*" if "/" in head else key
+    kind = f"{head}/*" if "/" in head else key
+    if not query:
+        return kind
+    keys = sorted({k for k, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)})
+    return kind + "?" + "&".join(keys) if keys else kind
 
 
 FORM_KIND = "form "  # the kind of a form's answers: this, then its endpoint
 
 
-def request_kind(request: Request) -> str:
+def request_kind(request: Request, query: bool = True) -> str:
     """The kind of page ``request``'s answer is: for a form's submission its endpoint
     (``form GET /db/query``: the answers of one form, whatever its action's path looks like),
-    else :func:`page_kind` of its URL."""
+    else :func:`page_kind` of its URL (``query``: with its query's keys)."""
     if is_submission(request):
-        return FORM_KIND + (request.meta.get("hiddenweb_origin") or page_kind(request.url))
-    return page_kind(request.url)
+        return FORM_KIND + (request.meta.get("hiddenweb_origin")
+                            or page_kind(request.url, query))
+    return page_kind(request.url, query)
 
 
 def numbered(blocks: Iterable[str]) -> dict[str, frozenset[str]]:
@@ -308,6 +328,8 @@ class CloseWhenStale:
         self.numbers_neutral = False  # lab knob stale_numbers_neutral
         #: the engine is paused for awaited reads only when no request of a fresh kind waits
         self.hold_only_closing = True  # lab knob stale_hold_only_closing
+        #: a page's kind has its query's keys: another view of a page is a kind of its own
+        self.query_kinds = True  # lab knob stale_query_kinds
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)
@@ -327,6 +349,7 @@ class CloseWhenStale:
         ext.form_kinds = bool(lab(crawler.settings, "stale_form_kinds"))
         ext.numbers_neutral = bool(lab(crawler.settings, "stale_numbers_neutral"))
         ext.hold_only_closing = bool(lab(crawler.settings, "stale_hold_only_closing"))
+        ext.query_kinds = bool(lab(crawler.settings, "stale_query_kinds"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -371,10 +394,13 @@ class CloseWhenStale:
             numbers_only = self.numbers_neutral and self._numbers_only(new, url)
         self.words.add(shown)
         self.pages += 1
+        if request is not None:  # the DLA's feedback reads it (hiddenweb.dla.feedback)
+            request.meta[FRESH_META] = (WORDS_NEW if any(not w.isdecimal() for w in new)
+                                        else NUMBERS_NEW if new else 0)
         if request is not None and self.form_kinds:
-            kind: str | None = request_kind(request)
+            kind: str | None = request_kind(request, self.query_kinds)
         else:
-            kind = page_kind(url) if url is not None else None
+            kind = page_kind(url, self.query_kinds) if url is not None else None
         if kind is not None and len(self.kinds) < MAX_KINDS:
             counts = self.kinds.setdefault(kind, [0, 0, 0])
             counts[0] += 1
@@ -507,7 +533,9 @@ class CloseWhenStale:
 
     def _kind(self, request: Request) -> str:
         """:func:`request_kind`, or with lab knob ``stale_form_kinds`` off :func:`page_kind`."""
-        return request_kind(request) if self.form_kinds else page_kind(request.url)
+        if self.form_kinds:
+            return request_kind(request, self.query_kinds)
+        return page_kind(request.url, self.query_kinds)
 
     def _queued_again(self, request: Request) -> None:
         """An awaited read in flight that went back to the scheduler (a redirect, a retry: its
@@ -682,8 +710,9 @@ class CloseWhenStale:
         if not starved:
             return []
         self.lifted.update(dict.fromkeys(starved, 0))
+        query = self.query_kinds
         if not self._sum_of(self.crawler.signals.send_catch_log(
-                hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url) in starved
+                hw_signals.serve_first_wanted, wanted=lambda url: page_kind(url, query) in starved
                 or self.form_urls.get(url) in starved)):
             return []  # a scheduler that cannot, or none of them is in a queue it can see
         self.crawler.stats.inc_value("hiddenweb/stale/lifted", len(starved))

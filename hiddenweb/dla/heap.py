@@ -11,8 +11,10 @@ group of pages rendered again in Chromium has it taken off (served before any ot
 Contract: heap entries are versioned; a re-key pushes a new entry and older ones are skipped when
 popped; the scheduler's heap is rebuilt when stale entries outnumber live ones. An emptied bucket
 is dropped (its disk queue removed), an emptied group deleted. The scheduler provides ``groups``,
-``heap``, ``pages``, ``config``, ``disk``, ``spider``, ``pending``, ``next_seq``, ``kind_score``,
-``lifted`` (groups served first until emptied: ``DLAScheduler.serve_first``) and ``_add_heir``.
+``heap``, ``pages``, ``config``, ``disk``, ``spider``, ``pending``, ``next_seq``, ``first_seq``,
+``aged`` (group keys whose groups keep their first seq when made again: their age in ties),
+``ended_versions``, ``kind_score``, ``lifted`` (groups served first until emptied:
+``DLAScheduler.serve_first``) and ``_add_heir``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ SCORE_DECIMALS = 12
 #: what the heap adds to the negated score of a group served last (links marked nofollow):
 #: scores are in [0, 1], so every other group comes first
 LAST = 2.0
+#: group keys whose first seq and last version are kept, at most (about 100 bytes each)
+MAX_AGES = 200_000
 
 
 class GroupHeap:
@@ -76,8 +80,15 @@ class GroupHeap:
     def _new_bucket(self, key: str, gkey: str, page: str, action: str) -> Bucket:
         group = self.groups.get(gkey)
         if group is None:
-            group = self.groups[gkey] = Group(gkey, self.next_seq)
-            self.next_seq += 1
+            seq = self.first_seq.get(gkey) if gkey in self.aged else None
+            if seq is None:
+                seq = self.next_seq
+                self.next_seq += 1
+                if len(self.first_seq) < MAX_AGES:
+                    self.first_seq.setdefault(gkey, seq)
+            group = self.groups[gkey] = Group(gkey, seq)
+            # versions go on from the group's last one: an entry of it never matches this one
+            group.version = self.ended_versions.pop(gkey, 0)
             if page in self.pages:
                 group.epoch = self.pages[page].epoch
             if self.config.transfer:
@@ -120,12 +131,18 @@ class GroupHeap:
             if group.buckets:
                 self._rekey(group)
             else:
-                del self.groups[group.key]
-                self.lifted.discard(group.key)
+                self._end(group)
             return request
+        self._end(group)
+        return None
+
+    def _end(self, group: Group) -> None:
+        """Delete an emptied group; its last version is kept for a group of the same key made
+        again (its entries left in the heap must not match that one's)."""
         del self.groups[group.key]
         self.lifted.discard(group.key)
-        return None
+        if len(self.ended_versions) < MAX_AGES or group.key in self.ended_versions:
+            self.ended_versions[group.key] = group.version
 
     def _drop_bucket(self, group: Group, bucket: Bucket) -> None:
         del group.buckets[bucket.key]

@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter, is_item
 from scrapy import Request
 
+from hiddenweb.config import lab
 from hiddenweb.dla.feedback import feedback, feedback_signal
 from hiddenweb.dla.journal import EMITTED_META, JID_META, PARENT_META
 from hiddenweb.dla.kinds import ACTION_META, infer_action
 from hiddenweb.dla.previews import PREVIEW_META
-from hiddenweb.pagetext import NEW_CONTENT_META, NOVEL_META
+from hiddenweb.pagetext import FRESH_META, NEW_CONTENT_META, NOVEL_META
 from hiddenweb.redis_shared import seen_content
 
 if TYPE_CHECKING:
@@ -55,6 +56,10 @@ class DLAFeedbackMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self._seen = seen_content(crawler)  # for spiders that do not judge their pages
+        #: lab knobs dla_fresh_public and dla_fresh_answers: the stale rule's reading (meta
+        #: hiddenweb_fresh) of a public page, of a form's answer (hiddenweb.dla.feedback)
+        self.fresh_public = bool(lab(crawler.settings, "dla_fresh_public"))
+        self.fresh_answers = bool(lab(crawler.settings, "dla_fresh_answers"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -104,8 +109,11 @@ class DLAFeedbackMiddleware:
                 new_content: bool, new_forms: int = 0, novel: bool = True,
                 preview: bool = False) -> None:
         meta = response.request.meta if response.request is not None else response.meta
+        fresh = meta.get(FRESH_META)
+        if not (self.fresh_answers if form_only else self.fresh_public):
+            fresh = None
         outcome = feedback(meta, status=status, form_only=form_only, new_content=new_content,
-                           new_forms=new_forms, novel=novel, preview=preview)
+                           new_forms=new_forms, novel=novel, preview=preview, fresh=fresh)
         self.crawler.stats.inc_value(f"hiddenweb/dla/feedback/{outcome or 'neutral'}")
         url = response.request.url if response.request is not None else response.url
         self.crawler.signals.send_catch_log(feedback_signal, request_meta=meta, url=url,

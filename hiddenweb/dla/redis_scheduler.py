@@ -352,7 +352,7 @@ class RedisDLAScheduler(DLAScheduler):
     # -- learning --------------------------------------------------------------------------
     def learn(self, request_meta: dict[str, Any], url: str, outcome: Outcome | None) -> None:
         """One feedback on the shared kind automata (one atomic script)."""
-        if outcome is None:
+        if outcome is None or outcome == "fresh":  # (the stale rule is off in shared mode)
             self.stats.inc_value("hiddenweb/dla/neutral")
             return
         ks = request_meta.get(KINDS_META) or kinds(

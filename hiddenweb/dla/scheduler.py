@@ -42,7 +42,9 @@ their groups are served, best first, only when no other group is pending (the he
 learning orders them among themselves, but a reward (a new form on an edit page) never lifts
 them above the content links, which the site's own markup says they are not.
 
-Ties go to the oldest group. A kind with no automaton yet scores as its parent
+Ties go to the oldest group; the group of a link kind one of whose pages showed words no page
+showed (the ``fresh`` outcome) keeps the age of its first group when it empties and is made
+again (``_keep_age``). A kind with no automaton yet scores as its parent
 (:func:`~hiddenweb.dla.kinds.parent_kind`); the URL template of a link on a public page scores
 at most as ``links:public`` until it is rewarded (``paid`` in JOBDIR); ``src:harvest`` starts
 after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`). Why, and what it was measured to
@@ -178,6 +180,11 @@ class DLAScheduler(GroupHeap):
         self.rewarded = False
         self.engine: Any = None
         self.next_seq = 0
+        #: the seq of each group key's first group, and the link kinds whose groups keep it
+        #: when made again (a page of theirs showed words no page showed: ``_keep_age``)
+        self.first_seq: dict[str, int] = {}
+        self.aged: set[str] = set()
+        self.ended_versions: dict[str, int] = {}  # an emptied group's last version (heap.py)
         self._budget_logged = False
         self.journal: Journal | None = None  # with a JOBDIR (hiddenweb.dla.jobdir)
         self.ticks, self._timer, self.failed = 0, None, None
@@ -407,6 +414,9 @@ class DLAScheduler(GroupHeap):
         page = str(action.get("page") or "")
         ks = request_meta.get(KINDS_META) or kinds(action, url, self.config.label_words,
                                                    self.config.nofollow_last)
+        if outcome == "fresh":
+            self._keep_age(ks[0])
+            return
         if outcome == "reward":
             self.rewarded = True
         self.stats.inc_value("hiddenweb/dla/rewards" if outcome == "reward"
@@ -451,6 +461,17 @@ class DLAScheduler(GroupHeap):
                         heirs.discard(child)
                     for child in heirs:
                         self._rekey(self.groups[child])
+
+    def _keep_age(self, kind: str) -> None:
+        """A public page of link kind ``kind`` showed words no page showed (the ``fresh``
+        outcome, :mod:`hiddenweb.dla.feedback`): no automaton moves, but the kind's group
+        keeps its age when it empties and is made again, so that it wins ties as the oldest
+        group (it first held a request) rather than as a new one. Stat ``hiddenweb/dla/fresh``
+        (kinds so kept; ``hiddenweb/dla/neutral`` counts the outcomes)."""
+        self.stats.inc_value("hiddenweb/dla/neutral")
+        if kind not in self.aged and kind in self.first_seq:
+            self.aged.add(kind)
+            self.stats.inc_value("hiddenweb/dla/fresh")
 
     def _follows_root(self, kind: str) -> bool:
         """Whether ``kind``'s group follows its root (no roots without transfer)."""

@@ -1,0 +1,165 @@
+"""A public page that shows words no earlier page showed is neutral for the learning, not a
+penalty (lab knob ``dla_fresh_public``, :mod:`hiddenweb.dla.feedback`): unit tests of
+the verdict, and real crawls of a small tracker served on 127.0.0.1.
+
+The tracker (written here, no app's names) lists its records, numbered, ten to a page, and
+links its wiki's articles, named by words, from its home page. Each article links three other
+views of itself (its history, its source, a print view), each page the article's words
+again. A crawl that penalises every public page sinks the records' one URL template
+(``/record/{n}``) with each record read, below each article's views, whose templates
+(``/wiki/<name>?history``) are new, and spends its pages on views; judged by words, a
+record's page and an article are fresh and a view is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from html import escape
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from crawlrun import _run  # tests/ is on sys.path (rootdir)
+from dlakit import SITE, drain, link, make
+from localsite import SiteHandler, serve
+
+from hiddenweb.dla.feedback import feedback
+from hiddenweb.pagetext import NUMBERS_NEW, WORDS_NEW
+
+RECORDS = 60
+PER_PAGE = 10
+ARTICLES = 30
+VIEWS = ("history", "source", "print")
+#: the crawl's page cap: the records, the articles and the lists fit, not the views too
+PAGES = 1 + RECORDS // PER_PAGE + RECORDS + ARTICLES + 30
+ACTION = {"hiddenweb_action": {"page": "x", "kinds": ["k"]}}
+
+
+def word(n: int, salt: str) -> str:
+    """A word of letters only (the trap guard reads digits as ids)."""
+    code = int(hashlib.sha1(f"{salt}{n}".encode()).hexdigest(), 16)
+    letters = []
+    for _ in range(7):
+        code, c = divmod(code, 26)
+        letters.append(chr(97 + c))
+    return "".join(letters)
+
+
+def text_of(n: int, salt: str) -> str:
+    return " ".join(word(n * 20 + k, salt) for k in range(15))
+
+
+NAMES = [word(n, "name").title() for n in range(ARTICLES)]
+
+
+def page(title: str, body: str) -> bytes:
+    return (f"<!doctype html><html><head><title>{escape(title)}</title></head><body>"
+            f"<h1>{escape(title)}</h1>{body}<p><a href='/'>Home</a></p></body></html>").encode()
+
+
+class Tracker(SiteHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        parts = urlsplit(self.path)
+        query = parse_qs(parts.query)
+        if parts.path == "/":
+            body = page("Tracker", '<p><a href="/records?page=1">All records</a></p><ul>'
+                        + "".join(f'<li><a href="/wiki/{a}">{a}</a></li>' for a in NAMES)
+                        + "</ul>")
+        elif parts.path == "/records":
+            k = int((query.get("page") or ["1"])[0])
+            shown = range((k - 1) * PER_PAGE, min(k * PER_PAGE, RECORDS))
+            rows = "".join(f'<li><a href="/record/{n}">Record {n}</a></li>' for n in shown)
+            more = (f'<a href="/records?page={k + 1}">Next</a>'
+                    if k * PER_PAGE < RECORDS else "")
+            body = page(f"Records, page {k}", f"<ul>{rows}</ul>{more}")
+        elif parts.path.startswith("/record/") and parts.path[8:].isdigit() \
+                and int(parts.path[8:]) < RECORDS:
+            n = int(parts.path[8:])
+            body = page(f"Record {n}", f"<p>{text_of(n, 'record')}</p>")
+        elif parts.path.startswith("/wiki/") and parts.path[6:] in NAMES:
+            name = parts.path[6:]
+            view = next((v for v in VIEWS if v in query), None)
+            links = "".join(f'<a href="/wiki/{name}?{v}=1">{v.title()}</a> ' for v in VIEWS)
+            body = page(name + (f" ({view})" if view else ""),
+                        f"<p>{text_of(NAMES.index(name), 'wiki')}</p><p>{links}</p>")
+        else:
+            return self._send(b"not found", status=404)
+        self._send(body)
+
+
+@pytest.fixture(scope="module")
+def tracker() -> Iterator[str]:
+    with serve(Tracker) as url:
+        yield url
+
+
+# -- the verdict ---------------------------------------------------------------------------
+def test_a_fresh_public_page_is_fresh_and_a_stale_one_a_penalty() -> None:
+    public = {"status": 200, "form_only": False, "new_content": True}
+    assert feedback(ACTION, **public, fresh=WORDS_NEW) == "fresh"
+    assert feedback(ACTION, **public, fresh=NUMBERS_NEW) == "penalty"  # a counter, a date
+    assert feedback(ACTION, **public, fresh=0) == "penalty"
+    assert feedback(ACTION, **public) == "penalty"  # not judged (the stale rule off)
+    # a repeat or a 404 stays a penalty, a new form still pays
+    assert feedback(ACTION, **{**public, "new_content": False}, fresh=WORDS_NEW) == "penalty"
+    assert feedback(ACTION, **{**public, "status": 404}, fresh=WORDS_NEW) == "penalty"
+    assert feedback(ACTION, **public, fresh=0, new_forms=1) == "reward"
+
+
+def test_a_forms_answer_pays_only_with_a_word_new_to_the_crawl() -> None:
+    answer = {"status": 200, "form_only": True, "new_content": True, "novel": True}
+    assert feedback(ACTION, **answer, fresh=WORDS_NEW) == "reward"
+    assert feedback(ACTION, **answer, fresh=NUMBERS_NEW) == "reward"  # a record's values
+    assert feedback(ACTION, **answer) == "reward"  # not judged
+    assert feedback(ACTION, **answer, fresh=0) == "penalty"  # another view of what was read
+
+
+def sink_and_drain(fresh: bool) -> list[str]:
+    """A record read (fresh or not judged) and a view of a wiki page read and penalised five
+    times; then another page's view and another record queued, in that order: the order
+    served."""
+    s = make()
+    for path in ("/record/1", "/wiki/Start?history=1"):
+        s.enqueue_request(link("/", path))
+    record, view = s.next_request(), s.next_request()
+    assert (record.url, view.url) == (f"{SITE}/record/1", f"{SITE}/wiki/Start?history=1")
+    if fresh:
+        s.learn(record.meta, record.url, "fresh")
+        assert s.stats.get_value("hiddenweb/dla/fresh") == 1
+    for _ in range(5):
+        s.learn(view.meta, view.url, "penalty")
+    for path in ("/wiki/Help?history=1", "/record/2"):
+        s.enqueue_request(link("/", path))
+    return drain(s)
+
+
+def test_a_kind_whose_page_was_fresh_keeps_its_score_while_public_links_sink() -> None:
+    """The scheduler: a link kind with a fresh page is no longer capped at ``links:public``,
+    which sinks with the stale views; without the outcome (the stale rule off) both kinds
+    score as ``links:public`` and the older group wins the tie."""
+    assert sink_and_drain(fresh=True) == ["/record/2", "/wiki/Help?history=1"]
+    assert sink_and_drain(fresh=False) == ["/wiki/Help?history=1", "/record/2"]
+
+
+# -- real crawls ---------------------------------------------------------------------------
+def records_read(tracker: str, tmp_path: Path, **knobs: bool) -> tuple[int, dict]:
+    """A crawl's records read (their own pages) in its page cap, and its stats."""
+    run = _run(tmp_path, "-a", f"seed={tracker}/", settings={
+        "HIDDENWEB_BROWSER": "never", "CLOSESPIDER_PAGECOUNT": PAGES, "HIDDENWEB_LAB": knobs})
+    assert run.returncode == 0, run.stderr[-3000:]
+    read = {urlsplit(i["url"]).path for i in run.items
+            if i["status"] == 200 and urlsplit(i["url"]).path.startswith("/record/")
+            and not urlsplit(i["url"]).query}
+    return len(read), run.stats or {}
+
+
+def test_records_are_read_before_their_views(tracker: str, tmp_path: Path) -> None:
+    on, stats_on = records_read(tracker, tmp_path / "on")
+    off, stats_off = records_read(tracker, tmp_path / "off", dla_fresh_public=False)
+    print({"on": on, "off": off},
+          {arm: {k: v for k, v in s.items() if k.startswith("hiddenweb/dla/feedback")}
+           for arm, s in (("on", stats_on), ("off", stats_off))})
+    assert on == RECORDS
+    assert stats_on["hiddenweb/dla/feedback/fresh"] >= RECORDS + ARTICLES
+    assert off < on
