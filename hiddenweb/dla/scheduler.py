@@ -94,10 +94,11 @@ Settings: ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs ``dla_max_steps``
 ``dla_explore_in_flight`` (``HIDDENWEB_LAB``, docs/design-notes.md). Also Scrapy's
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
 Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
-waits,unserializable,budget_exhausted,lifted}`` (``waits``: times ``next_request`` held the best
-request back; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
-serve_first`); the spider counts ``hiddenweb/dla/previews`` (form answers penalised as
-previews of queued pages, :mod:`hiddenweb.dla.previews`).
+waits,unserializable,budget_exhausted,lifted,fresh}`` (``waits``: times ``next_request`` held the
+best request back; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
+serve_first`; ``fresh``: link kinds whose groups keep their age, ``_keep_age``); the spider
+counts ``hiddenweb/dla/previews`` (form answers penalised as previews of queued pages,
+:mod:`hiddenweb.dla.previews`).
 """
 
 from __future__ import annotations
