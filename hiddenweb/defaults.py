@@ -113,6 +113,9 @@ LAB: dict = {
     # a public page that showed a word no earlier page showed (the stale rule's reading) is no
     # penalty, and its link kind keeps its age in the scheduler's ties (hiddenweb.dla.feedback)
     "dla_fresh_public": True,
+    # ... and so does the kind of a URL template with query keys (a sort, a facet, a filter of
+    # a listing), off: only a kind of page without them (hiddenweb.dla.scheduler)
+    "dla_fresh_views": False,
     # a form's answer that showed no word new to the crawl (the stale rule's reading) is a
     # penalty, not a reward, however new its set of texts (hiddenweb.dla.feedback). Off: with
     # it on, 5 of 8 proving-ground crawls closed 2-8 hidden pages short (docs/design-notes.md)
@@ -181,6 +184,8 @@ LAB: dict = {
     # are read meanwhile (hiddenweb.stale)
     "stale_hold_only_closing": True,
     # a kind of page (the stale rule's) has its query's keys: /wiki/*?version, another view of
-    # a wiki page, is not /wiki/*; /doku.php?id is not /doku.php?do&id&q (hiddenweb.stale)
-    "stale_query_kinds": True,
+    # a wiki page, is not /wiki/*; /doku.php?id is not /doku.php?do&id&q (hiddenweb.stale).
+    # Off: each facet combination of a Datasette table became a kind fresh by its numbers, and
+    # the crawl deferred its close to twice the window (docs/design-notes.md)
+    "stale_query_kinds": False,
 }

@@ -55,10 +55,11 @@ Three kinds of new word are not the site's content and do not make a page fresh:
 
 The pages a crawl reads are not a random sample of what is left: the scheduler picks them. So
 the rule does not close while requests wait of a *kind* of page (:func:`page_kind`: the URL
-template with its last path segment folded, ``/wiki/*``, ``/ticket/*``, and its query's keys,
-``/wiki/*?version``, lab knob ``stale_query_kinds``: other views of a kind's pages, all stale,
-made a DokuWiki crawl's ``/doku.php`` pages look stale, and it closed with 26 of its 108
-pages linked and unread; a form's answers are a
+template with its last path segment folded, ``/wiki/*``, ``/ticket/*``; with the lab knob
+``stale_query_kinds`` (off) also its query's keys, ``/wiki/*?version``: other views of a
+kind's pages, all stale, made a DokuWiki crawl's ``/doku.php`` pages look stale, and it closed
+with 24 of its 108 pages linked and unread, but each facet combination of a Datasette table
+became a kind fresh by its numbers; a form's answers are a
 kind of their own, its endpoint, :func:`request_kind`, lab knob ``stale_form_kinds``: a
 Datasette crawl closed with its canned query's last symbols queued, two more requests of its
 mostly stale tables' kind ``/vega/*``, and lost 246 rows) whose pages were mostly
@@ -186,7 +187,7 @@ def is_first_answer(request: Request) -> bool:
     return request.meta.get(AWAITED_META) is True and is_submission(request)
 
 
-def page_kind(url: str, query: bool = True) -> str:
+def page_kind(url: str, query: bool = False) -> str:
     """The kind of page ``url`` is: its template (:func:`hiddenweb.pagetext.template_key`) with
     the last path segment made ``*`` when there are two or more (``/wiki/TracCgi`` →
     ``/wiki/*``; ``/timeline`` stays) and, with ``query`` (lab knob ``stale_query_kinds``), its
@@ -204,7 +205,7 @@ def page_kind(url: str, query: bool = True) -> str:
 FORM_KIND = "form "  # the kind of a form's answers: this, then its endpoint
 
 
-def request_kind(request: Request, query: bool = True) -> str:
+def request_kind(request: Request, query: bool = False) -> str:
     """The kind of page ``request``'s answer is: for a form's submission its endpoint
     (``form GET /db/query``: the answers of one form, whatever its action's path looks like),
     else :func:`page_kind` of its URL (``query``: with its query's keys)."""
@@ -329,7 +330,7 @@ class CloseWhenStale:
         #: the engine is paused for awaited reads only when no request of a fresh kind waits
         self.hold_only_closing = True  # lab knob stale_hold_only_closing
         #: a page's kind has its query's keys: another view of a page is a kind of its own
-        self.query_kinds = True  # lab knob stale_query_kinds
+        self.query_kinds = False  # lab knob stale_query_kinds
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)

@@ -27,6 +27,7 @@ class DLAConfig:
     explore_in_flight: int = 0
     nofollow_last: bool = True
     wait_for_browser: bool = True
+    fresh_views: bool = False  # lab knob dla_fresh_views (DLAScheduler._keep_age)
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -64,4 +65,5 @@ class DLAConfig:
             explore_in_flight=explore,
             nofollow_last=lab(settings, "dla_nofollow_last"),
             wait_for_browser=lab(settings, "dla_wait_for_browser"),
+            fresh_views=lab(settings, "dla_fresh_views"),
         )

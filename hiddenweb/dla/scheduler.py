@@ -470,6 +470,8 @@ class DLAScheduler(GroupHeap):
         group (it first held a request) rather than as a new one. Stat ``hiddenweb/dla/fresh``
         (kinds so kept; ``hiddenweb/dla/neutral`` counts the outcomes)."""
         self.stats.inc_value("hiddenweb/dla/neutral")
+        if "?" in kind and not self.config.fresh_views:
+            return  # another view of a page (a sort, a facet, a filter): not a page of content
         if kind not in self.aged and kind in self.first_seq:
             self.aged.add(kind)
             self.stats.inc_value("hiddenweb/dla/fresh")
