@@ -131,7 +131,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
@@ -142,6 +141,7 @@ from scrapy.utils.request import fingerprint
 from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
 from hiddenweb.config import lab
+from hiddenweb.dla.kinds import url_template
 from hiddenweb.estimate import STALE
 from hiddenweb.forms.submit import is_submission
 from hiddenweb.pagetext import (
@@ -198,8 +198,8 @@ def page_kind(url: str, query: bool = False) -> str:
     kind = f"{head}/*" if "/" in head else key
     if not query:
         return kind
-    keys = sorted({k for k, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)})
-    return kind + "?" + "&".join(keys) if keys else kind
+    _, sep, keys = url_template(url).partition("?")  # its sorted query keys, if any
+    return kind + sep + keys
 
 
 FORM_KIND = "form "  # the kind of a form's answers: this, then its endpoint

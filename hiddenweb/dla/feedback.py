@@ -37,6 +37,17 @@ public page (not ``form_only``), or a 4xx       penalty     a boldface edge, pap
                                                              eq. 2 (a 404 is a wasted action too)
 ==============================================  ==========  ====================================
 
+Without the row of public pages showing a new form every public link is penalised, so link
+kinds all sink together and a crawler trap's fresh URL templates (a calendar, a catalogue's
+facets) outrank the site's pages; with it, the links that lead to search forms keep a share
+(issue 3).
+
+A repeat is penalised rather than ignored: most form submissions with a useless value produce
+the same "no results" page, and that is exactly what the automata must learn to avoid. The
+penalty step ``b`` is small (``b << a``), so a few misses do not bury a kind that once paid.
+``form_only`` and ``new_content`` are decided by the spider (``PageItem.form_only`` and the
+page's content fingerprint); see :mod:`hiddenweb.dla.middleware`.
+
 The third row from the end (lab knob ``dla_fresh_public``) keeps the link kinds that read
 content ahead of those that do not. Penalised for every page read and capped at what all
 public links taught, every link kind of a site whose pages never pay scores the same, and the
