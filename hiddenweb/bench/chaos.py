@@ -121,7 +121,7 @@ def duplicate_examples(site: SiteModel, items: list[dict], limit: int = 5) -> li
     return [{"key": key, "items": [
         {"method": i.get("method"), "url": i.get("url"), "final_url": i.get("final_url"),
          "status": i.get("status"), "downloads": i.get("downloads"), "source": i.get("source"),
-         "fingerprint": i.get("fingerprint"),
+         "fingerprint": i.get("fingerprint"), "referrer": i.get("referrer"),
          "fields": ((i.get("reached_by") or {}).get("form") or {}).get("fields")}
         for i in group]} for key, group in by_key.items() if len(group) > 1][:limit]
 

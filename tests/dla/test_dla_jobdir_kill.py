@@ -3,6 +3,7 @@ was seen but not done, emits nothing twice, and refuses a JOBDIR it cannot resum
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -28,6 +29,7 @@ def test_killed_crawl_resumes_with_nothing_lost_and_nothing_emitted_twice(tmp_pa
     assert result["uninterrupted"]["hidden_found"] > 0
     assert result["lost_hidden_pages"] == 0
     assert result["killed"]["hidden_found"] == result["uninterrupted"]["hidden_found"]
+    _print_duplicates(result)
     assert result["duplicate_items"] == 0, result["duplicate_examples"]
     assert result["store_integrity"] == "ok"
 
@@ -43,8 +45,16 @@ def test_killed_browser_crawl_resumes_with_nothing_lost_and_nothing_emitted_twic
     assert result["killed"]["finish_reason"] in ENDED
     assert result["lost_hidden_pages"] == 0, result["lost_examples"]
     assert result["killed"]["hidden_found"] >= result["uninterrupted"]["hidden_found"] > 0
+    _print_duplicates(result)
     assert result["duplicate_items"] == 0, result["duplicate_examples"]
     assert result["store_integrity"] == "ok"
+
+
+def _print_duplicates(result: dict) -> None:
+    """The items emitted twice, whole (pytest cuts an assertion's message; the run's workdir
+    is gone with ``tmp_path``): printed, so a failure's captured output shows them."""
+    if result["duplicate_items"]:
+        print(json.dumps(result["duplicate_examples"], indent=1))
 
 
 def _engine_with(*in_progress) -> SimpleNamespace:
