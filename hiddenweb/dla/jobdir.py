@@ -295,6 +295,9 @@ def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
                     "killed in between): they will be made again", forgotten)
         stats.set_value("hiddenweb/jobdir/forgotten", forgotten)
     pending = {jid for jid, _ in replay.pending}
+    forms = getattr(scheduler.spider, "forms", None)
+    if not callable(getattr(forms, "pending_after_resume", None)):
+        forms = None
     for jid, payload in replay.pending:
         try:
             request = load_request(payload, scheduler.spider)
@@ -306,6 +309,8 @@ def open_job(scheduler: DLAScheduler, jobdir: Path) -> None:
             scheduler.remade[remade_key(request, fingerprint(scheduler.df, scheduler.crawler,
                                                              request))] += 1
         request.meta[JID_META] = jid
+        if forms is not None:  # a form's submission: its explorer counts it as sent
+            forms.pending_after_resume(request.meta)
         if jid in replay.emitted:  # its items are in the feeds: download, do not emit again
             request.meta[EMITTED_META] = True
             if replay.emitted[jid]:  # its page: a repeat to any other request (SeenContent)

@@ -114,6 +114,9 @@ class FormCrawler:
         #: downloaded since one of them was read
         self.reading_stalled: dict[str, int] = {}
         self.budget_exhausted = False
+        #: a JOBDIR resume's pending submissions whose form has no explorer yet: by signature,
+        #: each submission's values and whether its answer came before the explorer
+        self.resumed: dict[str, list[tuple[dict, bool]]] = {}
         self.claims = form_claims(crawler)  # shared mode: one worker explores each form
         crawler.signals.connect(self.resume_paused, signal=signals.spider_idle)
         crawler.signals.connect(self._budget_exhausted, signal=download_budget_exhausted)
@@ -332,8 +335,11 @@ class FormCrawler:
 
     def start(self, explorer: FormExplorer, offer: bool = True) -> Iterator[scrapy.Request]:
         """Register an explorer and send its first wave (``offer``: after the values its
-        endpoint's answers already showed)."""
+        endpoint's answers already showed), but for the submissions of its form a JOBDIR
+        resume gave back (:meth:`pending_after_resume`)."""
         self.explorers[explorer.signature] = explorer
+        for data, answered in self.resumed.pop(explorer.signature, ()):
+            explorer.sent_before_resume(data, answered)
         self.family_first.setdefault(explorer.form.family, explorer.signature)
         ep = self._endpoint(explorer.endpoint)
         ep.explorers.append(explorer)
@@ -344,6 +350,25 @@ class FormCrawler:
             for request in self.submission(explorer, data):
                 request.meta[AWAITED_META] = True  # read before the crawl may close stale
                 yield request
+
+    def pending_after_resume(self, meta: dict) -> None:
+        """A request the JOBDIR journal gives back pending on resume (:mod:`hiddenweb.dla.
+        jobdir`): when it is a submission of a form, the form's explorer counts it as sent
+        (:meth:`FormExplorer.sent_before_resume`), now or once the form is met again. The
+        explorer may start on another page's copy of the form than the killed crawl's; sent
+        from there, a query already answered was a page of its own (a browser submission's
+        answer is its page with the results in it) and was emitted twice. Stat
+        ``hiddenweb/forms/resumed_submissions``."""
+        signature = meta.get("hiddenweb_explore")
+        if not isinstance(signature, str):
+            return
+        data = dict(meta.get("hiddenweb_explore_data") or {})
+        self.stats.inc_value("hiddenweb/forms/resumed_submissions")
+        explorer = self.explorers.get(signature)
+        if explorer is not None:
+            explorer.sent_before_resume(data)
+        else:
+            self.resumed.setdefault(signature, []).append((data, False))
 
     # -- versions of a form (hiddenweb.forms.versions) -----------------------------------------
     def dependent_options(self, response: Response) -> Iterator[scrapy.Request]:
@@ -463,6 +488,12 @@ class FormCrawler:
         redirect was dropped as a duplicate), see :meth:`FormExplorer.feedback`."""
         explorer = self.explorers.get(meta["hiddenweb_explore"])
         if explorer is None:
+            pending = self.resumed.get(meta["hiddenweb_explore"], [])
+            data = meta.get("hiddenweb_explore_data") or {}
+            for i, (sent, _answered) in enumerate(pending):
+                if sent == data:  # answered before its form's explorer exists: kept so
+                    pending[i] = (sent, True)
+                    break
             return
         data = meta.get("hiddenweb_explore_data") or {}
         if explorer.answered_before(data):  # a duplicate after a JOBDIR resume: judged once

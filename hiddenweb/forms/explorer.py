@@ -353,6 +353,28 @@ class FormExplorer:
             if counts is not None:
                 counts[0] += 1
 
+    def sent_before_resume(self, data: Assignment, answered: bool = False) -> None:
+        """A submission of this form the JOBDIR journal gave back pending (sent by the crawl
+        killed after the checkpoint this explorer comes from, or before it had one), perhaps
+        from another page's copy of the form: counted as sent, so that this explorer does not
+        send it again from its own page. A browser submission's answer is its page with the
+        results in it, so the same query sent from two pages is two pages, and was emitted
+        twice (the kill test's one failure). ``answered``: its answer came before this
+        explorer existed (counted answered, judged neither way)."""
+        key = self._answer_key(data)
+        if key in self.answered:
+            return
+        if data:
+            if key not in self.tried:
+                self._adopt(key)
+        elif self.defaults_pending:
+            self.defaults_pending = False
+            self.submitted += 1
+        if answered:
+            self.answered.add(key)
+            self.answers += 1
+            self._land(data)
+
     def _answer_key(self, data: Assignment) -> tuple:
         return tuple(data.get(name) for name in self.names) if data else ()
 

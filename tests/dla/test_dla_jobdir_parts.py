@@ -196,3 +196,36 @@ def test_a_checkpoint_kept_waiting_holds_new_downloads_until_it_is_written(
     assert s.commit_due is None and (tmp_path / PARTS_FILE).exists() is False  # no parts here
     assert s.stats.get_value("hiddenweb/jobdir/commits") == 1
     assert s.next_request() is not None
+
+
+def test_a_submission_given_back_on_resume_is_not_sent_again_from_another_copy(
+        search_page) -> None:
+    """The killed crawl sent its form's first wave from one page; after the resume the form is
+    met first on another page that shows it (another token, another page around the answer:
+    in Chromium a query's answer is that page with the results in it). The submissions the
+    journal gave back count as sent: the new explorer sends none of them again, and one whose
+    answer came before the explorer counts as answered."""
+    site, _ = search_page
+    col = next(c for c in site.collections if c.kind == "search" and c.style == "plain"
+               and not c.js and len(c.hosts) >= 2)
+    first_page, other_page = (_page(site, site.graph.url(h)) for h in col.hosts[:2])
+    killed = _spider()
+    sent = list(killed.forms.page(first_page, killed.visible(first_page)))
+    assert len(sent) >= 2
+    resumed = _spider()  # the checkpoint predates the form: no explorer restored
+    for request in sent:  # as hiddenweb.dla.jobdir.open_job does with the journal's pending
+        resumed.forms.pending_after_resume(request.meta)
+    assert list(resumed.forms.feedback(dict(sent[0].meta), None, False)) == []  # before it
+    again = list(resumed.forms.page(other_page, resumed.visible(other_page)))
+    before = [r.meta["hiddenweb_explore_data"] or {} for r in sent]
+    after = [r.meta["hiddenweb_explore_data"] or {} for r in again]
+    assert again and not [data for data in after if data in before]
+    explorer = resumed.forms.explorers[sent[0].meta["hiddenweb_explore"]]
+    assert explorer.submitted == len(sent) + len(again)
+    assert explorer.answers == 1 and explorer.answered_before(before[0])
+    assert resumed.crawler.stats.get_value("hiddenweb/forms/resumed_submissions") == len(sent)
+    # without them, the other page's copy sends its defaults again (its values come from its
+    # own page's words)
+    fresh = _spider()
+    repeat = list(fresh.forms.page(other_page, fresh.visible(other_page)))
+    assert {} in [r.meta["hiddenweb_explore_data"] or {} for r in repeat] and {} in before
