@@ -33,7 +33,9 @@ again (:class:`~hiddenweb.dla.middleware.DLAFeedbackMiddleware`); the content fi
 every emitted page go back to the spider's ``seen`` (a page read before the kill is a repeat
 after it, as without it, to any request that reaches it: a pending one's page is new once more
 only to that request's own re-read, ``hiddenweb_reread``, so that its links and forms are made
-again). A clean close compacts the log (tmp file, fsync, rename).
+again). A pending form submission counts as sent for its form's explorer, which may start on
+another page's copy of the form (:meth:`hiddenweb.forms.crawl.FormCrawler.
+pending_after_resume`). A clean close compacts the log (tmp file, fsync, rename).
 
 A request its parent's answer makes again when that answer is read again (the parent was not
 done at the kill) is dropped by the dupefilter, unless it is not filtered (``dont_filter``: a
