@@ -116,6 +116,9 @@ LAB: dict = {
     # ... and so does the kind of a URL template with query keys (a sort, a facet, a filter of
     # a listing), off: only a kind of page without them (hiddenweb.dla.scheduler)
     "dla_fresh_views": False,
+    # groups of one score: the one whose URL template has fewer query keys first, then the
+    # older (a table's pages before its facet values; hiddenweb.dla.heap)
+    "dla_fewer_keys_first": True,
     # a form's answer that showed no word new to the crawl (the stale rule's reading) is a
     # penalty, not a reward, however new its set of texts (hiddenweb.dla.feedback). Off: with
     # it on, 5 of 8 proving-ground crawls closed 2-8 hidden pages short (docs/design-notes.md)

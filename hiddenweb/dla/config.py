@@ -28,6 +28,7 @@ class DLAConfig:
     nofollow_last: bool = True
     wait_for_browser: bool = True
     fresh_views: bool = False  # lab knob dla_fresh_views (DLAScheduler._keep_age)
+    fewer_keys_first: bool = True  # lab knob dla_fewer_keys_first (GroupHeap._breadth)
 
     @classmethod
     def from_settings(cls, settings: Any) -> DLAConfig:
@@ -66,4 +67,5 @@ class DLAConfig:
             nofollow_last=lab(settings, "dla_nofollow_last"),
             wait_for_browser=lab(settings, "dla_wait_for_browser"),
             fresh_views=lab(settings, "dla_fresh_views"),
+            fewer_keys_first=lab(settings, "dla_fewer_keys_first"),
         )

@@ -4,7 +4,8 @@ Mixed into :class:`~hiddenweb.dla.scheduler.DLAScheduler` (its "Order" and "Cost
 requests wait in the FIFO buckets of :mod:`hiddenweb.dla.queues`; a group's own heap orders its
 buckets (by the page automaton's ``q`` without transfer), the scheduler's heap orders the groups
 by score (:meth:`GroupHeap._group_score`: the kind's ``p(pursue)``, or ``r * p`` of the page's
-best pending action), rounded to :data:`SCORE_DECIMALS`, ties to the oldest group; a group of
+best pending action), rounded to :data:`SCORE_DECIMALS`, ties to the group whose URL template
+has fewer query keys (:meth:`GroupHeap._breadth`), then to the oldest group; a group of
 links marked nofollow has :data:`LAST` added to its key (served when no other is pending), a
 group of pages rendered again in Chromium has it taken off (served before any other).
 
@@ -23,7 +24,7 @@ import heapq
 from collections import deque
 from typing import TYPE_CHECKING
 
-from hiddenweb.dla.kinds import is_nofollow, is_render
+from hiddenweb.dla.kinds import is_nofollow, is_render, query_keys
 from hiddenweb.dla.queues import Bucket, Group
 
 if TYPE_CHECKING:
@@ -69,11 +70,21 @@ class GroupHeap:
         group served only when no other is pending."""
         return self._last(group.key) - self._key_score(group)
 
+    def _breadth(self, gkey: str) -> int:
+        """The first tie-break of groups of one score: fewer query keys first (lab knob
+        ``dla_fewer_keys_first``; :func:`~hiddenweb.dla.kinds.query_keys`), then the older
+        group. A table's pages (``?_next``) before its facet values' (``?Horsepower&_facet``),
+        a wiki page before its views (``?do&id``), a search before its refinements: the less
+        refined view of a path is the more general one, and a refinement shows a part of
+        what it shows. 0 for every group with the knob off."""
+        return query_keys(gkey) if self.config.fewer_keys_first else 0
+
     def _rekey(self, group: Group) -> None:
         group.version += 1
-        heapq.heappush(self.heap, (self._heap_key(group), group.seq, group.version, group.key))
+        heapq.heappush(self.heap, (self._heap_key(group), self._breadth(group.key), group.seq,
+                                   group.version, group.key))
         if len(self.heap) > 2 * len(self.groups) + 64:
-            self.heap = [(self._heap_key(g), g.seq, g.version, g.key)
+            self.heap = [(self._heap_key(g), self._breadth(g.key), g.seq, g.version, g.key)
                          for g in self.groups.values()]
             heapq.heapify(self.heap)
 

@@ -137,6 +137,16 @@ def parent_kind(kind: str) -> str | None:
     return None
 
 
+def query_keys(kind: str) -> int:
+    """How many query keys the URL template of link kind ``kind`` has (its nofollow or render
+    group's too): ``url:h/vega/cars?Horsepower&_facet`` 2, ``url:h/vega/cars`` 0; 0 for a
+    kind that is not a URL template."""
+    if not kind.startswith("url:"):
+        return 0
+    _, sep, query = kind.removesuffix(RENDER).removesuffix(NOFOLLOW).partition("?")
+    return query.count("&") + 1 if sep and query else 0
+
+
 def label_words(label: str | None) -> list[str]:
     """Distinct lower-cased words of a label, first :data:`MAX_LABEL_WORDS` of them."""
     seen: dict[str, None] = {}

@@ -42,13 +42,15 @@ their groups are served, best first, only when no other group is pending (the he
 learning orders them among themselves, but a reward (a new form on an edit page) never lifts
 them above the content links, which the site's own markup says they are not.
 
-Ties go to the oldest group; the group of a link kind one of whose pages showed words no page
-showed (the ``fresh`` outcome) keeps the age of its first group when it empties and is made
-again (``_keep_age``). A kind with no automaton yet scores as its parent
-(:func:`~hiddenweb.dla.kinds.parent_kind`); the URL template of a link on a public page scores
-at most as ``links:public`` until it is rewarded (``paid`` in JOBDIR); ``src:harvest`` starts
-after one reward (:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`). Why, and what it was measured to
-buy: ``docs/design-notes.md``.
+Ties go to the group whose URL template has fewer query keys (a table's pages before its facet
+values': ``GroupHeap._breadth``, ``dla_fewer_keys_first``), then to the oldest group; the group
+of a link kind one of whose pages showed words no page showed (the ``fresh`` outcome) keeps
+the age of its first group when it empties and is made again (``_keep_age``). A kind with no
+automaton yet scores as its parent (:func:`~hiddenweb.dla.kinds.parent_kind`); the URL
+template of a link on a public page scores at most as ``links:public`` until it is rewarded
+(``paid`` in JOBDIR); ``src:harvest`` starts after one reward
+(:data:`~hiddenweb.dla.kinds.PRIOR_REWARDS`). Why, and what it was measured to buy:
+``docs/design-notes.md``.
 
 Concurrency. Feedback comes back out of order; it carries the action in the request's meta, so
 it updates the right automata whenever it arrives. The best pending request *waits*
@@ -173,7 +175,7 @@ class DLAScheduler(GroupHeap):
         self.paid: set[str] = set()
         self.groups: dict[str, Group] = {}
         self.lifted: set[str] = set()  # groups served first until emptied (serve_first)
-        self.heap: list[tuple[float, int, int, str]] = []
+        self.heap: list[tuple[float, int, int, int, str]] = []
         self.pending = 0
         self.steps = 0
         # the best score served since the first reward: what the site showed an action is worth
@@ -295,7 +297,7 @@ class DLAScheduler(GroupHeap):
         if self.journal is not None and holding_for_commit(self):
             return None
         while self.heap:
-            heap_key, _, version, gkey = heapq.heappop(self.heap)
+            heap_key, breadth, _, version, gkey = heapq.heappop(self.heap)
             group = self.groups.get(gkey)
             if group is None or group.version != version:
                 continue
@@ -305,7 +307,7 @@ class DLAScheduler(GroupHeap):
                     continue
             score = round(self._last(gkey) - heap_key, SCORE_DECIMALS)
             if self.config.wait and (self._after_others(gkey) or self._waits(score)):
-                heapq.heappush(self.heap, (heap_key, group.seq, version, gkey))
+                heapq.heappush(self.heap, (heap_key, breadth, group.seq, version, gkey))
                 self.stats.inc_value("hiddenweb/dla/waits")
                 return None
             request = self._pop_from(group)

@@ -498,7 +498,8 @@ def test_nofollow_links_go_after_every_other_request(transfer: bool) -> None:
 
 
 def test_nofollow_last_off_is_the_old_order() -> None:
-    s = make({"HIDDENWEB_LAB": {"dla_nofollow_last": False}})
+    # (and ties to the oldest group only: the edit link has more query keys)
+    s = make({"HIDDENWEB_LAB": {"dla_nofollow_last": False, "dla_fewer_keys_first": False}})
     s.enqueue_request(_nofollow("/", "/w?id=a&do=edit"))
     s.enqueue_request(link("/", "/w?id=a"))
     assert drain(s) == ["/w?id=a&do=edit", "/w?id=a"]
@@ -575,3 +576,18 @@ def test_groups_a_closing_rule_wants_read_are_served_first(transfer: bool, jobdi
     s.enqueue_request(link("/y", "/page/c"))
     assert drain(s) == ["/detail/4", "/page/c"]
     s.close("finished")
+
+
+def test_ties_go_to_fewer_query_keys_then_to_the_oldest_group() -> None:
+    """Groups of one score (nothing learnt yet): with lab knob ``dla_fewer_keys_first`` the one
+    whose URL template has fewer query keys is served first (a record's page, a table's next
+    page, then a facet value's page: a refinement shows a part of what the table shows), then
+    the oldest; off, the oldest."""
+    paths = ("/cars?Horsepower=130&_facet=Horsepower", "/cars?_next=100", "/cars/car-1",
+             "/cars?_next=200")
+    # the two next pages are one group (one URL template): served together
+    for on, order in ((True, [2, 1, 3, 0]), (False, [0, 1, 3, 2])):
+        s = make({"HIDDENWEB_LAB": {"dla_fewer_keys_first": on}})
+        for path in paths:
+            s.enqueue_request(link("/", path))
+        assert drain(s) == [paths[i] for i in order], on
