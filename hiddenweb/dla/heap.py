@@ -76,15 +76,16 @@ class GroupHeap:
         group. A table's pages (``?_next``) before its facet values' (``?Horsepower&_facet``),
         a wiki page before its views (``?do&id``), a search before its refinements: the less
         refined view of a path is the more general one, and a refinement shows a part of
-        what it shows. 0 for every group with the knob off."""
+        what it shows. 0 for every group with the knob off. Read once, when the group is
+        made (``Group.breadth``)."""
         return query_keys(gkey) if self.config.fewer_keys_first else 0
 
     def _rekey(self, group: Group) -> None:
         group.version += 1
-        heapq.heappush(self.heap, (self._heap_key(group), self._breadth(group.key), group.seq,
+        heapq.heappush(self.heap, (self._heap_key(group), group.breadth, group.seq,
                                    group.version, group.key))
         if len(self.heap) > 2 * len(self.groups) + 64:
-            self.heap = [(self._heap_key(g), self._breadth(g.key), g.seq, g.version, g.key)
+            self.heap = [(self._heap_key(g), g.breadth, g.seq, g.version, g.key)
                          for g in self.groups.values()]
             heapq.heapify(self.heap)
 
@@ -97,7 +98,7 @@ class GroupHeap:
                 self.next_seq += 1
                 if len(self.first_seq) < MAX_AGES:
                     self.first_seq.setdefault(gkey, seq)
-            group = self.groups[gkey] = Group(gkey, seq)
+            group = self.groups[gkey] = Group(gkey, seq, self._breadth(gkey))
             # versions go on from the group's last one: an entry of it never matches this one
             group.version = self.ended_versions.pop(gkey, 0)
             if page in self.pages:

@@ -48,10 +48,11 @@ class Bucket:
 class Group:
     """Buckets competing as one heap entry; ``heap`` orders them (best first)."""
 
-    __slots__ = ("key", "seq", "version", "heap", "buckets", "epoch")
+    __slots__ = ("key", "seq", "version", "heap", "buckets", "epoch", "breadth")
 
-    def __init__(self, key: str, seq: int) -> None:
+    def __init__(self, key: str, seq: int, breadth: int = 0) -> None:
         self.key, self.seq, self.version, self.epoch = key, seq, 0, 0
+        self.breadth = breadth  # its first tie-break (GroupHeap._breadth): set once, as its key
         self.heap: list[tuple[float, int, int, str]] = []
         self.buckets: dict[str, Bucket] = {}
 

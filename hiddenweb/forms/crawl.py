@@ -487,15 +487,14 @@ class FormCrawler:
         ``repeat``: the submission redirected to a page the crawl had already read (the
         redirect was dropped as a duplicate), see :meth:`FormExplorer.feedback`."""
         explorer = self.explorers.get(meta["hiddenweb_explore"])
+        data = meta.get("hiddenweb_explore_data") or {}
         if explorer is None:
             pending = self.resumed.get(meta["hiddenweb_explore"], [])
-            data = meta.get("hiddenweb_explore_data") or {}
             for i, (sent, _answered) in enumerate(pending):
                 if sent == data:  # answered before its form's explorer exists: kept so
                     pending[i] = (sent, True)
                     break
             return
-        data = meta.get("hiddenweb_explore_data") or {}
         if explorer.answered_before(data):  # a duplicate after a JOBDIR resume: judged once
             self.stats.inc_value("hiddenweb/forms/answered_twice")
             return
