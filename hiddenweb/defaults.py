@@ -191,4 +191,9 @@ LAB: dict = {
     # Off: each facet combination of a Datasette table became a kind fresh by its numbers, and
     # the crawl deferred its close to twice the window (docs/design-notes.md)
     "stale_query_kinds": False,
+    # the stale rule counts a browser render that added something to follow no earlier render
+    # added (a link, frame or form its plain copy lacked, a new script request) as fresh, even
+    # with no new word: a chain of pages each linked only by the render of the one before
+    # (hiddenweb.stale)
+    "stale_render_added": True,
 }

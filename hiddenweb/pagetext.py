@@ -179,6 +179,10 @@ REREAD_META = "hiddenweb_reread"
 #: page's browser render, a new form's first submissions): what it shows is not yet known, and
 #: once the close has begun no request it leads to would be downloaded (:mod:`hiddenweb.stale`)
 AWAITED_META = "hiddenweb_awaited"
+#: set on a page's browser render that added something to follow which no earlier render
+#: added (the render gate's verdict, :meth:`hiddenweb.browser.renders.RenderGate.judged`): the
+#: crawl is still finding what only the browser reaches (:mod:`hiddenweb.stale`)
+RENDER_ADDED_META = "hiddenweb_render_added"
 
 
 class SeenContent:

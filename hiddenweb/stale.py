@@ -25,6 +25,16 @@ number, its text), so a crawl still finding records is never stale; a page whose
 is a known record in a new order or a new echo is, and so is a page showing a new subset of
 known records.
 
+A page's browser render that added something to follow which no earlier render added (a link,
+frame or form its plain copy lacked, a script request not made before: the render gate's
+verdict, :data:`~hiddenweb.pagetext.RENDER_ADDED_META`) is fresh too, whatever its words (lab
+knob ``stale_render_added``, on): the crawl is still finding the part of the site only the
+browser reaches. Without it, a chain of pages each linked only by the render of the one before,
+all showing words already read, was cut where a run of other stale pages reached the limit:
+the proving ground's 1,000-page site found 0 of its 307 browser-only pages in two runs, and
+304 and 305 with it. A template whose renders stop adding anything is no longer rendered (the
+render gate), so renders cannot keep a crawl open for ever.
+
 Enabled by ``HIDDENWEB_CLOSE_STALE`` (pages; ``0`` turns it off). The pages counted are those the
 ``hwdla`` spider reads (:data:`hiddenweb.signals.page_read`): binary replies, which show no
 words, neither extend nor break a run. It is off in shared mode (``HIDDENWEB_REDIS_URL``): a
@@ -118,6 +128,7 @@ Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_
 ``hiddenweb/stale/volatile_shapes``, ``hiddenweb/stale/relabels`` (new words left out as known
 ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
 ``hiddenweb/stale/numbers_only`` (pages new only by numerals, neutral),
+``hiddenweb/stale/renders_added`` (renders fresh by what they added alone),
 ``hiddenweb/stale/answers_lifted`` (a new form's queued first submissions served first),
 ``hiddenweb/stale/rechecks`` (pages asked for again), ``hiddenweb/stale/lifted`` (kinds the
 scheduler was asked to serve first), ``hiddenweb/stale/held`` (holds for awaited reads).
@@ -149,6 +160,7 @@ from hiddenweb.pagetext import (
     FRESH_META,
     NUMBERS_NEW,
     RECHECK_META,
+    RENDER_ADDED_META,
     WORDS_NEW,
     template_key,
     word_matches,
@@ -351,6 +363,7 @@ class CloseWhenStale:
         ext.numbers_neutral = bool(lab(crawler.settings, "stale_numbers_neutral"))
         ext.hold_only_closing = bool(lab(crawler.settings, "stale_hold_only_closing"))
         ext.query_kinds = bool(lab(crawler.settings, "stale_query_kinds"))
+        ext.render_added = bool(lab(crawler.settings, "stale_render_added"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -378,7 +391,11 @@ class CloseWhenStale:
                 self.answers_looking.discard(awaited)
                 self.answers_looked += 1
         on_page = words_of(blocks)
-        answer_new = answer == "new" and self.answer_verdict
+        # a render that added something to follow no render added before (lab knob
+        # stale_render_added): the JS-only part of the site is still being found
+        render_new = self.render_added and request is not None \
+            and bool(request.meta.get(RENDER_ADDED_META))
+        answer_new = answer == "new" and self.answer_verdict or render_new
         if not on_page and not answer_new:
             return  # nothing to read: a binary reply, an empty page
         stats = self.crawler.stats
@@ -411,9 +428,12 @@ class CloseWhenStale:
             stats.inc_value("hiddenweb/stale/numbers_only")
             return
         if new or answer_new:
+            if render_new and not new:
+                stats.inc_value("hiddenweb/stale/renders_added")
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
-                             " (a form's answer judged new)" if answer_new else "")
+                             "" if new or not answer_new else " (a render that added something"
+                             " to follow)" if render_new else " (a form's answer judged new)")
             self.run = 0
             self.answers_logged = False
             self.answers_looked = 0  # not stale: queued first answers may be looked at again

@@ -94,7 +94,7 @@ from hiddenweb.browser.detect import (
     script_signature,
 )
 from hiddenweb.browser.requests import DIRECT_META, DOCUMENT_META, browser_free
-from hiddenweb.pagetext import is_markup, template_key
+from hiddenweb.pagetext import RENDER_ADDED_META, is_markup, template_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -200,8 +200,10 @@ class RenderGate:
 
     def judged(self, response: Response, learn: bool = True) -> None:
         """A re-render came back: did it add anything to follow? Release or drop the held
-        pages of its template once it is judged. ``learn`` False: counted (stats, trace) and
-        nothing else, the policy's records left as they were."""
+        pages of its template once it is judged. One that did is marked
+        (:data:`~hiddenweb.pagetext.RENDER_ADDED_META`): the stale rule counts it fresh.
+        ``learn`` False: counted (stats, trace) and nothing else, the policy's records left as
+        they were."""
         meta = response.meta
         plain = meta.get(OFFER_META)
         if plain is None:
@@ -221,6 +223,8 @@ class RenderGate:
                 self.crawler.stats.inc_value("hiddenweb/browser/renders_known")
                 added = {}  # only what an earlier render added
             useful = new_gets or bool(added)
+            if useful:  # the stale rule's reading: not stale while renders add (hiddenweb.stale)
+                meta[RENDER_ADDED_META] = True
             if added and logger.isEnabledFor(logging.DEBUG):
                 logger.debug("Render of %s added %s", response.url, sorted(added.values())[:3])
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
