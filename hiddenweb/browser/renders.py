@@ -200,7 +200,7 @@ class RenderGate:
 
     def judged(self, response: Response, learn: bool = True) -> None:
         """A re-render came back: did it add anything to follow? Release or drop the held
-        pages of its template once it is judged. One that did is marked
+        pages of its template once it is judged. One that did (and ``learn``) is marked
         (:data:`~hiddenweb.pagetext.RENDER_ADDED_META`): the stale rule counts it fresh.
         ``learn`` False: counted (stats, trace) and nothing else, the policy's records left as
         they were."""
@@ -223,8 +223,8 @@ class RenderGate:
                 self.crawler.stats.inc_value("hiddenweb/browser/renders_known")
                 added = {}  # only what an earlier render added
             useful = new_gets or bool(added)
-            if useful:  # the stale rule's reading: not stale while renders add (hiddenweb.stale)
-                meta[RENDER_ADDED_META] = True
+            if useful and learn:  # the stale rule's reading (hiddenweb.stale); not learning,
+                meta[RENDER_ADDED_META] = True  # the same addition would be "new" every time
             if added and logger.isEnabledFor(logging.DEBUG):
                 logger.debug("Render of %s added %s", response.url, sorted(added.values())[:3])
         self.crawler.stats.inc_value(f"hiddenweb/browser/renders_{'useful' if useful else 'idle'}")
