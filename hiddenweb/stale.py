@@ -395,8 +395,9 @@ class CloseWhenStale:
         # stale_render_added): the JS-only part of the site is still being found
         render_new = self.render_added and request is not None \
             and bool(request.meta.get(RENDER_ADDED_META))
-        answer_new = answer == "new" and self.answer_verdict or render_new
-        if not on_page and not answer_new:
+        answer_new = answer == "new" and self.answer_verdict
+        judged_new = answer_new or render_new  # fresh whatever its words
+        if not on_page and not judged_new:
             return  # nothing to read: a binary reply, an empty page
         stats = self.crawler.stats
         shapes = numbered(blocks)
@@ -422,18 +423,20 @@ class CloseWhenStale:
         if kind is not None and len(self.kinds) < MAX_KINDS:
             counts = self.kinds.setdefault(kind, [0, 0, 0])
             counts[0] += 1
-            counts[1] += bool(new or answer_new)
+            counts[1] += bool(new or judged_new)
             counts[2] = self.pages
-        if numbers_only and not answer_new:  # fresh for its kind (above), not for the run
+        if numbers_only and not judged_new:  # fresh for its kind (above), not for the run
             stats.inc_value("hiddenweb/stale/numbers_only")
             return
-        if new or answer_new:
+        if new or judged_new:
+            why = ""
             if render_new and not new:
                 stats.inc_value("hiddenweb/stale/renders_added")
+                why = " (a render that added something to follow)"
+            elif answer_new and not new:
+                why = " (a form's answer judged new)"
             if logger.isEnabledFor(logging.DEBUG):
-                logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8],
-                             "" if new or not answer_new else " (a render that added something"
-                             " to follow)" if render_new else " (a form's answer judged new)")
+                logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8], why)
             self.run = 0
             self.answers_logged = False
             self.answers_looked = 0  # not stale: queued first answers may be looked at again

@@ -50,7 +50,7 @@ class Group:
 
     __slots__ = ("key", "seq", "version", "heap", "buckets", "epoch", "breadth")
 
-    def __init__(self, key: str, seq: int, breadth: int = 0) -> None:
+    def __init__(self, key: str, seq: int, breadth: int) -> None:
         self.key, self.seq, self.version, self.epoch = key, seq, 0, 0
         self.breadth = breadth  # its first tie-break (GroupHeap._breadth): set once, as its key
         self.heap: list[tuple[float, int, int, str]] = []
