@@ -196,4 +196,8 @@ LAB: dict = {
     # with no new word: a chain of pages each linked only by the render of the one before
     # (hiddenweb.stale)
     "stale_render_added": True,
+    # a request of a kind the stale rule asked the scheduler to serve first is awaited from the
+    # downloader until read: downloaded and not parsed it waits in no queue, and a crawl closed
+    # with the six records it lifted unread (hiddenweb.stale)
+    "stale_await_lifted": True,
 }

@@ -89,7 +89,10 @@ once; the DLA scheduler's ``serve_first`` lifts the groups that hold them; stat
 its ``/lib/exe/*`` requests to its page cap). A scheduler that does not answer the signal
 changes nothing. Nor does the rule close while an *awaited read* (meta
 :data:`~hiddenweb.pagetext.AWAITED_META`: a page's browser render, a new form's first
-submissions) is in flight (it reached the downloader, and was not read and did not fail yet),
+submissions, a request of a kind lifted while the rule looks at it, lab knob
+``stale_await_lifted``: downloaded, it no longer waits in the scheduler, and a test crawl
+closed with its six lifted records downloaded and not parsed) is in flight (it reached the
+downloader, and was not read and did not fail yet),
 for :data:`AWAIT_SECONDS` at most after the limit: what it shows is not known, and once the
 close has begun no request it leads to is downloaded (a Datasette crawl closed with its canned
 query's render in flight and never sent the query's form). Meanwhile the engine sends no other
@@ -364,6 +367,7 @@ class CloseWhenStale:
         ext.hold_only_closing = bool(lab(crawler.settings, "stale_hold_only_closing"))
         ext.query_kinds = bool(lab(crawler.settings, "stale_query_kinds"))
         ext.render_added = bool(lab(crawler.settings, "stale_render_added"))
+        ext.await_lifted = bool(lab(crawler.settings, "stale_await_lifted"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -465,8 +469,8 @@ class CloseWhenStale:
                     self._hold()
                 elif fresh_waiting and self.holding is not None:
                     self._release()
-                waiting.insert(0, f"{len(self.in_flight) + len(self.requeued)} renders or new "
-                                  "forms' first answers")
+                waiting.insert(0, f"{len(self.in_flight) + len(self.requeued)} awaited reads "
+                                  "(renders, new forms' first answers, lifted pages)")
                 self._lift_requeued()
             if self.queued_answers and self.answers_looked < LIFT_LOOK \
                     and self._awaiting_for() < AWAIT_SECONDS and self._lift_answers():
@@ -639,8 +643,17 @@ class CloseWhenStale:
 
     def request_reached_downloader(self, request: Request, spider: Spider) -> None:
         """``request_reached_downloader``: an awaited read is in flight until it is read or
-        fails (its token, kept in its meta, follows it through redirects)."""
+        fails (its token, kept in its meta, follows it through redirects); so is a request of a
+        kind lifted (:meth:`_serve_starved`) while the rule still looks at that kind."""
         lifted = self._answer_gone(request) and self.answers_served
+        if self.await_lifted and not request.meta.get(AWAITED_META) \
+                and not request.meta.get(RECHECK_META) \
+                and self.lifted.get(self._kind(request), LIFT_LOOK) < LIFT_LOOK:
+            # a request of a kind the scheduler was asked to serve first is awaited too: left
+            # the downloader, it no longer waits in the scheduler, and a close before it was
+            # read followed none of its links (a test crawl closed with the six records it
+            # lifted downloaded and not parsed)
+            request.meta[AWAITED_META] = True
         if request.meta.get(AWAITED_META) is True:
             self._tokens += 1
             request.meta[AWAITED_META] = self._tokens
@@ -682,8 +695,9 @@ class CloseWhenStale:
             call_later = reactor.callLater
         self.holding = call_later(max(0.0, AWAIT_SECONDS - self._awaiting_for()), self._release)
         self.crawler.stats.inc_value("hiddenweb/stale/held")
-        logger.info("Waiting for %d renders or new forms' first answers in flight before the "
-                    "crawl may close stale; no other request is sent meanwhile",
+        logger.info("Waiting for %d awaited reads (renders, new forms' first answers, lifted "
+                    "pages) in flight before the crawl may close stale; no other request is "
+                    "sent meanwhile",
                     len(self.in_flight))
 
     def _release(self) -> None:
