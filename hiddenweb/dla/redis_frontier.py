@@ -5,15 +5,20 @@ Used by :class:`hiddenweb.dla.redis_scheduler.RedisDLAScheduler`. Every change i
 meanwhile. Keys (``P`` = ``hw:{KEY}:``, :class:`hiddenweb.redis_shared.RedisConfig`):
 
 * ``P q:<lane>:<group>`` list — a bucket: pickled requests of one group (kind), FIFO;
-* ``P frontier:<lane>`` sorted set — the lane's groups, member ``<seq>|<group>`` (``seq``: the
-  group's age, so ties go to the oldest group as in one process), score its heap key
+* ``P frontier:<lane>`` sorted set — the lane's groups, member ``<keys>|<seq>|<group>``
+  (``keys``: how many query keys the group's URL template has, 0 with the lab knob
+  ``dla_fewer_keys_first`` off, :func:`~hiddenweb.dla.kinds.query_keys`; ``seq``: the group's
+  age; both zero-padded, so ties go to fewer query keys, then to the oldest group, as in one
+  process, :meth:`~hiddenweb.dla.heap.GroupHeap._breadth`), score its heap key
   (:meth:`~hiddenweb.dla.heap.GroupHeap._heap_key`: ``LAST`` for nofollow, ``-LAST`` for
   rerenders, minus the kind's ``p(pursue)`` rounded to 12 decimals);
 * ``P kla`` hash kind -> ``p(pursue)`` — the kind automata (two actions: pursue / skip, so one
   number is the automaton); ``P paid`` set, ``P roots`` and ``P parent`` hashes,
   ``P heirs:<kind>`` sets — what :meth:`DLAScheduler.kind_score` reads, shared;
 * ``P lanes:<group>`` set — lanes with a bucket of the group (to re-key it everywhere);
-  ``P seq`` hash ``<lane>\n<group>`` -> age; ``P pending`` hash lane -> requests queued;
+  ``P seq`` hash ``<lane>\n<group>`` -> its member's head ``<keys>|<seq>|``, set when the
+  group is filed (a crawl's workers share it whatever their knob); ``P pending`` hash
+  lane -> requests queued;
 * ``P leases`` sorted set lease id -> deadline (ms), ``P lease:data`` and ``P lease:info`` hashes
   (the request, and ``owner \t lane \t group``) — requests taken and not yet handled;
 * ``P workers`` set and ``P alive:<worker>`` keys (expire after the lease) — who is alive;
@@ -58,6 +63,8 @@ local ROOT = {}
 for _, k in ipairs(cjson.decode(%(roots)s)) do ROOT[k] = true end
 local NOFOLLOW, RENDER, RELAY, LAST, DEC = %(nofollow)s, %(render)s, %(relay)s, %(last)s,
   %(decimals)d
+local FEWER_KEYS_FIRST = %(fewer)s
+local MEMBER_HEAD = 17  -- '<keys>|<seq>|': 3 + 1 + 12 + 1 characters
 
 local function ends(s, suffix) return #s >= #suffix and s:sub(-#suffix) == suffix end
 local function now_ms()
@@ -121,10 +128,22 @@ local function ensure(kind, prior, a)
   return p
 end
 
+-- kinds.query_keys: the query keys of a link kind's URL template (its nofollow or render
+-- group's too), 0 for any other kind
+local function query_keys(g)
+  if not FEWER_KEYS_FIRST or g:sub(1, 4) ~= 'url:' then return 0 end
+  for _, suffix in ipairs({RENDER, NOFOLLOW}) do
+    if ends(g, suffix) then g = g:sub(1, #g - #suffix) end
+  end
+  local at = g:find('?', 1, true)
+  if not at or at == #g then return 0 end
+  local _, ands = g:sub(at + 1):gsub('&', '')
+  return ands + 1
+end
 local function member(lane, g)
-  local seq = redis.call('HGET', P .. 'seq', lane .. '\n' .. g)
-  if not seq then return nil end
-  return string.format('%%012d', tonumber(seq)) .. '|' .. g
+  local head = redis.call('HGET', P .. 'seq', lane .. '\n' .. g)
+  if not head then return nil end
+  return head .. g
 end
 local function rekey(g)
   for _, lane in ipairs(redis.call('SMEMBERS', P .. 'lanes:' .. g)) do
@@ -144,7 +163,9 @@ local function file(lane, g, payload, front)
   redis.call('HINCRBY', P .. 'pending', lane, 1)
   local field = lane .. '\n' .. g
   if redis.call('HEXISTS', P .. 'seq', field) == 0 then
-    redis.call('HSET', P .. 'seq', field, redis.call('INCR', P .. 'nextseq'))
+    -- the member's head, set once (as Group.breadth): '<keys>|<seq>|'
+    redis.call('HSET', P .. 'seq', field, string.format('%%03d|%%012d|',
+      math.min(query_keys(g), 999), redis.call('INCR', P .. 'nextseq')))
     redis.call('SADD', P .. 'lanes:' .. g, lane)
     for _, h in ipairs({'parent', 'roots'}) do
       local anc = redis.call('HGET', P .. h, g)
@@ -215,7 +236,7 @@ for _ = 1, 1000 do
     end
   end
   if best == nil then return nil end
-  local g = string.sub(best, 14)
+  local g = string.sub(best, MEMBER_HEAD + 1)
   local key = heapkey(g)
   if key > bkey then  -- its entry predates a penalty of its root: re-keyed lazily
     redis.call('ZADD', P .. 'frontier:' .. blane, key, best)
@@ -305,7 +326,7 @@ end
 -- with the crawl), the pages its forms were met on are read again
 local function bury(w, died)
   for _, m in ipairs(redis.call('ZRANGE', P .. 'frontier:' .. w, 0, -1)) do
-    local g = string.sub(m, 14)
+    local g = string.sub(m, MEMBER_HEAD + 1)
     local q = P .. 'q:' .. w .. ':' .. g
     for _, payload in ipairs(redis.call('LRANGE', q, 0, -1)) do
       file('*', g, 'H' .. payload, false)
@@ -396,8 +417,9 @@ return out
 """
 
 
-def _lua(body: str) -> str:
+def _lua(body: str, fewer_keys_first: bool) -> str:
     return (_PRELUDE % {"roots": json.dumps(json.dumps(sorted(ROOT_KINDS))),
+                        "fewer": "true" if fewer_keys_first else "false",
                         "nofollow": json.dumps(NOFOLLOW), "render": json.dumps(RENDER),
                         "relay": json.dumps(RELAY),
                         "last": repr(LAST), "decimals": SCORE_DECIMALS}) + body
@@ -406,16 +428,23 @@ def _lua(body: str) -> str:
 class RedisFrontier:
     """The shared frontier of one crawl (module docstring): each method is one script call."""
 
-    def __init__(self, client: redis.Redis, prefix: str, worker: str, lease: float) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, worker: str, lease: float,
+                 fewer_keys_first: bool = True) -> None:
+        """``fewer_keys_first``: the lab knob ``dla_fewer_keys_first`` (ties go to the group
+        with fewer query keys; a group filed keeps the order it was filed with)."""
         self.client, self.prefix, self.worker = client, prefix, worker
         self.lease_ms = int(lease * 1000)
-        self._enqueue = client.register_script(_lua(_ENQUEUE))
-        self._pop = client.register_script(_lua(_POP))
-        self._ack = client.register_script(_lua(_ACK))
-        self._reap = client.register_script(_lua(_REAP))
-        self._learn = client.register_script(_lua(_LEARN))
-        self._scores = client.register_script(_lua(_SCORES))
-        self._over = client.register_script(_lua(_OVER))
+
+        def script(body: str) -> Any:
+            return client.register_script(_lua(body, fewer_keys_first))
+
+        self._enqueue = script(_ENQUEUE)
+        self._pop = script(_POP)
+        self._ack = script(_ACK)
+        self._reap = script(_REAP)
+        self._learn = script(_LEARN)
+        self._scores = script(_SCORES)
+        self._over = script(_OVER)
 
     def _keys(self) -> list[str]:
         return [self.prefix]

@@ -134,7 +134,7 @@ class RedisDLAScheduler(DLAScheduler):
             raise ValueError("HIDDENWEB_REDIS_URL needs the lab knob dla_transfer on: "
                              "workers share kind automata, not page automata")
         frontier = RedisFrontier(client, redis_config.prefix, worker_id(crawler),
-                                 redis_config.lease)
+                                 redis_config.lease, config.fewer_keys_first)
         dupefilter_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
         scheduler = cls(crawler, build_from_crawler(dupefilter_cls, crawler), config,
                         redis_config, frontier)

@@ -73,6 +73,28 @@ def test_best_kind_first_ties_to_oldest(redis_client):
     assert f.pending() == 0 and f.leased() == 3
 
 
+@pytest.mark.parametrize("fewer_keys_first", [True, False])
+def test_ties_go_to_fewer_query_keys_then_to_the_oldest_group(redis_client, fewer_keys_first):
+    """As in one process (``test_dla_scheduler``'s test of the same name, lab knob
+    ``dla_fewer_keys_first``): of groups of one score, a record's page and a table's next
+    page before a facet value's page; off, the oldest first. A render group of a template with
+    a query counts its keys too."""
+    f = RedisFrontier(redis_client, PREFIX, "w1", 30.0, fewer_keys_first)
+    f.heartbeat()
+    kinds = {b"render?": "url:h/cars?_next", b"render": "url:h/cars/{slug}",
+             b"facet": "url:h/cars?Horsepower&_facet", b"next": "url:h/cars?_next",
+             b"record": "url:h/cars/{slug}"}
+    for payload, kind in kinds.items():
+        f.enqueue(SHARED, payload, [kind, "links:public"], {}, {}, payload.startswith(b"render"),
+                  None)
+    order = [pop(f)[1] for _ in kinds]
+    assert pop(f) is None
+    if fewer_keys_first:
+        assert order == [b"render", b"render?", b"record", b"next", b"facet"]
+    else:  # renders first, then by age
+        assert order == [b"render?", b"render", b"facet", b"next", b"record"]
+
+
 def test_kind_with_no_automaton_follows_its_root(redis_client):
     """``url:a/{n}`` was never rewarded: it scores as ``links:public`` (its root), re-keyed
     when the root rises, as ``DLAScheduler.kind_score``."""
