@@ -646,7 +646,7 @@ class CloseWhenStale:
         fails (its token, kept in its meta, follows it through redirects); so is a request of a
         kind lifted (:meth:`_serve_starved`) while the rule still looks at that kind."""
         lifted = self._answer_gone(request) and self.answers_served
-        if self.await_lifted and not request.meta.get(AWAITED_META) \
+        if self.await_lifted and self.lifted and not request.meta.get(AWAITED_META) \
                 and not request.meta.get(RECHECK_META) \
                 and self.lifted.get(self._kind(request), LIFT_LOOK) < LIFT_LOOK:
             # a request of a kind the scheduler was asked to serve first is awaited too: left
