@@ -200,4 +200,8 @@ LAB: dict = {
     # downloader until read: downloaded and not parsed it waits in no queue, and a crawl closed
     # with the six records it lifted unread (hiddenweb.stale)
     "stale_await_lifted": True,
+    # a page reached only through a form, at a path with no query, not a form's answer itself,
+    # whose title no page read had, is fresh whatever its words: a record named by known words
+    # ("Studio Orchestra 22") is still a record the crawl did not have (hiddenweb.stale)
+    "stale_record_titles": True,
 }

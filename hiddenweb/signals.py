@@ -8,9 +8,10 @@
 * :data:`page_read` — sent by the ``hwdla`` spider for every page it reads, with ``blocks``
   (its text blocks, :func:`hiddenweb.pagetext.text_blocks`), ``echoed`` (the words of its
   request's own query and form values), ``answer`` (a form's answer: how its explorer judged
-  it), ``url`` (for a GET), ``awaited`` (its request carried ``hiddenweb_awaited``; also sent,
-  with no blocks, when such a request failed), ``request`` (the one it answers: its kind of
-  page, :func:`hiddenweb.stale.request_kind`) and ``spider``; read by :mod:`hiddenweb.stale`.
+  it), ``url`` (for a GET), ``title`` (its ``<title>``, or ``None``), ``awaited`` (its
+  request carried ``hiddenweb_awaited``; also sent, with no blocks, when such a request
+  failed), ``request`` (the one it answers: its kind of page,
+  :func:`hiddenweb.stale.request_kind`) and ``spider``; read by :mod:`hiddenweb.stale`.
 * :data:`recheck_wanted` — sent by :mod:`hiddenweb.stale` with ``url``: read that page again
   (a GET, its answer only compared with the first reading, not emitted); the ``hwdla`` spider
   queues it.

@@ -145,6 +145,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
@@ -177,6 +178,7 @@ MAX_SHAPE_CHARS = 200  # a block's shape is cut to this
 RECENT_URLS = 256  # URLs whose numbered shapes are kept, to compare with a second reading
 MAX_RECHECKS = 10  # pages read again to compare their numbers, at most, in a crawl
 MAX_KINDS = 10_000  # kinds of page whose fresh share is kept
+MAX_TITLES = 1_000_000  # pages' titles kept (as hashes) to judge a hidden record's page by
 MAX_QUEUED_ANSWERS = 10_000  # a new form's queued first submissions kept track of, at most
 #: requests of a kind served first that are waited for, at most: what they show then decides
 #: (a kind whose requests are binary, media or downloads, shows no page to judge it by)
@@ -346,6 +348,9 @@ class CloseWhenStale:
         self.hold_only_closing = True  # lab knob stale_hold_only_closing
         #: a page's kind has its query's keys: another view of a page is a kind of its own
         self.query_kinds = False  # lab knob stale_query_kinds
+        #: a hidden record's page under a title no page had is fresh (lab knob stale_record_titles)
+        self.record_titles = True
+        self.titles: set[int] = set()  # hashes of the titles of pages read
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)
@@ -368,6 +373,7 @@ class CloseWhenStale:
         ext.query_kinds = bool(lab(crawler.settings, "stale_query_kinds"))
         ext.render_added = bool(lab(crawler.settings, "stale_render_added"))
         ext.await_lifted = bool(lab(crawler.settings, "stale_await_lifted"))
+        ext.record_titles = bool(lab(crawler.settings, "stale_record_titles"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -379,7 +385,8 @@ class CloseWhenStale:
 
     def page_read(self, blocks: list[str], echoed: set[str], spider: Spider,
                   answer: str | None = None, url: str | None = None,
-                  awaited: int | bool = False, request: Request | None = None) -> None:
+                  awaited: int | bool = False, request: Request | None = None,
+                  title: str | None = None) -> None:
         """``page_read``: one page's text blocks, the words of its own request's values, and,
         for a form's answer, how its explorer judged it (``hiddenweb.forms.crawl.ANSWER_META``:
         ``"new"``, ``"known"`` or ``"blind"``), the page's URL, and whether its request was an
@@ -400,7 +407,8 @@ class CloseWhenStale:
         render_new = self.render_added and request is not None \
             and bool(request.meta.get(RENDER_ADDED_META))
         answer_new = answer == "new" and self.answer_verdict
-        judged_new = answer_new or render_new  # fresh whatever its words
+        record_new = self._new_record(title, request, answer, url)
+        judged_new = answer_new or render_new or record_new  # fresh whatever its words
         if not on_page and not judged_new:
             return  # nothing to read: a binary reply, an empty page
         stats = self.crawler.stats
@@ -439,6 +447,9 @@ class CloseWhenStale:
                 why = " (a render that added something to follow)"
             elif answer_new and not new:
                 why = " (a form's answer judged new)"
+            elif record_new and not new:
+                stats.inc_value("hiddenweb/stale/records_titled")
+                why = " (a hidden record's page under a title no page had)"
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("fresh page %s (run %d): %s%s", url, self.run, sorted(new)[:8], why)
             self.run = 0
@@ -489,6 +500,25 @@ class CloseWhenStale:
             logger.info("%d pages in a row showed no word the crawl had not read: closing "
                         "(HIDDENWEB_CLOSE_STALE=%d; 0 turns this off)", self.run, self.window)
             deferred_from_coro(self.crawler.engine.close_spider_async(reason=STALE))
+
+    def _new_record(self, title: str | None, request: Request | None, answer: str | None,
+                    url: str | None) -> bool:
+        """Whether a page is a hidden record's under a title no page read had (lab knob
+        ``stale_record_titles``): reached only through a form (``hiddenweb_form_only``), not a
+        form's answer itself, a GET of a path with no query, not a render of a page read
+        already. Every title read is kept (as its hash, :data:`MAX_TITLES` at most)."""
+        if not title:
+            return False
+        key = hash(" ".join(title.lower().split()))
+        if key in self.titles:
+            return False
+        if len(self.titles) < MAX_TITLES:
+            self.titles.add(key)
+        return (self.record_titles and request is not None and url is not None
+                and answer is None and request.method == "GET"
+                and bool(request.meta.get("hiddenweb_form_only"))
+                and not request.meta.get("hiddenweb_rerender") and not is_submission(request)
+                and not urlsplit(url).query)
 
     def _compare(self, url: str, shapes: dict[str, frozenset[str]]) -> None:
         """A URL read again: its numbered shapes whose texts differ from the earlier reading's

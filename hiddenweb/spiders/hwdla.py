@@ -241,9 +241,10 @@ class HwdlaSpider(scrapy.Spider):
         if meta.get("hiddenweb_explore"):
             yield from self.forms.feedback(meta, response,
                                            meta[NEW_CONTENT_META] and meta[NOVEL_META])
-        blocks, echoed = meta.pop(READ_META, ([], set()))
+        blocks, echoed, title = meta.pop(READ_META, ([], set(), None))
         get = response.request is None or response.request.method == "GET"
         self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=blocks, echoed=echoed,
+                                            title=title,
                                             answer=meta.get(ANSWER_META),
                                             url=response.url if get else None, spider=self,
                                             awaited=meta.get(AWAITED_META, False),
@@ -272,7 +273,8 @@ class HwdlaSpider(scrapy.Spider):
         # does not, but its set's hash tells a form's explorer what its answer showed
         echoed = echoed_words(response.request)
         novel = not blocks or self.shown.judge(meta, blocks, echoed)
-        meta[READ_META] = (blocks, echoed)  # for page_read, sent once a form's answer is judged
+        # for page_read, sent once a form's answer is judged
+        meta[READ_META] = (blocks, echoed, item["title"])
         meta[NOVEL_META] = new and novel
         if item["form_only"] and response.status == 200:
             self.mass.capture(response.request, item["fingerprint"])  # what is left: estimate

@@ -868,3 +868,94 @@ def test_a_pages_other_views_are_a_kind_of_their_own():
         rule.page_read(["start page"], set(), spider,
                        url="http://h/doku.php?do=search&id=start&q=wiki&sf=1")
         assert closed == ([] if knob else ["hiddenweb_stale"]), knob
+
+
+def test_a_hidden_records_page_under_a_title_no_page_had_is_fresh():
+    """A page reached only through a form, at a path with no query, whose ``<title>`` no page
+    read had, is fresh though every word of it was read (a record named by known words, its
+    listing showed them all); its title met again, a public page's, a page with a query, a
+    form's answer and, with the lab knob ``stale_record_titles`` off, such a page are not."""
+    spider = Spider("t")
+
+    def hidden(path: str, **meta) -> Request:
+        return Request(f"http://h{path}", meta={"hiddenweb_form_only": True, **meta})
+
+    for knob in (True, False):
+        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10,
+                                       "HIDDENWEB_LAB": {"stale_record_titles": knob}})
+        rule = CloseWhenStale.from_crawler(crawler)
+        rule.page_read(["Studio Orchestra 22", "Opera Studio 7"], set(), spider,
+                       url="http://h/search?kw=studio", title="Search", answer="known",
+                       request=hidden("/search?kw=studio"))
+        shown = ["Studio Orchestra 22"]
+        rule.page_read(shown, set(), spider, url="http://h/item/22", title="Studio Orchestra 22",
+                       request=hidden("/item/22"))
+        assert rule.run == (0 if knob else 1), knob
+        assert crawler.stats.get_value("hiddenweb/stale/records_titled") == (1 if knob else None)
+        rule.page_read(shown, set(), spider, url="http://h/item/22/print",  # its title again
+                       title=" studio  ORCHESTRA 22", request=hidden("/item/22/print"))
+        for url, title, request, answer in (
+                ("http://h/item/7", "Opera Studio 7", Request("http://h/item/7"), None),  # public
+                ("http://h/item?id=8", "Opera 8", hidden("/item?id=8"), None),  # a query
+                ("http://h/item/9", "Studio 9", hidden("/item/9"), "known"),  # a form's answer
+                ("http://h/item/10", "Opera 10", hidden("/item/10", hiddenweb_rerender=True),
+                 None)):  # a render (its plain copy had the title: the knob is not asked)
+            rule.page_read(shown, set(), spider, url=url, title=title, request=request,
+                           answer=answer)
+        assert rule.run == (5 if knob else 6), knob
+        assert crawler.stats.get_value("hiddenweb/stale/records_titled") == (1 if knob else None)
+
+
+ARCHIVED = 60  # records behind the archive's search form
+
+
+class Archive(SiteHandler):
+    """A home page with a search form; every search lists the archive's records ("Record N"),
+    each linked to its page, whose title names it and whose words the listing showed; each
+    record's page links three views of itself that show nothing new."""
+
+    log: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        path = self.path.split("?")[0]
+        type(self).log.append(path)
+        parts = path.strip("/").split("/")
+        if path == "/":
+            return self._send(b"<html><head><title>The archive</title></head><body><h1>Archive"
+                              b'</h1><form action="/search"><input name="q"><input type=submit '
+                              b'value="Search"></form></body></html>')
+        if path == "/search":
+            rows = "".join(f'<li><a href="/rec/{n}">Record {n}</a></li>'
+                           for n in range(1, ARCHIVED + 1))
+            return self._send(f"<html><head><title>Search</title></head><body><h1>Results</h1>"
+                              f"<ul>{rows}</ul></body></html>".encode())
+        if parts[0] == "rec" and parts[1].isdigit() and 1 <= int(parts[1]) <= ARCHIVED:
+            n = int(parts[1])
+            views = "".join(f'<a href="/rec/{n}/{v}">Record {n}</a> ' for v in VIEWS[:3])
+            return self._send(f"<html><head><title>Record {n}</title></head><body><h1>Record "
+                              f"{n}</h1>{views}</body></html>".encode())
+        self._send(b"<html><body>not found</body></html>", status=404)
+
+
+def test_a_forms_records_named_by_known_words_are_read_before_the_crawl_closes_stale(
+        tmp_path: Path):
+    """The archive's record pages show only words its search answer showed: counted by words
+    (lab knob ``stale_record_titles`` off) they are stale, and the crawl closes stale with
+    records unread; each under a title no page had, they are fresh and every one is read."""
+    read = {}
+    with serve(Archive) as url:
+        for knob in ("true", "false"):
+            Archive.log = []
+            (tmp_path / knob).mkdir()
+            run = run_crawl(tmp_path / knob, "-a", f"seed={url}/", settings={
+                "LOG_LEVEL": "INFO", "HIDDENWEB_CLOSE_STALE": 10,
+                "HIDDENWEB_LAB": f'{{"stale_record_titles": {knob}}}'})
+            assert run.returncode == 0, run.stderr[-3000:]
+            records = {p for p in Archive.log if p.startswith("/rec/") and p.count("/") == 2}
+            read[knob] = (len(records), run.stats)
+    on, off = read["true"], read["false"]
+    print({k: (n, s["finish_reason"], s.get("hiddenweb/stale/records_titled")) for k, (n, s)
+           in read.items()})
+    assert on[0] == ARCHIVED and on[1]["hiddenweb/stale/records_titled"] >= ARCHIVED - 1
+    assert off[0] < ARCHIVED and off[1]["finish_reason"] == "hiddenweb_stale"
+    assert "hiddenweb/stale/records_titled" not in off[1]
