@@ -35,6 +35,18 @@ the proving ground's 1,000-page site found 0 of its 307 browser-only pages in tw
 304 and 305 with it. A template whose renders stop adding anything is no longer rendered (the
 render gate), so renders cannot keep a crawl open for ever.
 
+A *hidden record's page* whose ``<title>`` no page read had is fresh too, whatever its words
+(lab knob ``stale_record_titles``, on): a page reached only through a form
+(``hiddenweb_form_only``), not a form's answer itself, a GET of a path with no query. A
+record's page shows its own words only where the site's records have them; a catalogue whose
+records are named by words its listings already showed ("Studio Orchestra 22") read each of
+them as stale, and a crawl closed with a search form's records unread: the proving ground's
+1,000-page site, whose records are named from a small vocabulary, found 214-239 of its 307
+browser-only pages in 3 of 11 runs, its script-built search form's guesses served after the
+run of stale record pages reached the limit. Views of a page (a query) and the pages of its
+listing are left to the words: a table's every filter and sort has a title of its own. Titles
+are kept as hashes (:data:`MAX_TITLES`).
+
 Enabled by ``HIDDENWEB_CLOSE_STALE`` (pages; ``0`` turns it off). The pages counted are those the
 ``hwdla`` spider reads (:data:`hiddenweb.signals.page_read`): binary replies, which show no
 words, neither extend nor break a run. It is off in shared mode (``HIDDENWEB_REDIS_URL``): a
@@ -132,6 +144,7 @@ Stats: ``hiddenweb/stale/words`` (distinct words read), ``hiddenweb/stale/fresh_
 ids under other letters), ``hiddenweb/stale/pieces`` (new words left out as pieces),
 ``hiddenweb/stale/numbers_only`` (pages new only by numerals, neutral),
 ``hiddenweb/stale/renders_added`` (renders fresh by what they added alone),
+``hiddenweb/stale/records_titled`` (hidden records' pages fresh by their title alone),
 ``hiddenweb/stale/answers_lifted`` (a new form's queued first submissions served first),
 ``hiddenweb/stale/rechecks`` (pages asked for again), ``hiddenweb/stale/lifted`` (kinds the
 scheduler was asked to serve first), ``hiddenweb/stale/held`` (holds for awaited reads).
