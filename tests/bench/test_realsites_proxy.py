@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 import threading
 import time
@@ -12,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from hiddenweb.bench.realsites import runner
+from hiddenweb.bench.realsites.crawlers import Caps
 from hiddenweb.bench.realsites.runner import wait_port
-from hiddenweb.bench.realsites.scoring import read_log
-from hiddenweb.bench.realsites.servers import Servers, free_port
+from hiddenweb.bench.realsites.scoring import Truth, read_log
+from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
+from hiddenweb.bench.realsites.sites.base import Site
 
 
 class _App(BaseHTTPRequestHandler):
@@ -114,3 +118,87 @@ def test_servers_stop_every_process_group_on_exit_and_on_interrupt(tmp_path: Pat
         servers.start("plain", ["sleep", "60"], tmp_path / "c.log")
         raise KeyboardInterrupt
     assert servers.alive() == []
+
+
+class _StaticSite(Site):
+    """A site served by Python's own ``http.server`` from its data directory."""
+
+    name = "static"
+
+    def command(self, data: Path, port: int, public_port: int):
+        return ([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                 "--directory", str(data)], data, None)
+
+
+def test_a_proxy_that_cannot_listen_is_started_again_on_other_ports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The public port picked free is taken before the proxy binds it, by a process that
+    answers there: the runner does not take the answer for the proxy's; it sees the proxy
+    exit, starts the app and proxy again on other ports, and the seed is on the proxy, which
+    logs the requests made to it. A proxy that never listens fails the set-up loudly."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "index.html").write_text("<p>home</p>")
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen()  # another process's server: the port answers
+    taken = other.getsockname()[1]
+    picks = iter([free_port(), taken, free_port(), free_port()])
+    monkeypatch.setattr(runner, "free_port", lambda: next(picks))
+    log = tmp_path / "requests.jsonl"
+    try:
+        with Servers() as servers:
+            seed = runner.start_site(servers, _StaticSite(), tmp_path / "data", tmp_path, log)
+            assert f":{taken}/" not in seed
+            with urllib.request.urlopen(seed, timeout=10) as answer:
+                assert b"home" in answer.read()
+            deadline = time.monotonic() + 10
+            while not (log.exists() and read_log(log)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert [e.path for e in read_log(log)] == ["/"]
+        assert "address already in use" in (tmp_path / "proxy.log").read_text()
+        calls = iter(range(100))  # the app's port free, the proxy's never
+        monkeypatch.setattr(runner, "free_port",
+                            lambda: taken if next(calls) % 2 else free_port())
+        with Servers() as servers, pytest.raises(ServerError, match="could not listen"):
+            runner.start_site(servers, _StaticSite(), tmp_path / "data", tmp_path, log)
+    finally:
+        other.close()
+
+
+def test_wait_line_reads_only_what_the_process_wrote_since_it_started(tmp_path: Path):
+    """A log kept from an earlier run holds the line already: not taken for this run's."""
+    log = tmp_path / "p.log"
+    log.write_text("ready\n")  # an earlier run's
+    with Servers() as servers:
+        servers.start("quiet", [sys.executable, "-c", "pass"], log)
+        assert servers.wait_line("quiet", "ready", timeout=10) is False  # exited, never said
+        servers.start("says", [sys.executable, "-c", "print('ready', flush=True)"], log)
+        assert servers.wait_line("says", "ready", timeout=10) is True
+
+
+def test_a_crawler_named_twice_in_one_run_crawls_in_a_directory_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``--crawlers hwdla,hwdla`` (a crawler's spread, measured in one run): the second crawl
+    gets ``hwdla+2``, so that neither overwrites the other's request log, which ``--rescore``
+    reads again (the result's ``dir``)."""
+
+    class Tiny(_StaticSite):
+        def install(self) -> None:
+            pass
+
+        def pristine(self) -> Path:
+            return tmp_path
+
+        def truth(self, data: Path) -> Truth:
+            return Truth.of([])
+
+    made = []
+    monkeypatch.setitem(runner.SITES, "tiny", Tiny)
+    monkeypatch.setattr(runner, "crawl_site", lambda site, truth, crawler, workdir, caps,
+                        peer, dirname: made.append(dirname) or {"crawler": crawler,
+                                                                "dir": dirname})
+    results = runner.run(["tiny"], tmp_path / "work", Caps(10, 10),
+                         crawlers=("naive", "hwdla", "naive", "naive"))
+    assert made == ["naive", "hwdla", "naive+2", "naive+3"]
+    assert [c["dir"] for c in results[0]["crawls"]] == made
+    assert runner.crawl_dir(tmp_path, "tiny", "naive+2").name == "naive+2"

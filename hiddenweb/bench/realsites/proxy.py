@@ -90,6 +90,10 @@ def make_app(upstream: str, port: int, log_path: str) -> web.Application:
     return app
 
 
+#: the line the proxy prints once it listens (``runner.start_site`` waits for it)
+READY = "hiddenweb proxy listening on"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, required=True)
@@ -104,6 +108,8 @@ async def _serve(app: web.Application, port: int) -> None:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
+    # the runner waits for this line: a port that answers may be another process's
+    print(f"{READY} 127.0.0.1:{port}", flush=True)
     try:
         await asyncio.Event().wait()
     finally:

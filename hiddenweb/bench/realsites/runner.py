@@ -34,6 +34,7 @@ from hiddenweb.bench.realsites.crawlers import (
     variant,
 )
 from hiddenweb.bench.realsites.install import InstallError, git_source
+from hiddenweb.bench.realsites.proxy import READY
 from hiddenweb.bench.realsites.scoring import Truth, read_log, score
 from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
 from hiddenweb.bench.realsites.sites import GIT_ONLY, SITES, Site, SiteSkipped
@@ -43,6 +44,9 @@ def crawl_dir(workdir: Path, site: str, crawler: str) -> Path:
     """A crawl's work directory: a variant's name (``hwdla@HIDDENWEB_LAB={"k": 0.5}``) has
     quotes and spaces, which an app's own paths under it (PHP's session files) may not take."""
     return workdir / site / re.sub(r"[^A-Za-z0-9_.@=+-]", "_", crawler)
+
+
+PORT_TRIES = 3  # times the app and proxy are started on new ports when a port was taken
 
 
 def say(message: str) -> None:
@@ -93,15 +97,14 @@ def install_site(site: Site, name: str) -> None:
     site.install()
 
 
-def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
-               caps: Caps, peer: Peer | None = None) -> dict[str, Any]:
-    """One crawl of a fresh copy of ``site``; its score from the proxy's log (``peer``: the
-    installed peer crawler, for one)."""
-    wd = crawl_dir(workdir, site.name, crawler)
-    data = site.fresh(wd / "data")
-    log = wd / "requests.jsonl"
-    log.unlink(missing_ok=True)
-    with Servers() as servers:
+def start_site(servers: Servers, site: Site, data: Path, wd: Path, log: Path) -> str:
+    """Start ``site``'s app on ``data`` and the logging proxy in front of it (its log:
+    ``log``); return the seed URL, on the proxy. The two ports are free when picked but may be
+    taken before they are bound: a proxy that could not listen exits, and both are started
+    again on other ports, :data:`PORT_TRIES` times at most. A port that answers is not enough,
+    the proxy's own line says it listens (:data:`~hiddenweb.bench.realsites.proxy.READY`): a
+    crawl once read another process on its port, 757 pages, none of them in the proxy's log."""
+    for attempt in range(1, PORT_TRIES + 1):
         port, public = free_port(), free_port()
         cmd, cwd, env = site.command(data, port, public)
         servers.start("app", cmd, wd / "app.log", cwd=cwd, env=env)
@@ -109,11 +112,34 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
         servers.start("proxy", [sys.executable, "-m", "hiddenweb.bench.realsites.proxy",
                                 "--port", str(public), "--upstream", f"http://127.0.0.1:{port}",
                                 "--log", str(log)], wd / "proxy.log")
-        wait_port(public)
-        seed = f"http://127.0.0.1:{public}{site.seed_path}"
+        if servers.wait_line("proxy", READY):
+            return f"http://127.0.0.1:{public}{site.seed_path}"
+        errors = [line for line in servers.tail("proxy").splitlines() if "Error" in line]
+        say(f"[{site.name}] the proxy could not listen on port {public} (try {attempt} of "
+            f"{PORT_TRIES}): {(errors or ['it exited'])[-1].strip()}")
+        servers.stop_all()
+    raise ServerError(f"the proxy could not listen in {PORT_TRIES} tries:\n"
+                      f"{servers.tail('proxy')}")
+
+
+def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
+               caps: Caps, peer: Peer | None = None, dirname: str | None = None
+               ) -> dict[str, Any]:
+    """One crawl of a fresh copy of ``site``; its score from the proxy's log (``peer``: the
+    installed peer crawler, for one). Its work directory is named ``dirname`` (default: the
+    crawler's name; :func:`crawl_dir`), recorded as the result's ``dir``."""
+    dirname = dirname or crawler
+    wd = crawl_dir(workdir, site.name, dirname)
+    data = site.fresh(wd / "data")
+    log = wd / "requests.jsonl"
+    log.unlink(missing_ok=True)
+    with Servers() as servers:
+        seed = start_site(servers, site, data, wd, log)
         pages = site.caps_pages or caps.pages
         result = run_crawler(crawler, seed, wd / "crawl", Caps(pages, caps.seconds),
                              tick=_Ticker(f"{site.name}/{crawler}", log), peer=peer)
+        if servers.procs["proxy"].poll() is not None:  # its log is not the crawl's requests
+            raise ServerError(f"the proxy exited during the crawl:\n{servers.tail('proxy')}")
         servers.stop_all()
         leftover = servers.alive()
     if log.exists():
@@ -121,7 +147,7 @@ def crawl_site(site: Site, truth: Truth, crawler: str, workdir: Path,
     else:
         s = score([], truth, site.found_in, site.dangerous, site.own_page)
     changes = site.state_changes(site.pristine(), data)
-    return {"crawler": crawler, **s.as_dict(), "state_changes": changes,
+    return {"crawler": crawler, "dir": dirname, **s.as_dict(), "state_changes": changes,
             "downloads": result.downloads,
             "wall_seconds": result.wall_seconds, "browser_pages": result.browser_pages,
             "useful_renders": result.stats.get("hiddenweb/browser/renders_useful", 0)
@@ -171,11 +197,14 @@ def run(names: list[str], workdir: Path, caps: Caps, sources: dict[str, str] | N
             entry["error"] = f"set-up: {exc}".splitlines()[0]
             continue
         entry["crawls"] = []
+        runs: dict[str, int] = {}  # a crawler named twice (to measure its spread): own dirs
         for crawler in crawlers:
+            runs[crawler] = runs.get(crawler, 0) + 1
+            dirname = crawler if runs[crawler] == 1 else f"{crawler}+{runs[crawler]}"
             say(f"[{name}] crawling with {crawler}")
             try:
                 crawl = crawl_site(site, truth, crawler, workdir, caps,
-                                   peers.get(variant(crawler)[0]))
+                                   peers.get(variant(crawler)[0]), dirname)
             except KeyboardInterrupt:  # servers are stopped already; keep what was measured
                 say(f"[{name}] interrupted during {crawler}; every app and proxy stopped")
                 entry["interrupted"] = crawler
@@ -208,7 +237,8 @@ def rescore(results: list[dict[str, Any]], workdir: Path,
         truth = site.truth(site.pristine())
         entry.update(truth=truth.by_kind(), pins=list(site.pins), hidden=site.hidden)
         for crawl in entry["crawls"]:
-            log = crawl_dir(workdir, site.name, crawl["crawler"]) / "requests.jsonl"
+            log = crawl_dir(workdir, site.name, crawl.get("dir", crawl["crawler"])) \
+                / "requests.jsonl"
             if "found" in crawl and log.exists():
                 crawl.update(score(read_log(log), truth, site.found_in, site.dangerous,
                                    site.own_page).as_dict())

@@ -37,6 +37,7 @@ class Servers:
     def __init__(self) -> None:
         self.procs: dict[str, subprocess.Popen] = {}
         self.logs: dict[str, Path] = {}
+        self.offsets: dict[str, int] = {}  # each log's size before its process started
         self.started: list[int] = []  # every PID ever started, for the final check
         self._old: dict[int, object] = {}
 
@@ -57,6 +58,7 @@ class Servers:
               env: dict[str, str] | None = None) -> subprocess.Popen:
         """Start ``cmd`` as ``name`` (stdout and stderr to ``log``)."""
         log.parent.mkdir(parents=True, exist_ok=True)
+        self.offsets[name] = log.stat().st_size if log.exists() else 0
         with open(log, "ab") as out:
             proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
@@ -79,6 +81,23 @@ class Servers:
             except (urllib.error.URLError, OSError):
                 time.sleep(0.2)
         raise ServerError(f"{name} did not answer {url} within {timeout:.0f} s:\n"
+                          f"{self.tail(name)}")
+
+    def wait_line(self, name: str, text: str, timeout: float = 20.0) -> bool:
+        """Wait until ``name``'s process writes ``text`` to its log (since it started):
+        ``True``; ``False`` if the process exits first; :class:`ServerError` after
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            exited = self.procs[name].poll() is not None  # before the read: no line is missed
+            with open(self.logs[name], "rb") as log:
+                log.seek(self.offsets[name])
+                if text.encode() in log.read():
+                    return True
+            if exited:
+                return False
+            time.sleep(0.05)
+        raise ServerError(f"{name} did not write {text!r} within {timeout:.0f} s:\n"
                           f"{self.tail(name)}")
 
     def tail(self, name: str, lines: int = 15) -> str:
