@@ -142,8 +142,8 @@ def test_a_proxy_that_cannot_listen_is_started_again_on_other_ports(
     other.bind(("127.0.0.1", 0))
     other.listen()  # another process's server: the port answers
     taken = other.getsockname()[1]
-    picks = iter([free_port(), taken, free_port(), free_port()])
-    monkeypatch.setattr(runner, "free_port", lambda: next(picks))
+    picks = iter([free_port(), taken])  # the first try's app and proxy ports; then free ones
+    monkeypatch.setattr(runner, "free_port", lambda: next(picks, None) or free_port())
     log = tmp_path / "requests.jsonl"
     try:
         with Servers() as servers:

@@ -103,9 +103,12 @@ def start_site(servers: Servers, site: Site, data: Path, wd: Path, log: Path) ->
     taken before they are bound: a proxy that could not listen exits, and both are started
     again on other ports, :data:`PORT_TRIES` times at most. A port that answers is not enough,
     the proxy's own line says it listens (:data:`~hiddenweb.bench.realsites.proxy.READY`): a
-    crawl once read another process on its port, 757 pages, none of them in the proxy's log."""
+    crawl once read 757 pages of a port the proxy could not bind, none of them in its log (the
+    app's own, most likely: two calls of :func:`free_port` may return the same port)."""
     for attempt in range(1, PORT_TRIES + 1):
-        port, public = free_port(), free_port()
+        port = public = free_port()
+        while public == port:  # the kernel may hand out one free port twice in a row
+            public = free_port()
         cmd, cwd, env = site.command(data, port, public)
         servers.start("app", cmd, wd / "app.log", cwd=cwd, env=env)
         servers.wait_http("app", f"http://127.0.0.1:{port}{site.ready_path}", timeout=90)
