@@ -11,7 +11,8 @@ writes the Markdown summary there and the figure beside it, same name, ``.png``
 (``docs/benchmarks.md`` for a full run); whatever follows the :data:`NOTES` marker in that file
 is kept (the notes people write about a run). ``--crawlers …,blackwidow`` adds the peer crawler
 Black Widow (:mod:`~hiddenweb.bench.realsites.crawlers`), from the checkout given with
-``--source blackwidow=GIT-URL-OR-PATH``.
+``--source blackwidow=GIT-URL-OR-PATH``. A crawler named twice or more crawls each time (its
+run-to-run spread, measured in one run), the second in ``work/SITE/NAME+2`` and so on.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "time, never vendored)")
     p.add_argument("--crawlers", default=",".join(CRAWLERS),
                    help=f"comma-separated (default: {', '.join(CRAWLERS)}); "
-                        "hwdla@NAME=VALUE[+NAME=VALUE] is hwdla with those settings; the peer "
+                        "hwdla@NAME=VALUE[+NAME=VALUE] is hwdla with those settings; a crawler "
+                        "named again crawls again (its spread), in WORK/SITE/NAME+2; the peer "
                         f"{', '.join(PEERS)} needs --source {PEERS[0]}=GIT-URL-OR-PATH")
     p.add_argument("--pages", type=int, default=Caps.pages, help="CLOSESPIDER_PAGECOUNT per crawl")
     p.add_argument("--seconds", type=int, default=Caps.seconds,
