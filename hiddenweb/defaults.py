@@ -204,4 +204,8 @@ LAB: dict = {
     # whose title no page read had, is fresh whatever its words: a record named by known words
     # ("Studio Orchestra 22") is still a record the crawl did not have (hiddenweb.stale)
     "stale_record_titles": True,
+    # ... and so is a public page's (a tracker's ticket page, linked from a report that showed
+    # its summary). Off: Trac read more of its tickets' own pages, but Roundup 56 % more
+    # requests and the proving ground's plain crawl 51 % more downloads (docs/design-notes.md)
+    "stale_public_titles": False,
 }

@@ -45,7 +45,9 @@ them as stale, and a crawl closed with a search form's records unread: the provi
 browser-only pages in 3 of 11 runs, its script-built search form's guesses served after the
 run of stale record pages reached the limit. Views of a page (a query) and the pages of its
 listing are left to the words: a table's every filter and sort has a title of its own. Titles
-are kept as hashes (:data:`MAX_TITLES`).
+are kept as hashes (:data:`MAX_TITLES`). With the lab knob ``stale_public_titles`` (off) a
+public page's new title counts too: Trac's ticket pages, linked from a report that showed their
+summaries, are then fresh, but a site's every named public page is (``docs/design-notes.md``).
 
 Enabled by ``HIDDENWEB_CLOSE_STALE`` (pages; ``0`` turns it off). The pages counted are those the
 ``hwdla`` spider reads (:data:`hiddenweb.signals.page_read`): binary replies, which show no
@@ -364,6 +366,7 @@ class CloseWhenStale:
         #: a hidden record's page under a title no page had is fresh (lab knob stale_record_titles)
         self.record_titles = True
         self.titles: set[int] = set()  # hashes of the titles of pages read
+        self.public_titles = False  # lab knob stale_public_titles: a public page's too
         self._tokens = 0
         self.holding: Any = None  # the timer (a DelayedCall) that ends a hold: engine paused
         self.call_later = None  # reactor.callLater (tests give their own)
@@ -387,6 +390,7 @@ class CloseWhenStale:
         ext.render_added = bool(lab(crawler.settings, "stale_render_added"))
         ext.await_lifted = bool(lab(crawler.settings, "stale_await_lifted"))
         ext.record_titles = bool(lab(crawler.settings, "stale_record_titles"))
+        ext.public_titles = bool(lab(crawler.settings, "stale_public_titles"))
         crawler.signals.connect(ext.page_read, signal=hw_signals.page_read)
         crawler.signals.connect(ext._release, signal=signals.spider_closed)
         crawler.signals.connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -529,7 +533,7 @@ class CloseWhenStale:
             self.titles.add(key)
         return (self.record_titles and request is not None and url is not None
                 and answer is None and request.method == "GET"
-                and bool(request.meta.get("hiddenweb_form_only"))
+                and (self.public_titles or bool(request.meta.get("hiddenweb_form_only")))
                 and not request.meta.get("hiddenweb_rerender") and not is_submission(request)
                 and not urlsplit(url).query)
 

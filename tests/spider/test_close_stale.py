@@ -881,8 +881,8 @@ def test_a_hidden_records_page_under_a_title_no_page_had_is_fresh():
         return Request(f"http://h{path}", meta={"hiddenweb_form_only": True, **meta})
 
     for knob in (True, False):
-        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10,
-                                       "HIDDENWEB_LAB": {"stale_record_titles": knob}})
+        crawler = get_crawler(Spider, {"HIDDENWEB_CLOSE_STALE": 10, "HIDDENWEB_LAB": {
+            "stale_record_titles": knob, "stale_public_titles": False}})
         rule = CloseWhenStale.from_crawler(crawler)
         rule.page_read(["Studio Orchestra 22", "Opera Studio 7"], set(), spider,
                        url="http://h/search?kw=studio", title="Search", answer="known",
@@ -904,6 +904,19 @@ def test_a_hidden_records_page_under_a_title_no_page_had_is_fresh():
                            answer=answer)
         assert rule.run == (5 if knob else 6), knob
         assert crawler.stats.get_value("hiddenweb/stale/records_titled") == (1 if knob else None)
+    # with the lab knob stale_public_titles, a public page's new title counts too (a ticket's
+    # page, linked from a report that showed its summary); still not one with a query
+    public = CloseWhenStale.from_crawler(get_crawler(Spider, {
+        "HIDDENWEB_CLOSE_STALE": 10, "HIDDENWEB_LAB": {"stale_public_titles": True}}))
+    public.page_read(["#7 Opera studio", "#8 Cello"], set(), spider, url="http://h/report/6",
+                     title="Report 6", request=Request("http://h/report/6"))
+    public.page_read(["#7 Opera studio"], set(), spider, url="http://h/ticket/7",
+                     title="#7 (Opera studio)", request=Request("http://h/ticket/7"))
+    assert public.run == 0
+    public.page_read(["#7 Opera studio"], set(), spider, url="http://h/ticket/7?version=1",
+                     title="#7 (Opera studio) version 1",
+                     request=Request("http://h/ticket/7?version=1"))
+    assert public.run == 1
 
 
 ARCHIVED = 120  # records behind the archive's search form
