@@ -106,6 +106,10 @@ LAB: dict = {
     # once two are done with no new page, a new copy is sent with its defaults only
     # (hiddenweb.forms.stopping)
     "form_own_page_families": True,
+    # ... judged by its copies' answers to values other than their page's defaults: each wiki
+    # page's diff options gave its diff (new) with the defaults, then 12 POSTs of other views
+    # of it, page after page, and the family was never spent (hiddenweb.forms.stopping)
+    "form_family_values": True,
     # a form's answer the DLA judged a preview (its links all lead to pages met before, one not
     # read yet: hiddenweb.dla.previews) is not a new page for its form's explorer: no value
     # paid, no word learnt from it (hiddenweb.forms.crawl)

@@ -45,6 +45,10 @@ class FormsConfig:
     #: page are one family across pages, and a copy done with no new page counts against it
     #: (StoppingRule.family_of, FormCrawler.feedback)
     own_page_families: bool = True
+    #: lab knob form_family_values: such a family is judged by its copies' answers to values
+    #: other than the page's defaults; a copy whose defaults' answer was its one new page is
+    #: done with no new page for it (StoppingRule.answered, FormCrawler.feedback)
+    family_values: bool = True
     #: lab knob form_previews_known: an answer the DLA judged a preview (every link on it
     #: leads to a page met before, one not read yet: dla/previews.py) is not a new page for
     #: its form's explorer (FormCrawler.feedback)
@@ -74,6 +78,7 @@ class FormsConfig:
             reading_patience=lab(s, "form_reading_patience"),
             view_copies=lab(s, "form_view_copies"),
             own_page_families=lab(s, "form_own_page_families"),
+            family_values=lab(s, "form_family_values"),
             previews_known=lab(s, "form_previews_known"),
             inert_repeats=lab(s, "form_inert_repeats"),
         )

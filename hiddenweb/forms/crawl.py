@@ -517,7 +517,7 @@ class FormCrawler:
         stats = self.stats
         stats.inc_value(f"hiddenweb/forms/answers_{'new' if success else 'nothing'}")
         self.stopping.answered(explorer, self.spider.mass, response, success,
-                               suggested=explorer.is_suggested(data))
+                               suggested=explorer.is_suggested(data), defaults=not data)
         pruned, reorders, holds = explorer.pruned, explorer.reorders, explorer.holds
         inert = explorer.ended_inert
         released = explorer.feedback(data, success, words, empty=empty,
@@ -525,7 +525,7 @@ class FormCrawler:
         if explorer.ended_inert and not inert:
             stats.inc_value("hiddenweb/forms/inert")  # its values change nothing: ended
             self.stopping.ended(explorer)  # and it counts against its family
-        elif self.stopping.across_pages(explorer.form) and not explorer.new_pages \
+        elif self.stopping.across_pages(explorer.form) and not self.stopping.own_pages(explorer) \
                 and not explorer.ended_inert and not explorer.ended_empty and explorer.done \
                 and not explorer.in_flight and not released:
             # a copy of a form that posts back to its page, done, no new page: for its family

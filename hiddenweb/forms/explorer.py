@@ -75,6 +75,7 @@ class FormExplorer:
 
     declining, declined = False, 0  # an explorer pickled in a JOBDIR checkpoint before them
     last_shown: int | None = None  # ... and before these
+    value_pages = 0  # ... and this (set in __init__)
     inert_repeats = True
     #: done with no new page, counted against its family (:meth:`FormCrawler.feedback`)
     ended_empty = False
@@ -108,6 +109,7 @@ class FormExplorer:
         #: the submissions answered (``()``: the defaults): each is judged once
         self.answered: set[tuple] = set()
         self.new_pages = 0
+        self.value_pages = 0  # of those, answers to values other than the defaults (``{}``)
         self.since_new = 0
         self.rounds = 1
         self.learnt = 0
@@ -310,6 +312,7 @@ class FormExplorer:
             self.blind.answer(new)
         if new:
             self.new_pages += 1
+            self.value_pages += bool(data)
             self.since_new = 0
             if found_words and self.learn:
                 self._learn(found_words)

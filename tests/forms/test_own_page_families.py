@@ -110,3 +110,61 @@ def test_a_display_options_form_on_every_article_is_explored_on_two_and_sent_onc
     assert "hiddenweb/forms/own_page_empty" not in stats["off"]
     assert sum(posts["on"].values()) * 5 <= sum(posts["off"].values()) * 3, (posts["on"],
                                                                               posts["off"])
+
+
+class DiffWikiSite(WikiSite):
+    """The wiki, but the display options send the reader to the article's diff view (303),
+    a page of its own: the defaults' answer is a new page on every article, and the other
+    values' answers show that diff again (the same URL, or with ``contextall=1`` the same text),
+    as Trac's diff options on a page's first version do."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        split = urlsplit(self.path)
+        name = split.path[6:]
+        if split.path.startswith("/wiki/") and name in ARTICLES and "action=diff" in split.query:
+            type(self).log.append(("GET", self.path))
+            return self._send(f"<html><body><h1>Changes of {name}</h1><p>Added: the article "
+                              f"about {name.lower()} and its changes.</p></body></html>".encode())
+        super().do_GET()
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode()
+        type(self).log.append(("POST", self.path))
+        path = urlsplit(self.path).path
+        if path.startswith("/wiki/") and path[6:] in ARTICLES:
+            full = "&contextall=1" if "contextall=1" in body else ""
+            return self._send(b"", status=303,
+                              headers={"Location": f"{path}?action=diff&version=1{full}"})
+        self._send(b"not found", status=404)
+
+
+def test_a_family_whose_defaults_give_each_pages_diff_is_judged_by_its_other_values(
+        tmp_path: Path):
+    """Each copy's defaults' answer is its article's diff, a new page: judged by all its
+    answers (lab knob ``form_family_values`` off) the family is never spent and every copy is
+    explored; judged by the answers to its other values, which show the diff again, two copies
+    done spend it, and the others are sent once each. Every article's diff is read either
+    way."""
+    posts, stats = {}, {}
+    for arm, on in (("on", True), ("off", False)):
+        with serve(DiffWikiSite) as url:
+            run = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings={
+                "HIDDENWEB_BROWSER": "never", "HIDDENWEB_CLOSE_STALE": 0,
+                "HIDDENWEB_LAB": {"form_family_values": on}})
+            assert run.returncode == 0, run.stderr[-2000:]
+            log = list(DiffWikiSite.log)
+        stats[arm] = run.stats
+        posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
+        diffs = {urlsplit(p).path for m, p in log if m == "GET" and "action=diff" in p}
+        assert diffs == {f"/wiki/{n}" for n in ARTICLES}, arm  # every diff read
+        assert set(posts[arm]) == {f"/wiki/{n}" for n in ARTICLES}, arm
+    print(posts, {arm: {k: v for k, v in s.items() if "forms/" in k} for arm, s in stats.items()})
+    once = [p for p, n in posts["on"].items() if n == 1]
+    assert len(once) >= len(ARTICLES) // 2, posts["on"]
+    assert stats["on"]["hiddenweb/forms/family_spent"] == len(once)
+    # off, the family is spent late (its copies' inert ends count): more copies are explored,
+    # and more POSTs sent (on 26 and 40 against 73 and 73 in two runs)
+    explored = {arm: sum(n >= 3 for n in posts[arm].values()) for arm in posts}
+    assert explored["off"] > explored["on"], posts
+    assert sum(posts["on"].values()) * 3 <= sum(posts["off"].values()) * 2, posts
