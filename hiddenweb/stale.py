@@ -524,14 +524,14 @@ class CloseWhenStale:
         ``stale_record_titles``): reached only through a form (``hiddenweb_form_only``), not a
         form's answer itself, a GET of a path with no query, not a render of a page read
         already. Every title read is kept (as its hash, :data:`MAX_TITLES` at most)."""
-        if not title:
+        if not title or not self.record_titles:
             return False
         key = hash(" ".join(title.lower().split()))
         if key in self.titles:
             return False
         if len(self.titles) < MAX_TITLES:
             self.titles.add(key)
-        return (self.record_titles and request is not None and url is not None
+        return (request is not None and url is not None
                 and answer is None and request.method == "GET"
                 and (self.public_titles or bool(request.meta.get("hiddenweb_form_only")))
                 and not request.meta.get("hiddenweb_rerender") and not is_submission(request)

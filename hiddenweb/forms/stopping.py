@@ -115,7 +115,7 @@ class StoppingRule:
         recent = self._window(self.recent, explorer)
         recent.append(page)
         family = self.family_of(explorer.form)
-        if not (defaults and self.config.family_values and self.across_pages(explorer.form)):
+        if not (defaults and self._by_values(explorer.form)):
             self._window(self.family_recent, family).append(page)
         if suggested:
             self._window(self.suggested, explorer).append(page)
@@ -147,9 +147,13 @@ class StoppingRule:
     def own_pages(self, explorer: FormExplorer) -> int:
         """The new pages ``explorer``'s answers gave, for its family across pages: those to
         values other than its defaults (lab knob ``form_family_values``), else all."""
-        if self.config.family_values and self.across_pages(explorer.form):
-            return explorer.value_pages
-        return explorer.new_pages
+        return explorer.value_pages if self._by_values(explorer.form) else explorer.new_pages
+
+    def _by_values(self, form: FormInfo) -> bool:
+        """Whether ``form``'s family is judged by its copies' answers to values other than
+        their defaults: a family across pages (:meth:`across_pages`), with the lab knob
+        ``form_family_values``."""
+        return self.config.family_values and self.across_pages(form)
 
     def ended(self, explorer: FormExplorer) -> None:
         """``explorer`` was ended because its values change nothing (``FormExplorer.feedback``:

@@ -15,7 +15,7 @@ import pytest
 
 from hiddenweb.bench.realsites import runner
 from hiddenweb.bench.realsites.crawlers import Caps
-from hiddenweb.bench.realsites.runner import wait_port
+from hiddenweb.bench.realsites.proxy import READY
 from hiddenweb.bench.realsites.scoring import Truth, read_log
 from hiddenweb.bench.realsites.servers import ServerError, Servers, free_port
 from hiddenweb.bench.realsites.sites.base import Site
@@ -71,7 +71,7 @@ def test_proxy_forwards_logs_every_request_in_order_and_keeps_redirects_on_itsel
         servers.start("proxy", [sys.executable, "-m", "hiddenweb.bench.realsites.proxy",
                                 "--port", str(port), "--upstream", f"http://127.0.0.1:{upstream}",
                                 "--log", str(log)], tmp_path / "proxy.log")
-        wait_port(port)
+        assert servers.wait_line("proxy", READY)
         base = f"http://127.0.0.1:{port}"
         with urllib.request.urlopen(f"{base}/a?x=1") as resp:
             page = resp.read().decode()

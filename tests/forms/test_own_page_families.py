@@ -79,20 +79,30 @@ class WikiSite(SiteHandler):
         self._send(b"not found", status=404)
 
 
+def _crawl_arms(tmp_path: Path, site: type[WikiSite], knob: str
+                ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, dict]]:
+    """Crawl ``site`` with the lab knob ``knob`` on, then off (no browser, no stale rule):
+    each arm's log of the requests the site answered (method, path) and its stats."""
+    logs, stats = {}, {}
+    for arm, on in (("on", True), ("off", False)):
+        with serve(site) as url:
+            run = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings={
+                "HIDDENWEB_BROWSER": "never", "HIDDENWEB_CLOSE_STALE": 0,
+                "HIDDENWEB_LAB": {knob: on}})
+            assert run.returncode == 0, run.stderr[-2000:]
+            logs[arm] = list(site.log)
+        stats[arm] = run.stats
+    return logs, stats
+
+
 def test_a_display_options_form_on_every_article_is_explored_on_two_and_sent_once_on_the_rest(
         tmp_path: Path):
     """On: every article's copy is sent at least once (its defaults), and once two copies
     are done with nothing new the others are sent once each; off, each copy is explored
     (several POSTs each). Both arms read every article."""
-    posts, stats = {}, {}
-    for arm, on in (("on", True), ("off", False)):
-        with serve(WikiSite) as url:
-            run = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings={
-                "HIDDENWEB_BROWSER": "never", "HIDDENWEB_CLOSE_STALE": 0,
-                "HIDDENWEB_LAB": {"form_own_page_families": on}})
-            assert run.returncode == 0, run.stderr[-2000:]
-            log = list(WikiSite.log)
-        stats[arm] = run.stats
+    logs, stats = _crawl_arms(tmp_path, WikiSite, "form_own_page_families")
+    posts = {}
+    for arm, log in logs.items():
         posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
         assert {urlsplit(p).path for m, p in log if m == "GET"} \
             >= {f"/wiki/{n}" for n in ARTICLES}, arm
@@ -142,19 +152,13 @@ class DiffWikiSite(WikiSite):
 def test_a_family_whose_defaults_give_each_pages_diff_is_judged_by_its_other_values(
         tmp_path: Path):
     """Each copy's defaults' answer is its article's diff, a new page: judged by all its
-    answers (lab knob ``form_family_values`` off) the family is never spent and every copy is
-    explored; judged by the answers to its other values, which show the diff again, two copies
-    done spend it, and the others are sent once each. Every article's diff is read either
-    way."""
-    posts, stats = {}, {}
-    for arm, on in (("on", True), ("off", False)):
-        with serve(DiffWikiSite) as url:
-            run = run_crawl(tmp_path / arm, "-a", f"seed={url}/", settings={
-                "HIDDENWEB_BROWSER": "never", "HIDDENWEB_CLOSE_STALE": 0,
-                "HIDDENWEB_LAB": {"form_family_values": on}})
-            assert run.returncode == 0, run.stderr[-2000:]
-            log = list(DiffWikiSite.log)
-        stats[arm] = run.stats
+    answers (lab knob ``form_family_values`` off) the family is spent late, if at all, and
+    copy after copy is explored; judged by the answers to its other values, which show the
+    diff again, two copies done spend it, and the others are sent once each. Every article's
+    diff is read either way."""
+    logs, stats = _crawl_arms(tmp_path, DiffWikiSite, "form_family_values")
+    posts = {}
+    for arm, log in logs.items():
         posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
         diffs = {urlsplit(p).path for m, p in log if m == "GET" and "action=diff" in p}
         assert diffs == {f"/wiki/{n}" for n in ARTICLES}, arm  # every diff read

@@ -17,7 +17,6 @@ and a live request count per crawl.
 from __future__ import annotations
 
 import re
-import socket
 import sys
 import time
 import traceback
@@ -51,17 +50,6 @@ PORT_TRIES = 3  # times the app and proxy are started on new ports when a port w
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def wait_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise ServerError(f"nothing listens on 127.0.0.1:{port} after {timeout:.0f} s")
 
 
 class _Ticker:
