@@ -16,7 +16,12 @@ answers every request of the page itself:
   landed on is kept in :attr:`Render.landed` (the handler answers with it).
 * **writes**: a script's request that is not a navigation and not a GET, HEAD or OPTIONS (an
   XHR or ``fetch`` PUT, POST, DELETE, PATCH) is aborted (``hiddenweb/browser/writes_aborted``):
-  rendering a page must not change the site. Form submissions are navigations.
+  rendering a page must not change the site. Form submissions are navigations. Before that,
+  every document of the page refuses such a write before it is a request
+  (:data:`~hiddenweb.browser.scripts.RECORD_WRITES_JS`: it fails as a network error does and
+  is recorded; the handler counts and captures it as it reads the page): Playwright continues
+  a request unrouted when it cannot tell which frame made it, and a page retrying a refused
+  save got one out now and then.
 * **capture**: every same-host request a page's scripts make (``fetch``, XHR,
   ``EventSource``: :data:`CAPTURED`), GET or not, is recorded in :attr:`Render.captured`
   (the handler puts it in ``meta["hiddenweb_xhr"]``: the spider follows the GETs as requests
@@ -81,7 +86,12 @@ from scrapy_playwright.headers import use_scrapy_headers
 
 from hiddenweb.browser.config import CLOSE_TIMEOUT
 from hiddenweb.browser.replies import xhr_replied
-from hiddenweb.browser.scripts import RECORD_EVENTS_JS, RECORD_OPEN_JS, RECORD_TIMERS_JS
+from hiddenweb.browser.scripts import (
+    RECORD_EVENTS_JS,
+    RECORD_OPEN_JS,
+    RECORD_TIMERS_JS,
+    RECORD_WRITES_JS,
+)
 from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
@@ -205,6 +215,7 @@ class Guard:
                 page.on(event, lambda request: self._flying.get(page, set()).discard(request))
             page.on("dialog", lambda dialog: self._dialog(page, dialog))
             page.on("popup", self._popup)
+            await page.add_init_script(RECORD_WRITES_JS)  # SAFETY: before any page script
             await page.add_init_script(RECORD_OPEN_JS)
             await page.add_init_script(RECORD_EVENTS_JS)
             await page.add_init_script(RECORD_TIMERS_JS)

@@ -92,6 +92,7 @@ from hiddenweb.browser.scripts import (
     HOLD_SUBMIT_JS,
     RELEASE_SUBMIT_JS,
     WRITE_DOCUMENT_JS,
+    WRITES_JS,
 )
 from hiddenweb.browser.scroll import PageScroll
 from hiddenweb.browser.timers import PageTimers
@@ -440,6 +441,16 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 logger.debug("window.open record not read on %s: %s", page.url, exc)
             else:
                 raise
+        try:  # the writes its documents refused (scripts.RECORD_WRITES_JS): captured too
+            refused = await page.evaluate(WRITES_JS)
+        except PlaywrightError as exc:
+            if _DIED.search(str(exc)):
+                raise
+            refused = []
+        for method, url in refused:
+            render.capture(method, url)
+        if refused:
+            self.stats.inc_value("hiddenweb/browser/writes_aborted", len(refused))
         found = [u for u in render.found
                  if urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname == render.host]
         if found:

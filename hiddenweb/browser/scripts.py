@@ -61,6 +61,61 @@ RECORD_OPEN_JS = """(() => {
 OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # read and clear
 
 
+# Installed in every page and frame before its scripts: a script's write (an XHR or fetch whose
+# method is not GET, HEAD or OPTIONS, a beacon) is never sent; it fails as a network error does
+# (fetch rejects with a TypeError, an XHR fires "error" and "loadend", sendBeacon returns false)
+# and is recorded (method, URL; read and cleared by WRITES_JS). The guard's route aborts such a
+# request too, but Playwright continues a paused request unrouted when it cannot tell which
+# frame made it (a page retrying a refused save every 3 ms got one PUT out in about 1 of 4
+# crawls of 80 pages), so the write is refused before it is a request at all.
+RECORD_WRITES_JS = """(() => {
+  if (window.__hiddenwebWrites) return;
+  const writes = [];
+  Object.defineProperty(window, "__hiddenwebWrites", {value: writes});
+  const reads = new Set(["GET", "HEAD", "OPTIONS"]);
+  const refused = (method, url) => {
+    const m = String(method || "GET").toUpperCase();
+    if (reads.has(m)) return false;
+    try {
+      if (writes.length < 200) writes.push([m, String(new URL(String(url), document.baseURI))]);
+    } catch (e) {}
+    return true;
+  };
+  const fetch0 = window.fetch;
+  if (fetch0) {
+    window.fetch = function (input, init) {
+      let method = init && init.method, url = input;
+      if (typeof Request !== "undefined" && input instanceof Request) {
+        method = method || input.method;
+        url = input.url;
+      }
+      if (refused(method, url)) return Promise.reject(new TypeError("Failed to fetch"));
+      return fetch0.apply(this, arguments);
+    };
+  }
+  const X = XMLHttpRequest.prototype, open0 = X.open, send0 = X.send, opened = new WeakMap();
+  X.open = function (method, url) {
+    opened.set(this, [method, url]);
+    return open0.apply(this, arguments);
+  };
+  X.send = function () {
+    const m = opened.get(this);
+    if (m && refused(m[0], m[1])) {
+      const xhr = this;
+      setTimeout(() => {
+        for (const type of ["error", "loadend"]) xhr.dispatchEvent(new ProgressEvent(type));
+      }, 0);
+      return;
+    }
+    return send0.apply(this, arguments);
+  };
+  if (navigator.sendBeacon) {
+    navigator.sendBeacon = function (url) { refused("POST", url); return false; };
+  }
+})();"""
+WRITES_JS = "() => (window.__hiddenwebWrites || []).splice(0)"  # read and clear
+
+
 # Installed in every page with RECORD_OPEN_JS: the event types each element got a listener for
 # through addEventListener (a WeakMap: nothing kept alive; hiddenweb.browser.events fires them),
 # and the URLs the page gave the History API (pushState, replaceState) or the hash it moved to:

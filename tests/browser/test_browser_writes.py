@@ -6,6 +6,7 @@ through. Counted from the server's own log (``hiddenweb/browser/writes_aborted``
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from crawlrun import run_crawl
@@ -42,6 +43,52 @@ def test_a_pages_own_writes_are_not_sent_when_it_is_rendered(tmp_path):
     assert not {m for m, p in methods if p.startswith("/api/") and m != "GET"}, sorted(methods)
     assert ("GET", "/api/notes") in methods and ("GET", "/about") in methods  # reads go through
     assert (run.stats or {}).get("hiddenweb/browser/writes_aborted", 0) >= 3
+
+
+REPORTING = b"""<!doctype html><html><head><title>outbox</title></head><body><h1>Outbox</h1>
+<script>
+function say(text) {  // told the server by a read (a GET goes through)
+  fetch("/said?" + encodeURIComponent(text));
+}
+fetch("/api/outbox", {method: "POST", body: "draft"})
+  .then(function () { say("fetch sent"); }, function (e) { say("fetch failed " + e.name); });
+fetch(new Request("/api/outbox/3", {method: "DELETE"}))
+  .catch(function (e) { say("request failed " + e.name); });
+var x = new XMLHttpRequest(); x.open("PATCH", "/api/outbox/4");
+x.onerror = function () { say("xhr error"); };
+x.onloadend = function () { say("xhr over"); };
+x.send("seen=1");
+say("beacon " + navigator.sendBeacon("/api/ping", "bye"));
+fetch("/api/count").then(function (r) { return r.text(); }).then(function (t) { say("count " + t); });
+</script></body></html>"""
+
+
+def test_a_scripts_write_fails_in_the_page_as_a_network_error_and_is_recorded(tmp_path):
+    """The page refuses its scripts' writes before they are requests (``RECORD_WRITES_JS``):
+    each fails as a network error does (``fetch`` rejects with a ``TypeError``, an XHR fires
+    ``error`` and ``loadend``, ``sendBeacon`` returns false), and is recorded on the page's item
+    (``script_requests``) as the guard's capture records the reads; the reads go through."""
+    site = Recorder({"/": REPORTING, "/api/count": b"7", "/robots.txt": b""})
+    try:
+        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
+                        settings=EVERY_PAGE_IN_CHROMIUM, timeout=300)
+    finally:
+        site.shutdown()
+        site.server_close()
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert [(m, p) for m, p, _ in site.log if m != "GET"] == []
+    assert ("GET", "/api/count") in {(m, p) for m, p, _ in site.log}
+    said = {unquote(p.split("?", 1)[1]) for m, p, _ in site.log if p.startswith("/said?")}
+    assert said == {"fetch failed TypeError", "request failed TypeError", "xhr error",
+                    "xhr over", "beacon false", "count 7"}, said
+    page = next(item for item in run.items if urlsplit(item["url"]).path == "/")
+    port = site.server_port
+    recorded = {(r["method"], r["url"]) for r in page["script_requests"]}
+    assert {("POST", f"http://127.0.0.1:{port}/api/outbox"),
+            ("DELETE", f"http://127.0.0.1:{port}/api/outbox/3"),
+            ("PATCH", f"http://127.0.0.1:{port}/api/outbox/4"),
+            ("POST", f"http://127.0.0.1:{port}/api/ping")} <= recorded, recorded
+    assert run.stats["hiddenweb/browser/writes_aborted"] >= 4
 
 
 RETRYING = """<!doctype html><html><head><title>note {n}</title></head><body><h1>Note {n}</h1>
