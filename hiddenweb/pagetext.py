@@ -237,6 +237,10 @@ FRESH_META = "hiddenweb_fresh"
 WORDS_NEW = 2
 NUMBERS_NEW = 1
 SHOWN_META = "hiddenweb_shown"  # the hash of the set of texts a page showed (ShownText)
+#: whether a page showed a text block no earlier page showed, echoes left out (ShownText;
+#: absent when it is off): a form's explorer reads an answer that only shows known blocks
+#: again, rearranged, as no new page (hiddenweb.forms.crawl, lab knob form_family_text)
+NEW_TEXT_META = "hiddenweb_new_text"
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -269,7 +273,9 @@ class ShownText:
     Ada"). The page is *novel* when the **set** of its blocks was never the set of an earlier
     page: order and echoes do not count, a different subset of records (another filter's
     answer) does. The set's hash is kept in ``meta["hiddenweb_shown"]`` (a form's explorer
-    compares its answers with its defaults' answer). Blocks and sets are kept as 64-bit hashes
+    compares its answers with its defaults' answer), and whether any of its blocks was never
+    shown before in ``meta["hiddenweb_new_text"]`` (a novel set of known blocks is known text
+    rearranged: a diff's other display options). Blocks and sets are kept as 64-bit hashes
     (8 bytes of SHA-1), so memory grows with the distinct text of the site, about 50 bytes a
     block.
 
@@ -301,6 +307,7 @@ class ShownText:
                 keys.add(key)
         if new:
             self._add_blocks(new)
+        meta[NEW_TEXT_META] = bool(new)
         whole = set_key(keys)
         meta[NOVEL_META] = novel = self._add_set(whole)
         meta[SHOWN_META] = int.from_bytes(whole, "big")

@@ -49,6 +49,10 @@ class FormsConfig:
     #: other than the page's defaults; a copy whose defaults' answer was its one new page is
     #: done with no new page for it (StoppingRule.answered, FormCrawler.feedback)
     family_values: bool = True
+    #: lab knob form_family_text: ... and an answer to such a value is a new page for it only
+    #: when it shows a text block no page showed before (pagetext.NEW_TEXT_META), not known
+    #: text rearranged (FormCrawler.feedback)
+    family_text: bool = True
     #: lab knob form_previews_known: an answer the DLA judged a preview (every link on it
     #: leads to a page met before, one not read yet: dla/previews.py) is not a new page for
     #: its form's explorer (FormCrawler.feedback)
@@ -79,6 +83,7 @@ class FormsConfig:
             view_copies=lab(s, "form_view_copies"),
             own_page_families=lab(s, "form_own_page_families"),
             family_values=lab(s, "form_family_values"),
+            family_text=lab(s, "form_family_text"),
             previews_known=lab(s, "form_previews_known"),
             inert_repeats=lab(s, "form_inert_repeats"),
         )

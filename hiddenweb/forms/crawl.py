@@ -67,7 +67,14 @@ from hiddenweb.forms.values import SiteWords, WordPages
 from hiddenweb.forms.versions import FormVersions
 from hiddenweb.forms.vocabulary import SITE, SiteVocabulary, field_words
 from hiddenweb.framedocs import appended
-from hiddenweb.pagetext import AWAITED_META, SHOWN_META, compiled, content_text, node_strings
+from hiddenweb.pagetext import (
+    AWAITED_META,
+    NEW_TEXT_META,
+    SHOWN_META,
+    compiled,
+    content_text,
+    node_strings,
+)
 from hiddenweb.redis_shared import CLAIMED, TAKEN_OVER, form_claims
 from hiddenweb.signals import download_budget_exhausted, stale_limit_reached
 
@@ -509,6 +516,10 @@ class FormCrawler:
                 if success and self.config.previews_known and meta.get(PREVIEW_META):
                     success = False  # what it lists, the crawl has in hand: no new page
                     self.stats.inc_value("hiddenweb/forms/answers_preview")
+                if success and data and meta.get(NEW_TEXT_META) is False \
+                        and self.stopping.by_text(explorer.form):
+                    success = False  # known text rearranged: another view of a page read
+                    self.stats.inc_value("hiddenweb/forms/answers_rearranged")
                 if success and explorer.learn:
                     words = result_words(node_strings(response.selector, _LINK_TEXT))
             except (ValueError, AttributeError):

@@ -25,7 +25,11 @@ only retired forms left does.
   (lab knob ``form_family_values``, :meth:`StoppingRule.own_pages`): where the options send
   the reader to the page's diff view, each copy's defaults' answer is a new page (that page's
   diff) and the family was never spent: Trac crawls sent 390 and 572 such POSTs, each copy
-  about 12, their answers the same diff again.
+  about 12, their answers the same diff again. And an answer to such a value is a new page for
+  the family only when it shows a text block no page showed before (lab knob
+  ``form_family_text``, stat ``hiddenweb/forms/answers_rearranged``): the options' answers
+  were other views of the diff (context lines, side by side), new pages of known text, and
+  the family was still never spent in a third of the crawls.
 * A retired form sends no more blind guesses and is not resumed (:meth:`FormExplorer.resume`);
   it still sends the values its results suggest until its last ``stop_window`` answers to
   suggested values have a missing mass under ``HIDDENWEB_STOP_MASS`` too; then it declines
@@ -154,6 +158,14 @@ class StoppingRule:
         their defaults: a family across pages (:meth:`across_pages`), with the lab knob
         ``form_family_values``."""
         return self.config.family_values and self.across_pages(form)
+
+    def by_text(self, form: FormInfo) -> bool:
+        """Whether an answer to a value other than ``form``'s defaults is a new page for it
+        only when it shows text no page showed before (:data:`hiddenweb.pagetext.NEW_TEXT_META`,
+        lab knob ``form_family_text``): a family judged by its copies' values
+        (:meth:`_by_values`). A diff's display options on each wiki page answer other views
+        of the diff its defaults' answer showed: new pages, no new text."""
+        return self.config.family_text and self._by_values(form)
 
     def ended(self, explorer: FormExplorer) -> None:
         """``explorer`` was ended because its values change nothing (``FormExplorer.feedback``:

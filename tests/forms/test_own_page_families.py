@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from localsite import SiteHandler, serve
@@ -172,3 +172,95 @@ def test_a_family_whose_defaults_give_each_pages_diff_is_judged_by_its_other_val
     explored = {arm: sum(n >= 3 for n in posts[arm].values()) for arm in posts}
     assert explored["off"] > explored["on"], posts
     assert sum(posts["on"].values()) * 3 <= sum(posts["off"].values()) * 2, posts
+
+
+def _lines(name: str, version: int) -> list[str]:
+    """An article's text: its sixth line was edited in version 2."""
+    words = ["roots", "bark", "leaves", "seeds", "soil", "light", "water", "birds", "frost",
+             "summer"]
+    out = [f"Line {k} of the {name.lower()} article tells of its {w}." for k, w in
+           enumerate(words)]
+    out[5] = f"The {name.lower()} article was {'drafted' if version == 1 else 'revised'} here."
+    return out
+
+
+class DiffViewsWikiSite(WikiSite):
+    """Each article shows its text (version 2) and the diff's display options; the options
+    send the reader (303) to a view of the diff that carries them in its URL: the lines around
+    the change (``contextlines``, default 2), or all of them (``contextall=1``), inline or side
+    by side. Every view is a page of its own with a set of texts of its own, but the only text
+    no page showed before is the edited line's first version, which the defaults' answer
+    shows: the other values' answers show the article's lines again, more or fewer of them."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        split = urlsplit(self.path)
+        name = split.path[6:]
+        if not (split.path.startswith("/wiki/") and name in ARTICLES):
+            return super().do_GET()
+        type(self).log.append(("GET", self.path))
+        i = ARTICLES.index(name)
+        after = f'<a href="/wiki/{ARTICLES[i + 1]}">Next</a>' if i + 1 < len(ARTICLES) else ""
+        new = _lines(name, 2)
+        if "action=diff" not in split.query:
+            text = "".join(f"<p>{line}</p>" for line in new)
+            return self._send(f"<html><body><h1>{name}</h1>{text}"
+                              f"{OPTIONS.format(name=name)}{after}</body></html>".encode())
+        query = dict(parse_qsl(split.query))
+        try:
+            around = max(0, min(100, int(query.get("contextlines", "2"))))
+        except ValueError:
+            around = 2
+        shown = range(10) if query.get("contextall") == "1" else range(5 - around, 6 + around)
+        old = _lines(name, 1)[5]
+        rows = []
+        for k in shown:
+            if not 0 <= k < 10:
+                continue
+            if k == 5:
+                rows.append((old, new[5]))
+            else:
+                rows.append((new[k], new[k]))
+        if query.get("style") == "inline":
+            body = "".join(f"<del>{a}</del><ins>{b}</ins>" if a != b else f"<p>{a}</p>"
+                           for a, b in rows)
+        else:
+            body = "<table>" + "".join(f"<tr><td>{a}</td><td>{b}</td></tr>" for a, b in rows) \
+                + "</table>"
+        self._send(f"<html><body><h1>Changes of {name}</h1>{body}</body></html>".encode())
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        body = dict(parse_qsl(self.rfile.read(length).decode()))
+        type(self).log.append(("POST", self.path))
+        path = urlsplit(self.path).path
+        if path.startswith("/wiki/") and path[6:] in ARTICLES:
+            view = {k: body[k] for k in ("style", "contextlines", "contextall") if k in body}
+            return self._send(b"", status=303, headers={
+                "Location": f"{path}?action=diff&version=2&{urlencode(sorted(view.items()))}"})
+        self._send(b"not found", status=404)
+
+
+def test_a_family_whose_values_show_its_diff_again_rearranged_is_spent(tmp_path: Path):
+    """Each copy's other values answer new pages (other views of its article's diff: URLs and
+    sets of texts of their own) that show no text the crawl had not shown. Judged by new pages
+    (lab knob ``form_family_text`` off) no copy is ever done empty and every copy is explored;
+    judged by new text, two copies done spend the family and the others are sent once each.
+    Every article's diff is read either way."""
+    logs, stats = _crawl_arms(tmp_path, DiffViewsWikiSite, "form_family_text")
+    posts = {}
+    for arm, log in logs.items():
+        posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
+        diffs = {urlsplit(p).path for m, p in log if m == "GET" and "action=diff" in p}
+        assert diffs == {f"/wiki/{n}" for n in ARTICLES}, arm  # every diff read
+        assert set(posts[arm]) == {f"/wiki/{n}" for n in ARTICLES}, arm
+    print(posts, {arm: {k: v for k, v in s.items() if "forms/" in k} for arm, s in stats.items()})
+    assert stats["on"]["hiddenweb/forms/answers_rearranged"] > 0
+    assert "hiddenweb/forms/answers_rearranged" not in stats["off"]
+    # how many copies are explored before the family is spent depends on how the answers and
+    # the next articles interleave: 4 to 6 in three runs alone (on 49-65 POSTs, off 275)
+    once = [p for p, n in posts["on"].items() if n == 1]
+    assert len(once) >= len(ARTICLES) // 3, posts["on"]
+    assert stats["on"]["hiddenweb/forms/family_spent"] == len(once)
+    assert "hiddenweb/forms/family_spent" not in stats["off"], posts["off"]
+    assert min(posts["off"].values()) >= 3, posts["off"]
+    assert sum(posts["on"].values()) * 2 <= sum(posts["off"].values()), posts
