@@ -441,12 +441,13 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 logger.debug("window.open record not read on %s: %s", page.url, exc)
             else:
                 raise
-        try:  # the writes its documents refused (scripts.RECORD_WRITES_JS): captured too
-            refused = await page.evaluate(WRITES_JS)
-        except PlaywrightError as exc:
-            if _DIED.search(str(exc)):
-                raise
-            refused = []
+        refused = []  # the writes its documents refused (scripts.RECORD_WRITES_JS), frames too
+        for frame in page.frames:
+            try:
+                refused += await frame.evaluate(WRITES_JS)
+            except PlaywrightError as exc:
+                if frame is page.main_frame and _DIED.search(str(exc)):
+                    raise
         for method, url in refused:
             render.capture(method, url)
         if refused:

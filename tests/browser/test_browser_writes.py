@@ -59,16 +59,21 @@ x.onerror = function () { say("xhr error"); };
 x.onloadend = function () { say("xhr over"); };
 x.send("seen=1");
 say("beacon " + navigator.sendBeacon("/api/ping", "bye"));
-fetch("/api/count").then(function (r) { return r.text(); }).then(function (t) { say("count " + t); });
-</script></body></html>"""
+fetch("/api/count").then(function (r) { return r.text(); })
+  .then(function (t) { say("count " + t); });
+</script><iframe src="/frame"></iframe></body></html>"""
+FRAME = b"""<!doctype html><html><body><p>a frame</p>
+<script>fetch("/api/frame", {method: "PUT", body: "x"}).catch(function () {});</script>
+</body></html>"""
 
 
 def test_a_scripts_write_fails_in_the_page_as_a_network_error_and_is_recorded(tmp_path):
     """The page refuses its scripts' writes before they are requests (``RECORD_WRITES_JS``):
     each fails as a network error does (``fetch`` rejects with a ``TypeError``, an XHR fires
     ``error`` and ``loadend``, ``sendBeacon`` returns false), and is recorded on the page's item
-    (``script_requests``) as the guard's capture records the reads; the reads go through."""
-    site = Recorder({"/": REPORTING, "/api/count": b"7", "/robots.txt": b""})
+    (``script_requests``, its frames' writes too) as the guard's capture records the reads;
+    the reads go through."""
+    site = Recorder({"/": REPORTING, "/frame": FRAME, "/api/count": b"7", "/robots.txt": b""})
     try:
         run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
                         settings=EVERY_PAGE_IN_CHROMIUM, timeout=300)
@@ -87,7 +92,8 @@ def test_a_scripts_write_fails_in_the_page_as_a_network_error_and_is_recorded(tm
     assert {("POST", f"http://127.0.0.1:{port}/api/outbox"),
             ("DELETE", f"http://127.0.0.1:{port}/api/outbox/3"),
             ("PATCH", f"http://127.0.0.1:{port}/api/outbox/4"),
-            ("POST", f"http://127.0.0.1:{port}/api/ping")} <= recorded, recorded
+            ("POST", f"http://127.0.0.1:{port}/api/ping"),
+            ("PUT", f"http://127.0.0.1:{port}/api/frame")} <= recorded, recorded  # its frame's
     assert run.stats["hiddenweb/browser/writes_aborted"] >= 4
 
 
