@@ -90,7 +90,7 @@ RECORD_WRITES_JS = """(() => {
         url = input.url;
       }
       if (refused(method, url)) return Promise.reject(new TypeError("Failed to fetch"));
-      return fetch0.apply(this, arguments);
+      return fetch0.apply(window, arguments);  // (called as a method, it would throw)
     };
   }
   const X = XMLHttpRequest.prototype, open0 = X.open, send0 = X.send, opened = new WeakMap();
