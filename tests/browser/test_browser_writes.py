@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from crawlrun import run_crawl
+from crawlrun import CrawlRun, run_crawl
 from test_browser_scope import (  # tests/browser is on sys.path (rootdir conftest)
     EVERY_PAGE_IN_CHROMIUM,
     Recorder,
@@ -29,16 +29,24 @@ fetch("/api/notes").then(r => r.text())
 </script></body></html>"""
 
 
-def test_a_pages_own_writes_are_not_sent_when_it_is_rendered(tmp_path):
-    site = Recorder({"/": PAGE, "/about": b"<html><body>About us</body></html>",
-                     "/api/notes": b"one note", "/robots.txt": b""})
+def _crawl(tmp_path: Path, pages: dict[str, bytes], settings: dict | None = None
+           ) -> tuple[Recorder, CrawlRun]:
+    """Serve ``pages`` and crawl them with every page in Chromium; the server (its log) and
+    the crawl, which must have ended well."""
+    site = Recorder(pages)
     try:
         run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
-                        settings=EVERY_PAGE_IN_CHROMIUM, timeout=300)
+                        settings={**EVERY_PAGE_IN_CHROMIUM, **(settings or {})}, timeout=300)
     finally:
         site.shutdown()
         site.server_close()
     assert run.returncode == 0, run.stderr[-3000:]
+    return site, run
+
+
+def test_a_pages_own_writes_are_not_sent_when_it_is_rendered(tmp_path):
+    site, run = _crawl(tmp_path, {"/": PAGE, "/about": b"<html><body>About us</body></html>",
+                                  "/api/notes": b"one note", "/robots.txt": b""})
     methods = {(method, path) for method, path, _ in site.log}
     assert not {m for m, p in methods if p.startswith("/api/") and m != "GET"}, sorted(methods)
     assert ("GET", "/api/notes") in methods and ("GET", "/about") in methods  # reads go through
@@ -73,14 +81,8 @@ def test_a_scripts_write_fails_in_the_page_as_a_network_error_and_is_recorded(tm
     ``error`` and ``loadend``, ``sendBeacon`` returns false), and is recorded on the page's item
     (``script_requests``, its frames' writes too) as the guard's capture records the reads;
     the reads go through."""
-    site = Recorder({"/": REPORTING, "/frame": FRAME, "/api/count": b"7", "/robots.txt": b""})
-    try:
-        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
-                        settings=EVERY_PAGE_IN_CHROMIUM, timeout=300)
-    finally:
-        site.shutdown()
-        site.server_close()
-    assert run.returncode == 0, run.stderr[-3000:]
+    site, run = _crawl(tmp_path, {"/": REPORTING, "/frame": FRAME, "/api/count": b"7",
+                                  "/robots.txt": b""})
     assert [(m, p) for m, p, _ in site.log if m != "GET"] == []
     assert ("GET", "/api/count") in {(m, p) for m, p, _ in site.log}
     said = {unquote(p.split("?", 1)[1]) for m, p, _ in site.log if p.startswith("/said?")}
@@ -118,15 +120,7 @@ def test_a_page_that_keeps_retrying_a_write_sends_none_while_its_page_is_reused_
     for n in range(12):
         links = " ".join(f'<a href="/note/{k}">note {k}</a>' for k in range(1, 12))
         pages["/" if n == 0 else f"/note/{n}"] = RETRYING.format(n=n, links=links).encode()
-    site = Recorder(pages)
-    try:
-        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{site.server_port}/",
-                        settings={**EVERY_PAGE_IN_CHROMIUM, "HIDDENWEB_BROWSER_MAX_PAGES": "2"},
-                        timeout=300)
-    finally:
-        site.shutdown()
-        site.server_close()
-    assert run.returncode == 0, run.stderr[-3000:]
+    site, run = _crawl(tmp_path, pages, {"HIDDENWEB_BROWSER_MAX_PAGES": "2"})
     writes = [(m, p) for m, p, _ in site.log if m != "GET"]
     assert not writes, writes
     assert len({p for m, p, _ in site.log if p.startswith("/note/")}) == 11  # every page read

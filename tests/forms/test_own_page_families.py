@@ -95,6 +95,20 @@ def _crawl_arms(tmp_path: Path, site: type[WikiSite], knob: str
     return logs, stats
 
 
+def _posts_with_every_diff_read(logs: dict[str, list[tuple[str, str]]], stats: dict[str, dict]
+                                ) -> dict[str, Counter[str]]:
+    """Each arm's POSTs by article, once it is checked that the arm read every article's diff
+    and sent every article's copy at least once."""
+    posts = {}
+    for arm, log in logs.items():
+        posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
+        diffs = {urlsplit(p).path for m, p in log if m == "GET" and "action=diff" in p}
+        assert diffs == {f"/wiki/{n}" for n in ARTICLES}, arm  # every diff read
+        assert set(posts[arm]) == {f"/wiki/{n}" for n in ARTICLES}, arm
+    print(posts, {arm: {k: v for k, v in s.items() if "forms/" in k} for arm, s in stats.items()})
+    return posts
+
+
 def test_a_display_options_form_on_every_article_is_explored_on_two_and_sent_once_on_the_rest(
         tmp_path: Path):
     """On: every article's copy is sent at least once (its defaults), and once two copies
@@ -157,13 +171,7 @@ def test_a_family_whose_defaults_give_each_pages_diff_is_judged_by_its_other_val
     diff again, two copies done spend it, and the others are sent once each. Every article's
     diff is read either way."""
     logs, stats = _crawl_arms(tmp_path, DiffWikiSite, "form_family_values")
-    posts = {}
-    for arm, log in logs.items():
-        posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
-        diffs = {urlsplit(p).path for m, p in log if m == "GET" and "action=diff" in p}
-        assert diffs == {f"/wiki/{n}" for n in ARTICLES}, arm  # every diff read
-        assert set(posts[arm]) == {f"/wiki/{n}" for n in ARTICLES}, arm
-    print(posts, {arm: {k: v for k, v in s.items() if "forms/" in k} for arm, s in stats.items()})
+    posts = _posts_with_every_diff_read(logs, stats)
     once = [p for p, n in posts["on"].items() if n == 1]
     assert len(once) >= len(ARTICLES) // 2, posts["on"]
     assert stats["on"]["hiddenweb/forms/family_spent"] == len(once)
@@ -247,13 +255,7 @@ def test_a_family_whose_values_show_its_diff_again_rearranged_is_spent(tmp_path:
     judged by new text, two copies done spend the family and the others are sent once each.
     Every article's diff is read either way."""
     logs, stats = _crawl_arms(tmp_path, DiffViewsWikiSite, "form_family_text")
-    posts = {}
-    for arm, log in logs.items():
-        posts[arm] = Counter(urlsplit(p).path for m, p in log if m == "POST")
-        diffs = {urlsplit(p).path for m, p in log if m == "GET" and "action=diff" in p}
-        assert diffs == {f"/wiki/{n}" for n in ARTICLES}, arm  # every diff read
-        assert set(posts[arm]) == {f"/wiki/{n}" for n in ARTICLES}, arm
-    print(posts, {arm: {k: v for k, v in s.items() if "forms/" in k} for arm, s in stats.items()})
+    posts = _posts_with_every_diff_read(logs, stats)
     assert stats["on"]["hiddenweb/forms/answers_rearranged"] > 0
     assert "hiddenweb/forms/answers_rearranged" not in stats["off"]
     # how many copies are explored before the family is spent depends on how the answers and
