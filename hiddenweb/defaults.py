@@ -111,9 +111,9 @@ LAB: dict = {
     # of it, page after page, and the family was never spent (hiddenweb.forms.stopping)
     "form_family_values": True,
     # ... and a value's answer is a new page for the family only when it shows a text block no
-    # page showed before: Trac's diff options redirect to other views of the same diff (all
-    # text shown by the defaults' answer, rearranged), new page after new page, and a third of
-    # the crawls spent 400-570 POSTs on them (hiddenweb.forms.crawl)
+    # page showed before: display options that redirect to other views of the same diff (its
+    # text rearranged), new page after new page; on Trac, whose answers are mostly repeats, it
+    # fired 1-2 times a crawl, no effect (docs/design-notes.md; hiddenweb.forms.crawl)
     "form_family_text": True,
     # a form's answer the DLA judged a preview (its links all lead to pages met before, one not
     # read yet: hiddenweb.dla.previews) is not a new page for its form's explorer: no value

@@ -441,7 +441,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 logger.debug("window.open record not read on %s: %s", page.url, exc)
             else:
                 raise
-        refused = []  # the writes its documents refused (scripts.RECORD_WRITES_JS), frames too
+        refused: list[list[str]] = []  # what its documents refused (RECORD_WRITES_JS), frames too
         for frame in page.frames:
             try:
                 refused += await frame.evaluate(WRITES_JS)

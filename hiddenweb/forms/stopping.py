@@ -27,9 +27,11 @@ only retired forms left does.
   diff) and the family was never spent: Trac crawls sent 390 and 572 such POSTs, each copy
   about 12, their answers the same diff again. And an answer to such a value is a new page for
   the family only when it shows a text block no page showed before (lab knob
-  ``form_family_text``, stat ``hiddenweb/forms/answers_rearranged``): the options' answers
-  were other views of the diff (context lines, side by side), new pages of known text, and
-  the family was still never spent in a third of the crawls.
+  ``form_family_text``, stat ``hiddenweb/forms/answers_rearranged``): options whose answers
+  are other views of the diff (context lines, side by side, carried in the URL) are new pages
+  of known text, and judged by new pages the family is never spent. (Trac keeps its options
+  in the session and sends the reader back to a page read: its answers are repeats, and this
+  rule fired 1-2 times a crawl there.)
 * A retired form sends no more blind guesses and is not resumed (:meth:`FormExplorer.resume`);
   it still sends the values its results suggest until its last ``stop_window`` answers to
   suggested values have a missing mass under ``HIDDENWEB_STOP_MASS`` too; then it declines
