@@ -60,6 +60,9 @@ HIDDENWEB_BROWSER_TIMEOUT = 20.0  # seconds for a navigation; then the request f
 HIDDENWEB_BROWSER_EVENTS = True  # fire a rendered page's event handlers (issue 24)
 HIDDENWEB_BROWSER_EVENT_BUDGET = 40  # events fired on one page at most
 HIDDENWEB_BROWSER_XHR_REPLIES = True  # a captured script GET is answered from its render
+# a page's script POSTs that read (a GraphQL query, an API's search) are sent while it renders;
+# False: none of its non-GET requests is (hiddenweb.safety.judge_script_request)
+HIDDENWEB_BROWSER_SCRIPT_READS = True
 # a rendered page scrolled / its "load more" clicked until it stops growing, this many steps at
 # most (0: never scrolled; hiddenweb.browser.scroll)
 HIDDENWEB_BROWSER_SCROLL_STEPS = 20

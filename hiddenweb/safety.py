@@ -35,6 +35,11 @@ Contract
 * :func:`judge_replay` → :class:`Verdict`: a stored request (method, URL, submitted fields, the
   class its form had) for ``-a recrawl=1``, judged again by the current policy from what the
   store kept; a stored POST without a class is never replayed.
+* :func:`judge_script_request` → :class:`Verdict`: a request a page's script makes while
+  Chromium renders it that is not a GET, HEAD or OPTIONS: only a POST that reads is sent (a
+  GraphQL query, not a mutation; an API endpoint whose path says it searches, lists or gets,
+  with no word of a write in its path or body); every other one is refused (``edit``, a
+  ``DELETE`` ``destructive``), as a form of that class would be.
 
 Refusal reasons are the refused class names; the spider counts them as
 ``hiddenweb/safety/refused/<reason>``.
@@ -42,7 +47,9 @@ Refusal reasons are the refused class names; the spider counts them as
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -56,6 +63,9 @@ from hiddenweb.safety_lexicon import (
     ORDER,
     PASSWORD,
     PASSWORD_NAMES,
+    SCRIPT_READS,
+    SCRIPT_WRITES,
+    STATE_NAMES,
     URL_ACTIONS,
     WRITE,
     harmful_classes,
@@ -308,6 +318,113 @@ def judge_replay(method: str, url: str, fields: Mapping[str, Any] | None,
     return Verdict(True, form_class or "neutral")
 
 
+#: a script's POST body larger than this is not read: refused (an upload, a sync of a document)
+MAX_SCRIPT_BODY = 65536
+#: a GraphQL document: it starts with an operation, a fragment, a selection set or a comment
+_GRAPHQL = re.compile(r"\s*(?:query\b|mutation\b|subscription\b|fragment\b|\{|#)")
+#: what a GraphQL document's operations are, once its strings and comments are blanked
+_GRAPHQL_WRITES = re.compile(r"\b(?:mutation|subscription)\b")
+_GRAPHQL_NOISE = re.compile(r'"""(?:[^"]|"(?!""))*"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*')
+
+
+def graphql_operations(body: str) -> str | None:
+    """``"query"`` when ``body`` is a GraphQL request (a JSON object with a ``query`` document,
+    or a batch of them) whose every operation reads, ``"mutation"`` when any operation writes
+    (``mutation``, or ``subscription``: it holds a connection), None when it is not GraphQL."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    batch = data if isinstance(data, list) else [data]
+    if not batch or not all(isinstance(op, dict) for op in batch):
+        return None
+    documents = [op.get("query") for op in batch]
+    if not all(isinstance(d, str) and _GRAPHQL.match(d) for d in documents):
+        return None
+    blanked = " ".join(_GRAPHQL_NOISE.sub(" ", d) for d in documents)
+    return "mutation" if _GRAPHQL_WRITES.search(blanked) else "query"
+
+
+def _body_words(body: str) -> tuple[str, str]:
+    """Normalized words of a script's request body (a JSON document's keys and string values,
+    a form-encoded body's names and values, or the text; values that look like tokens left
+    out), and the words of the values of its fields that name an action (``action``, ``op``,
+    ``cmd``: :data:`~hiddenweb.safety_lexicon.STATE_NAMES`)."""
+    pairs: list[tuple[str, str]] = []
+
+    def walk(node: Any, key: str = "") -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                pairs.append((str(k), ""))
+                walk(v, str(k))
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, str):
+            pairs.append((key, node))
+
+    try:
+        walk(json.loads(body))
+    except ValueError:
+        if "=" in body and " " not in body.strip():
+            for k, v in parse_qsl(body, keep_blank_values=True):
+                pairs += [(k, ""), (k, v)]
+        else:
+            pairs.append(("", body))
+    words = " ".join(normalize(v or k) for k, v in pairs if (v or k) and not token_like(v))
+    actions = " ".join(normalize(v) for k, v in pairs
+                       if v and normalize(k) in STATE_NAMES and not token_like(v))
+    return words, actions
+
+
+def judge_script_request(method: str, url: str, body: str | None,
+                         allow: frozenset[str] = frozenset()) -> Verdict:
+    """The policy's verdict on a request a page's script makes while Chromium renders it
+    (``fetch``, XHR, a beacon) that is not a GET, HEAD or OPTIONS (those are read as links):
+    ``body`` is its body as text, None when it cannot be read as text (a file, a stream).
+
+    Sent only when it reads, which a POST says by what it is (a GraphQL ``query`` document,
+    :func:`graphql_operations`) or by its endpoint: its URL, judged as a link's first, has a
+    word of a search or a read in its path (``runs/search``, ``items/list``:
+    :data:`~hiddenweb.safety_lexicon.SCRIPT_READS` and the ``search`` words) and no word of a
+    write (:data:`~hiddenweb.safety_lexicon.WRITE`,
+    :data:`~hiddenweb.safety_lexicon.SCRIPT_WRITES`), and its body carries no harmful word
+    and no such verb in a field that names an action (``{"op": "update"}``). Everything else
+    is refused: ``PUT``, ``PATCH`` and a POST the policy cannot read as a search are ``edit``,
+    ``DELETE`` is ``destructive`` (sent only when ``allow`` lifts that class)."""
+    method = method.upper()
+    link = judge_link(url, allow=allow)
+    if not link.allowed:
+        return link
+    if method != "POST":
+        kind = "destructive" if method == "DELETE" else "edit"
+        return Verdict(kind in allow, kind, None if kind in allow else kind, method)
+    if body is not None and len(body) > MAX_SCRIPT_BODY:
+        body = None
+    if body is None:
+        return Verdict("edit" in allow, "edit", None if "edit" in allow else "edit",
+                       "a body that is not text")
+    graphql = graphql_operations(body) if body.strip() else None
+    if graphql == "query":
+        return Verdict(True, "search", None, "graphql query")
+    if graphql == "mutation":
+        return Verdict("edit" in allow, "edit", None if "edit" in allow else "edit",
+                       "graphql mutation")
+    path = normalize(unquote_plus(urlsplit(url).path))
+    words, actions = _body_words(body) if body.strip() else ("", "")
+    words = ORDER.sub(" ", words)
+    for kind in harmful_classes(f"{path} {words}"):
+        if kind not in allow:
+            return Verdict(False, kind, kind, LEX[kind].search(f"{path} {words}") or kind)
+    writes = WRITE.search(path) or SCRIPT_WRITES.search(path) or WRITE.search(actions) \
+        or SCRIPT_WRITES.search(actions)
+    reads = LEX["search"].search(path) or SCRIPT_READS.search(path)
+    if writes or not reads:
+        return Verdict("edit" in allow, "edit", None if "edit" in allow else "edit",
+                       writes or "no word of a read in its path")
+    return Verdict(True, "search", None, reads)
+
+
 # -- configuration --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SafetyPolicy:
@@ -357,3 +474,6 @@ class SafetyPolicy:
     def replay(self, method: str, url: str, fields: Mapping[str, Any] | None,
                form_class: str | None = None) -> Verdict:
         return judge_replay(method, url, fields, form_class, self.allow)
+
+    def script_request(self, method: str, url: str, body: str | None) -> Verdict:
+        return judge_script_request(method, url, body, self.allow)

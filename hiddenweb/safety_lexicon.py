@@ -280,6 +280,24 @@ WRITE = _Lexicon([
     "recover", "herstellen", "przywroc", "aterstall", "восстановить", "恢复", "復元",
 ])
 _ALL = _Lexicon(_WORDS)
+#: words of an API endpoint's path that say a script's POST to it reads (an API's
+#: ``runs/search``, ``items/query``, ``suggest``): besides the ``search`` words, the verbs APIs
+#: name their reads with (:func:`hiddenweb.safety.judge_script_request`)
+SCRIPT_READS = _Lexicon([
+    "get", "list", "fetch", "read", "count", "lookup", "filter*", "suggest*", "autocomplete",
+    "complete", "preview", "resolve", "validate", "render",
+])
+#: words of an API endpoint's path, or of a script's POST body, that say it changes the site,
+#: besides :data:`WRITE` and the harmful classes: the verbs APIs name their writes with
+SCRIPT_WRITES = _Lexicon([
+    "set", "unset", "update", "upsert", "log", "put", "patch", "sync", "mark", "track",
+    "record", "send", "submit", "import", "move", "copy", "merge", "clear", "reset", "archive",
+    "assign", "unassign", "approve", "reject", "close", "reopen", "lock", "unlock", "start",
+    "stop", "run", "execute", "exec", "trigger", "enqueue", "schedule", "grant", "revoke",
+    "register", "attach", "detach", "link", "unlink", "share", "pin", "unpin", "star",
+    "unstar", "hide", "unhide", "seen", "ack", "dismiss", "commit", "rollback", "drop",
+    "truncate", "replace", "increment", "decrement", "batch", "bulk", "mutation", "mutate",
+])
 #: harmful classes, in the order a reason is given when several apply
 HARMFUL_ORDER = ("password_reset", "destructive", "payment", "signup", "login", "subscribe",
                  "vote")

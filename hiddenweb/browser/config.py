@@ -3,7 +3,8 @@
 Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.md``):
 ``HIDDENWEB_BROWSER`` (``"auto"`` | ``"always"`` | ``"never"``), ``HIDDENWEB_BROWSER_PATH``,
 ``HIDDENWEB_BROWSER_MAX_PAGES``, ``HIDDENWEB_BROWSER_TIMEOUT``, ``HIDDENWEB_BROWSER_EVENTS``,
-``HIDDENWEB_BROWSER_EVENT_BUDGET``, ``HIDDENWEB_BROWSER_SCROLL_STEPS``; lab knobs
+``HIDDENWEB_BROWSER_EVENT_BUDGET``, ``HIDDENWEB_BROWSER_SCROLL_STEPS``,
+``HIDDENWEB_BROWSER_SCRIPT_READS``; lab knobs
 (``HIDDENWEB_LAB``, docs/design-notes.md)
 ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``,
 ``browser_event_seconds``, ``browser_event_wait``, ``browser_event_retry``,
@@ -61,6 +62,8 @@ class BrowserConfig:
     scroll_steps: int = 20  # scroll / load-more steps that grew a page, at most (0: none)
     scroll_seconds: float = 6.0  # ... and for at most this long (hiddenweb.browser.scroll)
     timer_horizon: float = 5.0  # timers due within this many seconds run early (0: none)
+    #: a page's script POSTs that read are sent (hiddenweb.safety.judge_script_request)
+    script_reads: bool = True
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
@@ -99,4 +102,6 @@ class BrowserConfig:
             scroll_steps=steps,
             scroll_seconds=max(0.0, lab(settings, "browser_scroll_seconds")),
             timer_horizon=max(0.0, lab(settings, "browser_timer_horizon")),
+            script_reads=settings.getbool("HIDDENWEB_BROWSER_SCRIPT_READS",
+                                          defaults.HIDDENWEB_BROWSER_SCRIPT_READS),
         )

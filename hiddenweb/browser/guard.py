@@ -21,7 +21,13 @@ answers every request of the page itself:
   (:data:`~hiddenweb.browser.scripts.RECORD_WRITES_JS`: it fails as a network error does and
   is recorded; the handler counts and captures it as it reads the page): Playwright continues
   a request unrouted when it cannot tell which frame made it, and a page retrying a refused
-  save got one out now and then.
+  save got one out now and then. The exception is a POST that reads: the document asks the
+  guard (a binding, :meth:`Guard._may_post`) with the request's method, URL and body, the
+  safety policy judges it (:func:`~hiddenweb.safety.judge_script_request`: a GraphQL query, an
+  API's ``…/search``), and only an allowed one becomes a request, which the route judges again
+  from what Chromium sends (stat ``hiddenweb/browser/script_reads``;
+  ``HIDDENWEB_BROWSER_SCRIPT_READS`` False: none). A single-page app that reads its lists
+  by POST (an experiment tracker's ``runs/search``, a GraphQL client) otherwise shows none.
 * **capture**: every same-host request a page's scripts make (``fetch``, XHR,
   ``EventSource``: :data:`CAPTURED`), GET or not, is recorded in :attr:`Render.captured`
   (the handler puts it in ``meta["hiddenweb_xhr"]``: the spider follows the GETs as requests
@@ -87,6 +93,7 @@ from scrapy_playwright.headers import use_scrapy_headers
 from hiddenweb.browser.config import CLOSE_TIMEOUT
 from hiddenweb.browser.replies import xhr_replied
 from hiddenweb.browser.scripts import (
+    MAY_POST,
     RECORD_EVENTS_JS,
     RECORD_OPEN_JS,
     RECORD_TIMERS_JS,
@@ -186,8 +193,9 @@ class Render:
 
 
 class Guard:
-    def __init__(self, crawler: Crawler, timeout: float) -> None:
+    def __init__(self, crawler: Crawler, timeout: float, script_reads: bool = True) -> None:
         self.crawler = crawler
+        self.script_reads = script_reads  # HIDDENWEB_BROWSER_SCRIPT_READS
         self.stats = crawler.stats
         self.timeout_ms = timeout * 1000
         self.renders: weakref.WeakKeyDictionary[Any, Render] = weakref.WeakKeyDictionary()
@@ -215,6 +223,8 @@ class Guard:
                 page.on(event, lambda request: self._flying.get(page, set()).discard(request))
             page.on("dialog", lambda dialog: self._dialog(page, dialog))
             page.on("popup", self._popup)
+            if self.script_reads:  # asked by RECORD_WRITES_JS, in every frame of the page
+                await page.expose_binding(MAY_POST, self._may_post)
             await page.add_init_script(RECORD_WRITES_JS)  # SAFETY: before any page script
             await page.add_init_script(RECORD_OPEN_JS)
             await page.add_init_script(RECORD_EVENTS_JS)
@@ -253,6 +263,26 @@ class Guard:
             if now >= deadline:
                 return
             await asyncio.sleep(poll)
+
+    def _reads(self, method: str, url: str, body: str | None) -> bool:
+        """Whether a script's non-GET request may be sent: a POST that reads, by the safety
+        policy (:func:`~hiddenweb.safety.judge_script_request`), unless
+        ``HIDDENWEB_BROWSER_SCRIPT_READS`` is off."""
+        return self.script_reads and self.safety.script_request(method, url, body).allowed
+
+    def _may_post(self, source: dict[str, Any], method: Any, url: Any, body: Any) -> bool:
+        """The binding :data:`~hiddenweb.browser.scripts.MAY_POST` that a document's write
+        guard asks before a script's non-GET request becomes one: only for a page being
+        rendered, to its own host, and a request that reads (:meth:`_reads`)."""
+        render = self.renders.get(source.get("page"))
+        url = str(url)
+        if render is None or urlsplit(url).hostname != render.host:
+            return False
+        if not self._reads(str(method), url, body if isinstance(body, str) else None):
+            return False
+        self.stats.inc_value("hiddenweb/browser/script_reads")
+        logger.debug("A script's %s %s reads: sent", method, url)
+        return True
 
     # -- routing -----------------------------------------------------------------------------
     async def _route(self, page: Any, route: Any, request: Any) -> None:
@@ -298,9 +328,11 @@ class Guard:
             return
         if not navigation and request.resource_type in CAPTURED:
             render.capture(request.method, url)
-        if not navigation and request.method not in ("GET", "HEAD", "OPTIONS"):
-            # a page's own script writing (an XHR or fetch PUT, POST, DELETE: a sync, a "seen"
-            # marker, an autosave) while the crawler renders it: the crawler would be the writer
+        if not navigation and request.method not in ("GET", "HEAD", "OPTIONS") \
+                and not self._reads(request.method, url, _post_text(request)):
+            # SAFETY: a page's own script writing (an XHR or fetch PUT, POST, DELETE: a sync, a
+            # "seen" marker, an autosave) while the crawler renders it: the crawler would be
+            # the writer
             self.stats.inc_value("hiddenweb/browser/writes_aborted")
             logger.debug("Chromium's %s %s (a script's write) aborted", request.method, url)
             await route.abort("blockedbyclient")
@@ -477,6 +509,20 @@ class Guard:
             await route.abort("blockedbyclient")
         except PlaywrightError:
             pass
+
+
+def _post_text(request: Any) -> str | None:
+    """A request's body as text (empty when it has none), None when it is not UTF-8 text."""
+    try:
+        data = request.post_data_buffer
+    except PlaywrightError:
+        return None
+    if not data:
+        return ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 async def _body(response: Any) -> bytes | None:

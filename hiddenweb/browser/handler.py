@@ -128,7 +128,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         if self.hw.mode == "never":
             raise NotConfigured("HIDDENWEB_BROWSER is never")
         self.download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") or 180.0
-        self.guard = Guard(crawler, self.hw.timeout)
+        self.guard = Guard(crawler, self.hw.timeout, script_reads=self.hw.script_reads)
         self.events = PageEvents(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.events else None
         self.timers = PageTimers(crawler, self.guard, self.hw) if self.hw.events else None

@@ -67,50 +67,93 @@ OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # r
 # and is recorded (method, URL; read and cleared by WRITES_JS). The guard's route aborts such a
 # request too, but Playwright continues a paused request unrouted when it cannot tell which
 # frame made it (a page retrying a refused save every 3 ms got one PUT out in about 1 of 4
-# crawls of 80 pages), so the write is refused before it is a request at all.
+# crawls of 80 pages), so the write is refused before it is a request at all. Before refusing
+# it, the document asks the guard through the binding MAY_POST (when the guard exposed it:
+# HIDDENWEB_BROWSER_SCRIPT_READS) with the method, the absolute URL and the body as text (null
+# when it is not text: a file, a stream, more than 64 KiB); a request the safety policy reads
+# as a search (a GraphQL query, an API's ".../search") is then sent as the page asked. A
+# synchronous XHR cannot wait for the answer: refused. Beacons are refused without asking.
+MAY_POST = "__hiddenwebMayPost"
 RECORD_WRITES_JS = """(() => {
   if (window.__hiddenwebWrites) return;
   const writes = [];
   Object.defineProperty(window, "__hiddenwebWrites", {value: writes});
   const reads = new Set(["GET", "HEAD", "OPTIONS"]);
-  const refused = (method, url) => {
-    const m = String(method || "GET").toUpperCase();
-    if (reads.has(m)) return false;
+  const LIMIT = 65536;
+  const absolute = (url) => {
+    try { return String(new URL(String(url), document.baseURI)); } catch (e) { return String(url); }
+  };
+  const record = (method, url) => {
+    if (writes.length < 200) writes.push([method, absolute(url)]);
+    return false;
+  };
+  const textOf = (body) => {  // a Promise of the body's text, or of null
     try {
-      if (writes.length < 200) writes.push([m, String(new URL(String(url), document.baseURI))]);
+      if (body === undefined || body === null) return Promise.resolve("");
+      if (typeof body === "string") return Promise.resolve(body);
+      if (body instanceof URLSearchParams) return Promise.resolve(body.toString());
+      if (typeof FormData !== "undefined" && body instanceof FormData) {
+        const pairs = [];
+        for (const [k, v] of body.entries()) {
+          if (typeof v !== "string") return Promise.resolve(null);
+          pairs.push([k, v]);
+        }
+        return Promise.resolve(new URLSearchParams(pairs).toString());
+      }
+      if (typeof Blob !== "undefined" && body instanceof Blob)
+        return body.size <= LIMIT ? body.text() : Promise.resolve(null);
+      if (body instanceof ArrayBuffer || ArrayBuffer.isView(body))
+        return Promise.resolve(body.byteLength <= LIMIT ? new TextDecoder().decode(body) : null);
     } catch (e) {}
-    return true;
+    return Promise.resolve(null);
+  };
+  // a Promise: true when the guard lets the request go, else false (recorded as refused)
+  const judge = (method, url, body) => {
+    const ask = window.__hiddenwebMayPost;
+    if (typeof ask !== "function") return Promise.resolve(record(method, url));
+    return Promise.resolve(body)
+      .then((text) => ask(method, absolute(url), text === undefined ? null : text))
+      .then((ok) => ok === true || record(method, url), () => record(method, url));
   };
   const fetch0 = window.fetch;
   if (fetch0) {
     window.fetch = function (input, init) {
-      let method = init && init.method, url = input;
-      if (typeof Request !== "undefined" && input instanceof Request) {
+      let method = init && init.method, url = input, body;
+      const isRequest = typeof Request !== "undefined" && input instanceof Request;
+      if (isRequest) {
         method = method || input.method;
         url = input.url;
       }
-      if (refused(method, url)) return Promise.reject(new TypeError("Failed to fetch"));
-      return fetch0.apply(window, arguments);  // (called as a method, it would throw)
+      const m = String(method || "GET").toUpperCase();
+      if (reads.has(m)) return fetch0.apply(window, arguments);  // (as a method it throws)
+      if (init && init.body !== undefined) body = textOf(init.body);
+      else if (isRequest && input.body) body = input.clone().text().catch(() => null);
+      else body = Promise.resolve("");
+      const args = arguments;
+      return judge(m, url, body).then((ok) => ok ? fetch0.apply(window, args)
+        : Promise.reject(new TypeError("Failed to fetch")));
     };
   }
   const X = XMLHttpRequest.prototype, open0 = X.open, send0 = X.send, opened = new WeakMap();
-  X.open = function (method, url) {
-    opened.set(this, [method, url]);
+  X.open = function (method, url, async) {
+    opened.set(this, [String(method || "GET").toUpperCase(), url, arguments.length < 3 || !!async]);
     return open0.apply(this, arguments);
   };
-  X.send = function () {
-    const m = opened.get(this);
-    if (m && refused(m[0], m[1])) {
-      const xhr = this;
-      setTimeout(() => {
-        for (const type of ["error", "loadend"]) xhr.dispatchEvent(new ProgressEvent(type));
-      }, 0);
-      return;
-    }
-    return send0.apply(this, arguments);
+  X.send = function (body) {
+    const o = opened.get(this);
+    if (!o || reads.has(o[0])) return send0.apply(this, arguments);
+    const xhr = this, args = arguments;
+    const fail = () => setTimeout(() => {
+      for (const type of ["error", "loadend"]) xhr.dispatchEvent(new ProgressEvent(type));
+    }, 0);
+    if (!o[2]) { record(o[0], o[1]); fail(); return; }  // synchronous: cannot wait
+    judge(o[0], o[1], textOf(body)).then((ok) => {
+      if (!ok) return fail();
+      try { send0.apply(xhr, args); } catch (e) { fail(); }
+    });
   };
   if (navigator.sendBeacon) {
-    navigator.sendBeacon = function (url) { refused("POST", url); return false; };
+    navigator.sendBeacon = function (url) { record("POST", url); return false; };
   }
 })();"""
 WRITES_JS = "() => (window.__hiddenwebWrites || []).splice(0)"  # read and clear
