@@ -158,6 +158,9 @@ LAB: dict = {
     "browser_withdraw": True,  # a queued render of a template judged idle since: not sent
     # ... nor one of a template not judged, queued before its scripts were judged idle
     "browser_withdraw_by_scripts": True,
+    # a hash route (/#/runs/7) is a page of its own, rendered, not a link clicked in its page
+    # (hiddenweb.routes)
+    "hash_route_pages": True,
     "browser_page_reuse": 25,  # requests served by one page before it is closed
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
     # ... written into a page already on the site: off, a page's top-level const/let/class

@@ -22,6 +22,8 @@ from parsel import Selector
 from scrapy import Request
 from scrapy.http import Response, TextResponse
 
+from hiddenweb.routes import route_of
+
 _WS = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -160,10 +162,15 @@ def fold_path(path: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def template_key(url: str) -> str:
-    """``host/path``, folded (:func:`fold_path`): ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``.
+    """``host/path``, folded (:func:`fold_path`): ``/c/3/r/17?x=1`` → ``h/c/{n}/r/{n}``; a hash
+    route's path too (:func:`hiddenweb.routes.route_of`): ``/#/runs/7?tab=1`` → ``h/#/runs/{n}``.
     Cached: one URL's key is asked for as a link, a request, a page and a trap-guard record."""
     parts = urlsplit(url)
-    return f"{parts.hostname}{fold_path(parts.path)}"
+    key = f"{parts.hostname}{fold_path(parts.path)}"
+    route = route_of(url)
+    if route is not None:
+        key += "#" + fold_path(route.split("?", 1)[0])
+    return key
 
 
 NEW_CONTENT_META = "hiddenweb_new_content"

@@ -8,7 +8,9 @@ Sets, through scrapy-playwright's public settings: the download handler
 (``PLAYWRIGHT_LAUNCH_OPTIONS``, a user's own keys win), one context, the navigation timeout; and
 a download slot of ``HIDDENWEB_BROWSER_MAX_PAGES`` for browser requests on top of
 ``CONCURRENT_REQUESTS``; and the downloader middleware that answers a request of a script's
-GET from the reply Chromium got (:class:`~hiddenweb.browser.replies.XhrReplies`).
+GET from the reply Chromium got (:class:`~hiddenweb.browser.replies.XhrReplies`); and, with the
+lab knob ``hash_route_pages``, the request fingerprinter that keeps a hash route's fragment
+(:class:`~hiddenweb.routes.RouteFingerprinter`), unless the project set its own.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from __future__ import annotations
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from hiddenweb.browser.config import BROWSER_SLOT, CHROMIUM_ARGS, BrowserConfig
+from hiddenweb.config import lab
 
 HANDLER = "hiddenweb.browser.handler.BrowserHandler"
 PROVIDER = "hiddenweb.browser.provider.LazyProvider"
 XHR_REPLIES = "hiddenweb.browser.replies.XhrReplies"
 #: after Scrapy's own process_request steps (DownloaderStats 850, HttpCacheMiddleware 900)
 XHR_REPLIES_ORDER = 905
+ROUTE_FINGERPRINTER = "hiddenweb.routes.RouteFingerprinter"
 
 
 class BrowserAddon:
@@ -51,6 +55,10 @@ class BrowserAddon:
         settings["DOWNLOADER_MIDDLEWARES"].setdefault(XHR_REPLIES, XHR_REPLIES_ORDER)
         settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", int(config.timeout * 1000), "addon")
         settings.set("PLAYWRIGHT_DOWNLOAD_TIMEOUT", int(config.timeout * 1000), "addon")
+        if lab(settings, "hash_route_pages") and (settings.getpriority(
+                "REQUEST_FINGERPRINTER_CLASS") or 0) <= SETTINGS_PRIORITIES["addon"]:
+            # a hash route's fragment kept (hiddenweb.routes); a project's own class wins
+            settings.set("REQUEST_FINGERPRINTER_CLASS", ROUTE_FINGERPRINTER, "addon")
 
 
 def _merge(settings: BaseSettings, key: str, value: object) -> None:

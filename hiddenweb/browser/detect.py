@@ -17,6 +17,7 @@ from urllib.parse import urljoin, urlsplit
 from parsel import Selector
 
 from hiddenweb.pagetext import template_key
+from hiddenweb.routes import is_route
 from hiddenweb.urlsources import CLICK_CODE
 
 MAX_ADDITIONS = 200_000  # offer keys of what renders added, kept (about 20 MB at most)
@@ -309,6 +310,8 @@ class BrowserPolicy:
             return True
         if self.mode == "never":
             return False
+        if is_route(url):  # a hash route: plain HTTP reads the app's empty document
+            return True
         key = template_key(url)
         seen, renders = self.seen.get(key, 0), self.renders.get(key, 0)
         return seen >= self.min_seen and self.needed.get(key, 0) >= self.share * seen \

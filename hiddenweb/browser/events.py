@@ -12,8 +12,9 @@ once:
   protocol's ``DOMDebugger.getEventListeners`` element by element, and it sees elements added
   later), ``javascript:`` links (clicked), hash-route links (``#/page``, ``#!/page``: clicked;
   a single-page app's router listens on ``window`` or ``document``, not on the link, and
-  loads the route's view when the hash changes) and forms with a ``javascript:`` action
-  (submitted);
+  loads the route's view when the hash changes; with the lab knob ``hash_route_pages``, on,
+  they are not clicked, nor clicked as delegated clicks: the crawl follows them as pages of
+  their own, :mod:`hiddenweb.routes`) and forms with a ``javascript:`` action (submitted);
 * then *delegated* clicks: a click listener on an ancestor, the document or the window (jQuery's
   ``$(document).on("click", ".more", f)``, a framework's one listener on its root) handles the
   clicks of elements that have none of their own. Each element a person would click under such
@@ -76,7 +77,9 @@ from playwright.async_api import Error as PlaywrightError
 from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.scripts import FOUND_JS, ROUTES_JS
+from hiddenweb.config import lab
 from hiddenweb.pagetext import template_key
+from hiddenweb.routes import is_route
 from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
@@ -147,7 +150,9 @@ CLICKABLE_JS = """(el, st) => {
     """|label|form|iframe|frame|area|br|hr|img|svg|path)$/.test(tag)) yes = false;
   else if (el.parentElement && el.parentElement.closest("a[href], button, [role=button]")) {
     yes = false;
-  } else if (tag === "a") yes = !/^\\s*[^#\\s]/.test(attr("href"));
+  } else if (tag === "a") {
+    yes = !/^\\s*[^#\\s]/.test(attr("href")) && !(st.routes && /^#!?\\//.test(attr("href")));
+  }
   else if (tag === "button") yes = !(el.form && (el.type || "").toLowerCase() === "submit");
   else if (/^(button|link|tab|menuitem|menuitemcheckbox|menuitemradio|option|treeitem|switch)$"""\
     """/.test(attr("role"))) yes = true;
@@ -163,9 +168,10 @@ CLICKABLE_JS = """(el, st) => {
 }"""
 # the next (element, event) not fired yet, in document order, then the next delegated click:
 # its description, or null
-NEXT_JS = """([types, limit, options, delegate]) => {
+NEXT_JS = """([types, limit, options, delegate, routes]) => {
   const st = window.__hiddenwebFiring, recorded = window.__hiddenwebListeners;
   if (!st) return null;
+  st.routes = routes;
   const delegatedClick = """ + DELEGATED_JS + """, clickable = """ + CLICKABLE_JS + """;
   const describe = (el, tag, type, code, href, delegated) => {
     const attr = (name) => el.getAttribute(name) || "";
@@ -184,8 +190,13 @@ NEXT_JS = """([types, limit, options, delegate]) => {
     const attr = (name) => el.getAttribute(name) || "";
     const have = types.filter((t) => typeof el["on" + t] === "function" || (own && own.has(t)));
     const href = tag === "a" || tag === "area" ? attr("href") : "";
-    // a hash route (#/page, #!/page): the app routes on the hash change it makes
-    if ((js(href) || /^\\s*#!?\\//.test(href)) && !have.includes("click")) have.push("click");
+    // a hash route (#/page, #!/page): the app routes on the hash change it makes; clicked,
+    // unless hash routes are pages of their own (followed as links: hiddenweb.routes)
+    const route = /^\\s*#!?\\//.test(href);
+    if (route && routes) {
+      const k = have.indexOf("click");
+      if (k >= 0) have.splice(k, 1);
+    } else if ((js(href) || route) && !have.includes("click")) have.push("click");
     if (tag === "form" && js(attr("action")) && !have.includes("submit")) have.push("submit");
     if (!have.length) continue;
     const done = st.done.get(el) || new Set();
@@ -292,6 +303,7 @@ class PageEvents:
         self.seconds = min(config.event_seconds, 0.4 * download_timeout)
         self.wait = config.event_wait
         self.retry = config.event_retry  # lab knob browser_event_retry
+        self.routes = lab(crawler.settings, "hash_route_pages")  # hiddenweb.routes
         # URL template -> (signatures of handlers that brought nothing new, URLs brought)
         self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
 
@@ -318,7 +330,7 @@ class PageEvents:
                     self.stats.inc_value("hiddenweb/browser/events/time_capped")
                     break
                 target = await page.evaluate(NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS,
-                                                       delegated < MAX_DELEGATED])
+                                                       delegated < MAX_DELEGATED, self.routes])
                 if target is None:
                     break
                 offered += 1
@@ -390,10 +402,17 @@ class PageEvents:
         return refusal(self.safety, target, page_url)
 
     def _routes(self, urls: list[str], render: Render) -> None:
-        """History-API routes and hash changes: URLs found, but the page's own."""
-        own = render.request.url.split("#")[0]
+        """History-API routes and hash changes: URLs found, but the page's own; a hash route
+        (``#/runs/7``) with its fragment, when hash routes are pages (:mod:`hiddenweb.routes`),
+        else without."""
+        own = render.request.url
         for url in urls:
-            if url.split("#")[0] != own and urlsplit(url).scheme in ("http", "https"):
+            if urlsplit(url).scheme not in ("http", "https"):
+                continue
+            if self.routes and is_route(url):
+                if url != own:
+                    render.find(url)
+            elif url.split("#")[0] != own.split("#")[0]:
                 render.find(url.split("#")[0])
 
     def _memory(self, template: str) -> tuple[set[str], set[str]]:

@@ -1,0 +1,54 @@
+"""Hash routes: the pages of a single-page app that live in a URL's fragment.
+
+A single-page app routed on the hash (``/#/experiments/2/runs/7``, ``/#!/about``) shows each of
+its views at a URL the server never sees: every one downloads the same document (``/``), and its
+script builds the view the fragment names. Scrapy's request fingerprint drops the fragment, so
+the crawl took every such link for the page it was on and read none of them.
+
+With the lab knob ``hash_route_pages`` (on) and the browser not ``never``, a hash route is a page
+of its own:
+
+* :class:`RouteFingerprinter` (``REQUEST_FINGERPRINTER_CLASS``, set by the browser add-on unless
+  the project set its own) keeps a hash route's fragment in the fingerprint; any other fragment
+  (``#section``) is dropped, as Scrapy does;
+* a hash route goes straight to Chromium (:meth:`~hiddenweb.browser.detect.BrowserPolicy.direct`):
+  plain HTTP would read the app's empty document again;
+* its URL template includes the route's path, folded (:func:`~hiddenweb.pagetext.template_key`),
+  so the render gate and the DLA learn its views apart (``#/experiments/{n}/runs/{id}``);
+* a rendered page's hash-route links are followed as pages, not clicked in the page
+  (:mod:`hiddenweb.browser.events`), and a hash change the page makes by itself is a URL found.
+
+A hash route is a fragment that starts with ``/`` or ``!`` (:func:`route_of`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.utils.request import RequestFingerprinter, fingerprint
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+
+def route_of(url: str) -> str | None:
+    """The hash route of ``url`` (its fragment, without ``#``, when it starts with ``/`` or
+    ``!``: ``#/runs/7``, ``#!/about``), or None."""
+    _, sep, fragment = url.partition("#")
+    if sep and fragment[:1] in ("/", "!") and fragment not in ("/", "!", "!/"):
+        return fragment
+    return None
+
+
+def is_route(url: str) -> bool:
+    return route_of(url) is not None
+
+
+class RouteFingerprinter(RequestFingerprinter):
+    """Scrapy's fingerprinter, but a hash route's fragment is kept: two routes of one page are
+    two pages (:mod:`hiddenweb.routes`)."""
+
+    def fingerprint(self, request: Request) -> bytes:
+        if is_route(request.url):
+            return fingerprint(request, keep_fragments=True)
+        return super().fingerprint(request)

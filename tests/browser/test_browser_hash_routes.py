@@ -1,0 +1,145 @@
+"""A single-page app routed on the hash, as real ones are built: one document, whose script shows
+``#/shelves/N`` and ``#/books/ID`` views from JSON it fetches, and loads each view's styles
+before it shows anything (a code-split app's CSS chunk: a failed stylesheet is its error page).
+Each hash route is a page of its own (:mod:`hiddenweb.routes`): rendered straight in Chromium,
+three routes deep. Counted from the server's own log."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from crawlrun import CrawlRun, run_crawl
+from scrapy import Request
+
+from hiddenweb.pagetext import template_key
+from hiddenweb.routes import RouteFingerprinter, route_of
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHELVES = {1: ["1-a", "1-b"], 2: ["2-a", "2-b", "2-c"]}
+
+APP = b"""<!doctype html><html><head><title>library</title></head><body>
+<div id="view">loading</div>
+<script>
+function styles(href) {  // a view's CSS chunk: the view is shown once it loaded
+  return new Promise(function (ok, fail) {
+    var link = document.createElement("link");
+    link.rel = "stylesheet"; link.href = href; link.onload = ok; link.onerror = fail;
+    document.head.appendChild(link);
+  });
+}
+function show(html) { document.getElementById("view").innerHTML = html; }
+function route() {
+  var hash = location.hash.replace(/^#/, "") || "/";
+  var parts = hash.split("/");
+  styles("/static/view.css").then(function () {
+    if (hash === "/") {
+      return fetch("/api/shelves.json").then(function (r) { return r.json(); })
+        .then(function (ids) {
+          show(ids.map(function (i) { return '<a href="#/shelves/' + i + '">shelf ' + i + '</a>'; })
+               .join(" "));
+        });
+    }
+    if (parts[1] === "shelves") {
+      return fetch("/api/shelves/" + parts[2] + ".json").then(function (r) { return r.json(); })
+        .then(function (books) {
+          show(books.map(function (b) { return '<a href="#/books/' + b + '">book ' + b + '</a>'; })
+               .join(" "));
+        });
+    }
+    if (parts[1] === "books") {
+      return fetch("/api/books/" + parts[2] + ".json").then(function (r) { return r.json(); })
+        .then(function (book) { show("<h1>" + book.title + "</h1>"); });
+    }
+  }, function () { show("<h1>Something went wrong</h1>"); });
+}
+window.addEventListener("hashchange", route);
+route();
+</script></body></html>"""
+
+
+class App(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.log: list[str] = []
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: App
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _reply(self, body: bytes, kind: str, status: int = 200) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        path = self.path
+        self.server.log.append(path)
+        if path == "/":
+            return self._reply(APP, "text/html")
+        if path == "/static/view.css":
+            return self._reply(b"#view { color: #222 }", "text/css")
+        if path == "/api/shelves.json":
+            return self._reply(json.dumps(list(SHELVES)).encode(), "application/json")
+        for shelf, books in SHELVES.items():
+            if path == f"/api/shelves/{shelf}.json":
+                return self._reply(json.dumps(books).encode(), "application/json")
+            for book in books:
+                if path == f"/api/books/{book}.json":
+                    return self._reply(json.dumps({"title": f"book {book}"}).encode(),
+                                       "application/json")
+        return self._reply(b"", "text/plain", 404 if path != "/robots.txt" else 200)
+
+
+def _crawl(tmp_path: Path, settings: dict | None = None) -> tuple[App, CrawlRun]:
+    app = App()
+    try:
+        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{app.server_port}/",
+                        settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
+                                  "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO",
+                                  **(settings or {})}, timeout=300)
+    finally:
+        app.shutdown()
+        app.server_close()
+    assert run.returncode == 0, run.stderr[-3000:]
+    return app, run
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+def test_every_hash_route_of_a_single_page_app_is_a_page_rendered_in_chromium(tmp_path):
+    app, run = _crawl(tmp_path)
+    books = {f"/api/books/{b}.json" for bs in SHELVES.values() for b in bs}
+    assert books <= set(app.log), sorted(app.log)  # three routes deep: home, shelf, book
+    port = app.server_port
+    urls = {item["url"] for item in run.items}
+    assert {f"http://127.0.0.1:{port}/#/shelves/{s}" for s in SHELVES} <= urls, sorted(urls)
+    assert {f"http://127.0.0.1:{port}/#/books/{b}" for bs in SHELVES.values() for b in bs} \
+        <= urls, sorted(urls)
+    # each route read once, in Chromium, not first over plain HTTP (whose copy is the shell)
+    assert app.log.count("/") <= 1 + len(urls)
+    assert run.stats["hiddenweb/browser/pages"] >= 1 + len(SHELVES) + len(books)
+
+
+def test_a_hash_route_is_its_fragment_and_keeps_it_in_the_fingerprint_and_template():
+    assert route_of("http://h/#/runs/7?tab=1") == "/runs/7?tab=1"
+    assert route_of("http://h/#!/about") == "!/about"
+    assert route_of("http://h/page#section") is None  # an anchor in the page
+    assert route_of("http://h/#/") is None and route_of("http://h/") is None  # the app's root
+    fp = RouteFingerprinter()
+    assert fp.fingerprint(Request("http://h/#/runs/7")) != fp.fingerprint(Request("http://h/#/runs/8"))
+    assert fp.fingerprint(Request("http://h/#/runs/7")) != fp.fingerprint(Request("http://h/"))
+    assert fp.fingerprint(Request("http://h/a#x")) == fp.fingerprint(Request("http://h/a#y"))
+    assert template_key("http://h:1/#/runs/7?tab=1") == template_key("http://h:1/#/runs/8") \
+        == "h/#/runs/{n}"
+    assert template_key("http://h:1/a#x") == "h/a"
