@@ -10,6 +10,7 @@ from hiddenweb.bench.realsites.sites.base import Site, SiteSkipped
 from hiddenweb.bench.realsites.sites.datasette import Datasette
 from hiddenweb.bench.realsites.sites.docsify import Docsify
 from hiddenweb.bench.realsites.sites.dokuwiki import DokuWiki
+from hiddenweb.bench.realsites.sites.mlflow import MLflow
 from hiddenweb.bench.realsites.sites.roundup import Roundup
 from hiddenweb.bench.realsites.sites.sqliteweb import SqliteWeb
 from hiddenweb.bench.realsites.sites.tiddlywiki import TiddlyWiki
@@ -18,7 +19,7 @@ from hiddenweb.bench.realsites.sites.wivet import Wivet
 
 SITES: dict[str, type[Site]] = {
     cls.name: cls for cls in (Datasette, Roundup, Trac, SqliteWeb, TiddlyWiki, DokuWiki, Wivet,
-                                     Docsify)}
+                                     Docsify, MLflow)}
 GIT_ONLY: dict[str, str] = {  # named here so that a run says why they are missing
     "juice-shop": "OWASP Juice Shop: an Angular shop full of dangerous forms",
 }
