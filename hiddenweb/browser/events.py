@@ -47,7 +47,8 @@ once:
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
 ``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
 firing brought no URL the page's URL template had not already given (its signature: tag, event,
-code or text) is not fired again on that template's pages (``…/skipped_repeat``). An event
+code or text) is not fired again on that template's pages (``…/skipped_repeat``); the hash
+routes of one document share one such memory (:meth:`PageEvents.memory_key`). An event
 answered by a dialog and no URL (a handler that refuses while the page is busy: "one request
 at a time", the last event's request still out on a slow server) is fired once more when the
 page's requests have ended, awaited at most lab knob ``browser_event_retry`` s (``…/retried``).
@@ -320,7 +321,7 @@ class PageEvents:
             self._routes(await page.evaluate(ROUTES_JS), render)  # routes taken while loading
         except PlaywrightError as exc:
             return self._failed(exc, page)
-        fruitless, brought = self._memory(template_key(render.request.url))
+        fruitless, brought = self._memory(self.memory_key(render.request.url))
         links: list[str] = []  # appeared after an event, in order
         fired = offered = forms = delegated = 0
         render.firing = True
@@ -414,6 +415,16 @@ class PageEvents:
                     render.find(url)
             elif url.split("#")[0] != own.split("#")[0]:
                 render.find(url.split("#")[0])
+
+    def memory_key(self, url: str) -> str:
+        """Whose memory of handlers fired a page's firing reads and adds to: its URL template's;
+        for a hash route (when hash routes are pages, :mod:`hiddenweb.routes`), that of every
+        route of its document: the views of a single-page app share its chrome (a sidebar, a
+        header's menus), whose handlers brought nothing new on one view and bring nothing on
+        the next (MLflow: 34 of 39 renders stopped at the time cap, firing its chrome again)."""
+        if self.routes and is_route(url):
+            return template_key(url.split("#", 1)[0]) + "#"
+        return template_key(url)
 
     def _memory(self, template: str) -> tuple[set[str], set[str]]:
         if template in self.memory:

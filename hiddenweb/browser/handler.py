@@ -18,7 +18,9 @@ A browser request (``meta["playwright"]``):
    the page routed by :class:`~hiddenweb.browser.guard.Guard` (scope, robots.txt, the page's own
    navigations kept as URLs found); then the page settles (``load``, at most
    :data:`~hiddenweb.browser.config.SETTLE_LOAD` s, then
-   :data:`~hiddenweb.browser.config.SETTLE` s), the request's page actions
+   :data:`~hiddenweb.browser.config.SETTLE` s; a hash route, :mod:`hiddenweb.routes`, is then
+   taken again as a hash change, for a router of hash changes alone,
+   :data:`~hiddenweb.browser.scripts.ROUTE_AGAIN_JS`), the request's page actions
    (``playwright_page_methods``) run here, not in scrapy-playwright (a submitting action, a
    ``click`` or a script ``submit``, allows one more navigation; a ``wait_for_load_state`` gives
    up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s, and its ``networkidle`` is
@@ -91,13 +93,16 @@ from hiddenweb.browser.scripts import (
     FOUND_JS,
     HOLD_SUBMIT_JS,
     RELEASE_SUBMIT_JS,
+    ROUTE_AGAIN_JS,
     WRITE_DOCUMENT_JS,
     WRITES_JS,
 )
 from hiddenweb.browser.scroll import PageScroll
 from hiddenweb.browser.timers import PageTimers
 from hiddenweb.browser.watchdog import BrowserStuck, Job, Watchdog
+from hiddenweb.config import lab
 from hiddenweb.framedocs import append_html
+from hiddenweb.routes import is_route
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +134,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             raise NotConfigured("HIDDENWEB_BROWSER is never")
         self.download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") or 180.0
         self.guard = Guard(crawler, self.hw.timeout, script_reads=self.hw.script_reads)
+        self.routes = lab(crawler.settings, "hash_route_pages")  # hiddenweb.routes
         self.events = PageEvents(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.events else None
         self.timers = PageTimers(crawler, self.guard, self.hw) if self.hw.events else None
@@ -293,6 +299,10 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         job.stage, job.page_url = "settling", page.url
         await self._wait(page, "domcontentloaded", self.hw.timeout, render)
         await self._settle(page, render)
+        if self.routes and not methods and is_route(request.url):
+            job.stage = "routing"
+            if await page.evaluate(ROUTE_AGAIN_JS):  # a router of hash changes alone
+                await self._network_idle(page, min(self.hw.timeout, IDLE_CAP), render)
         if methods:
             job.stage = "page actions"
             await self._actions(page, methods, render)
