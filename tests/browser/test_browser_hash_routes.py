@@ -16,7 +16,7 @@ from crawlrun import CrawlRun, run_crawl
 from scrapy import Request
 
 from hiddenweb.pagetext import template_key
-from hiddenweb.routes import RouteFingerprinter, route_of
+from hiddenweb.routes import RouteFingerprinter, route_of, route_page
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHELVES = {1: ["1-a", "1-b"], 2: ["2-a", "2-b", "2-c"]}
@@ -140,6 +140,10 @@ def test_a_hash_route_is_its_fragment_and_keeps_it_in_the_fingerprint_and_templa
     assert fp.fingerprint(Request("http://h/#/runs/7")) != fp.fingerprint(Request("http://h/#/runs/8"))
     assert fp.fingerprint(Request("http://h/#/runs/7")) != fp.fingerprint(Request("http://h/"))
     assert fp.fingerprint(Request("http://h/a#x")) == fp.fingerprint(Request("http://h/a#y"))
+    # a route's query is the view's options or a heading of it: one page
+    assert route_page("http://h/#/guide?id=setup") == "http://h/#/guide"
+    assert fp.fingerprint(Request("http://h/#/guide?id=setup")) \
+        == fp.fingerprint(Request("http://h/#/guide"))
     assert template_key("http://h:1/#/runs/7?tab=1") == template_key("http://h:1/#/runs/8") \
         == "h/#/runs/{n}"
     assert template_key("http://h:1/a#x") == "h/a"
