@@ -7,12 +7,11 @@ three routes deep. Counted from the server's own log."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from crawlrun import CrawlRun, run_crawl
+from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 from scrapy import Request
 
 from hiddenweb.pagetext import template_key
@@ -61,73 +60,49 @@ route();
 </script></body></html>"""
 
 
-class App(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.log: list[str] = []
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: App
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _reply(self, body: bytes, kind: str, status: int = 200) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class App(SiteHandler):
+    log: list[str] = []
 
     def do_GET(self) -> None:  # noqa: N802
         path = self.path
-        self.server.log.append(path)
+        self.log.append(path)
         if path == "/":
-            return self._reply(APP, "text/html")
+            return self._send(APP)
         if path == "/static/view.css":
-            return self._reply(b"#view { color: #222 }", "text/css")
+            return self._send(b"#view { color: #222 }", "text/css")
         if path == "/api/shelves.json":
-            return self._reply(json.dumps(list(SHELVES)).encode(), "application/json")
+            return self._send(json.dumps(list(SHELVES)).encode(), "application/json")
         for shelf, books in SHELVES.items():
             if path == f"/api/shelves/{shelf}.json":
-                return self._reply(json.dumps(books).encode(), "application/json")
+                return self._send(json.dumps(books).encode(), "application/json")
             for book in books:
                 if path == f"/api/books/{book}.json":
-                    return self._reply(json.dumps({"title": f"book {book}"}).encode(),
-                                       "application/json")
-        return self._reply(b"", "text/plain", 404 if path != "/robots.txt" else 200)
+                    return self._send(json.dumps({"title": f"book {book}"}).encode(),
+                                      "application/json")
+        return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 
-def _crawl(tmp_path: Path, settings: dict | None = None) -> tuple[App, CrawlRun]:
-    app = App()
-    try:
-        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{app.server_port}/",
+def _crawl(tmp_path: Path, settings: dict | None = None) -> tuple[list[str], str, CrawlRun]:
+    """The server's log, its base URL and the crawl, which must have ended well."""
+    with serve(App) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/",
                         settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
                                   "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO",
                                   **(settings or {})}, timeout=300)
-    finally:
-        app.shutdown()
-        app.server_close()
     assert run.returncode == 0, run.stderr[-3000:]
-    return app, run
+    return App.log, url, run
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
 def test_every_hash_route_of_a_single_page_app_is_a_page_rendered_in_chromium(tmp_path):
-    app, run = _crawl(tmp_path)
+    log, base, run = _crawl(tmp_path)
     books = {f"/api/books/{b}.json" for bs in SHELVES.values() for b in bs}
-    assert books <= set(app.log), sorted(app.log)  # three routes deep: home, shelf, book
-    port = app.server_port
+    assert books <= set(log), sorted(log)  # three routes deep: home, shelf, book
     urls = {item["url"] for item in run.items}
-    assert {f"http://127.0.0.1:{port}/#/shelves/{s}" for s in SHELVES} <= urls, sorted(urls)
-    assert {f"http://127.0.0.1:{port}/#/books/{b}" for bs in SHELVES.values() for b in bs} \
-        <= urls, sorted(urls)
+    assert {f"{base}/#/shelves/{s}" for s in SHELVES} <= urls, sorted(urls)
+    assert {f"{base}/#/books/{b}" for bs in SHELVES.values() for b in bs} <= urls, sorted(urls)
     # each route read once, in Chromium, not first over plain HTTP (whose copy is the shell)
-    assert app.log.count("/") <= 1 + len(urls)
+    assert log.count("/") <= 1 + len(urls)
     assert run.stats["hiddenweb/browser/pages"] >= 1 + len(SHELVES) + len(books)
 
 

@@ -8,12 +8,11 @@ Counted from the server's own log (method, path, body)."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from crawlrun import CrawlRun, run_crawl
+from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 from test_browser_scope import EVERY_PAGE_IN_CHROMIUM  # tests/browser is on sys.path
 
 from hiddenweb.safety import graphql_operations, judge_script_request
@@ -51,71 +50,48 @@ ANSWERS = {"/api/notes/search": "/note/searched", "/graphql": "/note/graphql",
            "/api/notes/list": "/note/listed", "/api/notes/query": "/note/queried"}
 
 
-class App(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.log: list[tuple[str, str, str]] = []  # method, path, body
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: App
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _reply(self, body: bytes, kind: str, status: int = 200) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class App(SiteHandler):
+    log: list[tuple[str, str, str]] = []  # method, path, body
 
     def do_GET(self) -> None:  # noqa: N802
-        self.server.log.append(("GET", self.path, ""))
+        self.log.append(("GET", self.path, ""))
         if self.path == "/":
-            return self._reply(APP, "text/html")
+            return self._send(APP)
         if self.path.startswith("/note/"):
-            return self._reply(f"<html><body><h1>{self.path}</h1></body></html>".encode(),
-                               "text/html")
-        return self._reply(b"", "text/plain", 404 if self.path != "/robots.txt" else 200)
+            return self._send(f"<html><body><h1>{self.path}</h1></body></html>".encode())
+        return self._send(b"", "text/plain", 404 if self.path != "/robots.txt" else 200)
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode("utf-8", "replace")
-        self.server.log.append(("POST", self.path, body))
+        self.log.append(("POST", self.path, body))
         links = [ANSWERS.get(self.path, "/note/never")]
-        self._reply(json.dumps({"links": links}).encode(), "application/json")
+        self._send(json.dumps({"links": links}).encode(), "application/json")
 
 
-def _crawl(tmp_path: Path, settings: dict | None = None) -> tuple[App, CrawlRun]:
-    app = App()
-    try:
-        run = run_crawl(tmp_path, "-a", f"seed=http://127.0.0.1:{app.server_port}/",
+def _crawl(tmp_path: Path, settings: dict | None = None) -> tuple[list, str, CrawlRun]:
+    """The server's log, its port and the crawl, which must have ended well."""
+    with serve(App) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/",
                         settings={**EVERY_PAGE_IN_CHROMIUM, **(settings or {})}, timeout=300)
-    finally:
-        app.shutdown()
-        app.server_close()
     assert run.returncode == 0, run.stderr[-3000:]
-    return app, run
+    return App.log, url.rsplit(":", 1)[1], run
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
 def test_a_pages_reads_by_post_are_sent_and_its_writes_are_not(tmp_path):
-    app, run = _crawl(tmp_path)
-    posts = {(path, body) for method, path, body in app.log if method == "POST"}
+    log, port, run = _crawl(tmp_path)
+    posts = {(path, body) for method, path, body in log if method == "POST"}
     assert {path for path, _ in posts} == set(ANSWERS), sorted(posts)
     assert {body for path, body in posts if path == "/graphql"} \
         == {json.dumps({"operationName": "Notes", "query": "query Notes { notes { path } }"},
                        separators=(",", ":"))}  # the query; the mutation never left the page
     assert ("/api/notes/query", "tag=ferns") in posts  # an XHR's URLSearchParams body
-    gets = {path for method, path, _ in app.log if method == "GET"}
+    gets = {path for method, path, _ in log if method == "GET"}
     assert set(ANSWERS.values()) <= gets, sorted(gets)  # links built from the answers
     assert "/note/never" not in gets
-    page = next(item for item in run.items if item["url"].endswith(f":{app.server_port}/"))
-    recorded = {(r["method"], r["url"].split(f":{app.server_port}", 1)[1])
+    page = next(item for item in run.items if item["url"].endswith(f":{port}/"))
+    recorded = {(r["method"], r["url"].split(f":{port}", 1)[1])
                 for r in page["script_requests"]}
     assert {("POST", "/api/notes/log-view"), ("POST", "/api/files/search"),
             ("POST", "/api/notes/search"), ("POST", "/graphql")} <= recorded, recorded
@@ -125,9 +101,9 @@ def test_a_pages_reads_by_post_are_sent_and_its_writes_are_not(tmp_path):
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
 def test_with_script_reads_off_no_script_post_is_sent(tmp_path):
-    app, run = _crawl(tmp_path, {"HIDDENWEB_BROWSER_SCRIPT_READS": "0"})
-    assert not [entry for entry in app.log if entry[0] != "GET"]
-    assert not [path for _, path, _ in app.log if path.startswith("/note/")]
+    log, _, run = _crawl(tmp_path, {"HIDDENWEB_BROWSER_SCRIPT_READS": "0"})
+    assert not [entry for entry in log if entry[0] != "GET"]
+    assert not [path for _, path, _ in log if path.startswith("/note/")]
     assert "hiddenweb/browser/script_reads" not in run.stats
     assert run.stats["hiddenweb/browser/writes_aborted"] >= 8
 
