@@ -377,6 +377,11 @@ def _body_words(body: str) -> tuple[str, str]:
     return words, actions
 
 
+def _unless_allowed(kind: str, evidence: str, allow: frozenset[str]) -> Verdict:
+    """A script request of class ``kind``: refused, unless ``allow`` lifts that class."""
+    return Verdict(kind in allow, kind, None if kind in allow else kind, evidence)
+
+
 def judge_script_request(method: str, url: str, body: str | None,
                          allow: frozenset[str] = frozenset()) -> Verdict:
     """The policy's verdict on a request a page's script makes while Chromium renders it
@@ -397,19 +402,16 @@ def judge_script_request(method: str, url: str, body: str | None,
     if not link.allowed:
         return link
     if method != "POST":
-        kind = "destructive" if method == "DELETE" else "edit"
-        return Verdict(kind in allow, kind, None if kind in allow else kind, method)
+        return _unless_allowed("destructive" if method == "DELETE" else "edit", method, allow)
     if body is not None and len(body) > MAX_SCRIPT_BODY:
         body = None
     if body is None:
-        return Verdict("edit" in allow, "edit", None if "edit" in allow else "edit",
-                       "a body that is not text")
+        return _unless_allowed("edit", "a body that is not text", allow)
     graphql = graphql_operations(body) if body.strip() else None
     if graphql == "query":
         return Verdict(True, "search", None, "graphql query")
     if graphql == "mutation":
-        return Verdict("edit" in allow, "edit", None if "edit" in allow else "edit",
-                       "graphql mutation")
+        return _unless_allowed("edit", "graphql mutation", allow)
     path = normalize(unquote_plus(urlsplit(url).path))
     words, actions = _body_words(body) if body.strip() else ("", "")
     words = ORDER.sub(" ", words)
@@ -420,8 +422,7 @@ def judge_script_request(method: str, url: str, body: str | None,
         or SCRIPT_WRITES.search(actions)
     reads = LEX["search"].search(path) or SCRIPT_READS.search(path)
     if writes or not reads:
-        return Verdict("edit" in allow, "edit", None if "edit" in allow else "edit",
-                       writes or "no word of a read in its path")
+        return _unless_allowed("edit", writes or "no word of a read in its path", allow)
     return Verdict(True, "search", None, reads)
 
 

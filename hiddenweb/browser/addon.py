@@ -18,7 +18,6 @@ from __future__ import annotations
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from hiddenweb.browser.config import BROWSER_SLOT, CHROMIUM_ARGS, BrowserConfig
-from hiddenweb.config import lab
 
 HANDLER = "hiddenweb.browser.handler.BrowserHandler"
 PROVIDER = "hiddenweb.browser.provider.LazyProvider"
@@ -55,7 +54,7 @@ class BrowserAddon:
         settings["DOWNLOADER_MIDDLEWARES"].setdefault(XHR_REPLIES, XHR_REPLIES_ORDER)
         settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", int(config.timeout * 1000), "addon")
         settings.set("PLAYWRIGHT_DOWNLOAD_TIMEOUT", int(config.timeout * 1000), "addon")
-        if lab(settings, "hash_route_pages") and (settings.getpriority(
+        if config.hash_routes and (settings.getpriority(
                 "REQUEST_FINGERPRINTER_CLASS") or 0) <= SETTINGS_PRIORITIES["addon"]:
             # a hash route's fragment kept (hiddenweb.routes); a project's own class wins
             settings.set("REQUEST_FINGERPRINTER_CLASS", ROUTE_FINGERPRINTER, "addon")

@@ -9,7 +9,7 @@ Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.m
 ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``,
 ``browser_event_seconds``, ``browser_event_wait``, ``browser_event_retry``,
 ``browser_scroll_seconds``,
-``browser_timer_horizon``.
+``browser_timer_horizon``, ``hash_route_pages``.
 A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
 """
@@ -64,6 +64,7 @@ class BrowserConfig:
     timer_horizon: float = 5.0  # timers due within this many seconds run early (0: none)
     #: a page's script POSTs that read are sent (hiddenweb.safety.judge_script_request)
     script_reads: bool = True
+    hash_routes: bool = True  # lab knob hash_route_pages: a hash route is a page (routes.py)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
@@ -104,4 +105,5 @@ class BrowserConfig:
             timer_horizon=max(0.0, lab(settings, "browser_timer_horizon")),
             script_reads=settings.getbool("HIDDENWEB_BROWSER_SCRIPT_READS",
                                           defaults.HIDDENWEB_BROWSER_SCRIPT_READS),
+            hash_routes=lab(settings, "hash_route_pages"),
         )

@@ -77,8 +77,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
-from hiddenweb.browser.scripts import FOUND_JS, ROUTES_JS
-from hiddenweb.config import lab
+from hiddenweb.browser.scripts import FOUND_JS, ROUTE_HREF_JS, ROUTES_JS
 from hiddenweb.pagetext import template_key
 from hiddenweb.routes import is_route
 from hiddenweb.safety import SafetyPolicy
@@ -152,7 +151,8 @@ CLICKABLE_JS = """(el, st) => {
   else if (el.parentElement && el.parentElement.closest("a[href], button, [role=button]")) {
     yes = false;
   } else if (tag === "a") {
-    yes = !/^\\s*[^#\\s]/.test(attr("href")) && !(st.routes && /^#!?\\//.test(attr("href")));
+    yes = !/^\\s*[^#\\s]/.test(attr("href"))
+      && !(st.routes && """ + ROUTE_HREF_JS + """.test(attr("href")));
   }
   else if (tag === "button") yes = !(el.form && (el.type || "").toLowerCase() === "submit");
   else if (/^(button|link|tab|menuitem|menuitemcheckbox|menuitemradio|option|treeitem|switch)$"""\
@@ -193,7 +193,7 @@ NEXT_JS = """([types, limit, options, delegate, routes]) => {
     const href = tag === "a" || tag === "area" ? attr("href") : "";
     // a hash route (#/page, #!/page): the app routes on the hash change it makes; clicked,
     // unless hash routes are pages of their own (followed as links: hiddenweb.routes)
-    const route = /^\\s*#!?\\//.test(href);
+    const route = """ + ROUTE_HREF_JS + """.test(href);
     if (route && routes) {
       const k = have.indexOf("click");
       if (k >= 0) have.splice(k, 1);
@@ -304,7 +304,7 @@ class PageEvents:
         self.seconds = min(config.event_seconds, 0.4 * download_timeout)
         self.wait = config.event_wait
         self.retry = config.event_retry  # lab knob browser_event_retry
-        self.routes = lab(crawler.settings, "hash_route_pages")  # hiddenweb.routes
+        self.routes = config.hash_routes  # lab knob hash_route_pages (hiddenweb.routes)
         # URL template -> (signatures of handlers that brought nothing new, URLs brought)
         self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
 

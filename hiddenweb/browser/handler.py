@@ -100,7 +100,6 @@ from hiddenweb.browser.scripts import (
 from hiddenweb.browser.scroll import PageScroll
 from hiddenweb.browser.timers import PageTimers
 from hiddenweb.browser.watchdog import BrowserStuck, Job, Watchdog
-from hiddenweb.config import lab
 from hiddenweb.framedocs import append_html
 from hiddenweb.routes import is_route
 
@@ -134,7 +133,6 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             raise NotConfigured("HIDDENWEB_BROWSER is never")
         self.download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") or 180.0
         self.guard = Guard(crawler, self.hw.timeout, script_reads=self.hw.script_reads)
-        self.routes = lab(crawler.settings, "hash_route_pages")  # hiddenweb.routes
         self.events = PageEvents(crawler, self.guard, self.hw, self.download_timeout) \
             if self.hw.events else None
         self.timers = PageTimers(crawler, self.guard, self.hw) if self.hw.events else None
@@ -299,7 +297,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         job.stage, job.page_url = "settling", page.url
         await self._wait(page, "domcontentloaded", self.hw.timeout, render)
         await self._settle(page, render)
-        if self.routes and not methods and is_route(request.url):
+        if self.hw.hash_routes and not methods and is_route(request.url):
             job.stage = "routing"
             if await page.evaluate(ROUTE_AGAIN_JS):  # a router of hash changes alone
                 await self._network_idle(page, min(self.hw.timeout, IDLE_CAP), render)

@@ -61,6 +61,22 @@ RECORD_OPEN_JS = """(() => {
 OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # read and clear
 
 
+# A hash route's ``href`` or ``location.hash`` (``#/page``, ``#!/page``), as a JS regex: the
+# scripts' one test of it (hiddenweb.routes.route_of is the crawl's)
+ROUTE_HREF_JS = r"/^\s*#!?\//"
+# A hash route's render, once its document settled: the route taken again as a hash change (the
+# URL set back to the document's, then the hash set), for an app that routes on "hashchange"
+# alone and never reads the hash it was loaded with; an app that routed on load is told the same
+# route again. True when it was a hash route.
+ROUTE_AGAIN_JS = """() => {
+  const hash = location.hash;
+  if (!""" + ROUTE_HREF_JS + """.test(hash)) return false;
+  history.replaceState(history.state, "", location.pathname + location.search);
+  location.hash = hash;
+  return true;
+}"""
+
+
 # Installed in every page and frame before its scripts: a script's write (an XHR or fetch whose
 # method is not GET, HEAD or OPTIONS, a beacon) is never sent; it fails as a network error does
 # (fetch rejects with a TypeError, an XHR fires "error" and "loadend", sendBeacon returns false)
@@ -73,17 +89,6 @@ OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # r
 # when it is not text: a file, a stream, more than 64 KiB); a request the safety policy reads
 # as a search (a GraphQL query, an API's ".../search") is then sent as the page asked. A
 # synchronous XHR cannot wait for the answer: refused. Beacons are refused without asking.
-# A hash route's render, once its document settled: the route taken again as a hash change (the
-# URL set back to the document's, then the hash set), for an app that routes on "hashchange"
-# alone and never reads the hash it was loaded with; an app that routed on load is told the same
-# route again. True when it was a hash route.
-ROUTE_AGAIN_JS = """() => {
-  const hash = location.hash;
-  if (!/^#!?\\//.test(hash)) return false;
-  history.replaceState(history.state, "", location.pathname + location.search);
-  location.hash = hash;
-  return true;
-}"""
 MAY_POST = "__hiddenwebMayPost"
 RECORD_WRITES_JS = """(() => {
   if (window.__hiddenwebWrites) return;

@@ -22,6 +22,7 @@ MLflow fills with its defaults when an experiment's review page first lists them
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import subprocess
@@ -103,6 +104,4 @@ class MLflow(Site):
 
 
 def _env() -> dict[str, str]:
-    import os
-
     return {**os.environ, **QUIET}
