@@ -16,13 +16,17 @@ once:
   they are not clicked, nor clicked as delegated clicks: the crawl follows them as pages of
   their own, :mod:`hiddenweb.routes`) and forms with a ``javascript:`` action (submitted);
 * then *delegated* clicks: a click listener on an ancestor, the document or the window (jQuery's
-  ``$(document).on("click", ".more", f)``, a framework's one listener on its root) handles the
+  ``$(document).on("click", ".more", f)``, a framework's one listener on its root; or a
+  ``mousedown`` / ``pointerdown`` one: tabs and menus that act on the press) handles the
   clicks of elements that have none of their own. Each element a person would click under such
   a listener is clicked once (at most :data:`MAX_DELEGATED` per page): a shown button that is
   not a form's submit button, an element whose ``role`` acts (``button``, ``link``, ``tab``,
   ``menuitem`` …), a link without a URL (no ``href``, ``#``), a focusable element
   (``tabindex``), or the outermost element under a pointer cursor; not a field, nor anything
   inside a link or a button (stat ``…/delegated``);
+* a click is fired as a person's: pressed, then clicked
+  (:data:`~hiddenweb.browser.scripts.PRESS_CLICK_JS`; ``el.click()`` alone fires no press, and
+  a design system's tabs, MLflow's run page's among them, switch on ``mousedown``);
 * a ``<select>`` with a change handler gets one change per option (at most
   :data:`MAX_OPTIONS`), and is set back to the option it had at the end, with a change event
   (the forms are read after the events: left on its last option, a select whose change fills
@@ -77,7 +81,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
-from hiddenweb.browser.scripts import FOUND_JS, ROUTE_HREF_JS, ROUTES_JS
+from hiddenweb.browser.scripts import FOUND_JS, PRESS_CLICK_JS, ROUTE_HREF_JS, ROUTES_JS
 from hiddenweb.pagetext import template_key
 from hiddenweb.routes import is_route
 from hiddenweb.safety import SafetyPolicy
@@ -127,13 +131,15 @@ LINKS_JS = """() => {
   }
   return Array.from(out);
 }"""
-# whether an ancestor of ``el`` (across open shadow roots) listens to clicks: a delegated click
+# whether an ancestor of ``el`` (across open shadow roots) listens to clicks or presses
+# (``mousedown``, ``pointerdown``: a press-activated tab or menu): a delegated click
 DELEGATED_JS = """(el, recorded) => {
+  const PRESSES = ["click", "mousedown", "pointerdown"];
   for (let p = el.parentNode; p; p = p.parentNode) {
     if (p instanceof ShadowRoot) p = p.host;
     if (!(p instanceof Element)) return false;
     const own = recorded && recorded.get(p);
-    if ((own && own.has("click")) || typeof p.onclick === "function") return true;
+    if ((own && PRESSES.some((t) => own.has(t))) || typeof p.onclick === "function") return true;
   }
   return false;
 }"""
@@ -217,8 +223,9 @@ NEXT_JS = """([types, limit, options, delegate, routes]) => {
   // then the clicks a listener of an ancestor, the document or the window handles for its
   // descendants (jQuery's $(document).on("click", sel, f), a framework's root listener)
   if (!delegate) return null;
-  const roots = window.__hiddenwebRootListeners;
-  const anywhere = (roots && roots.has("click")) || typeof document.onclick === "function"
+  const roots = window.__hiddenwebRootListeners, PRESSES = ["click", "mousedown", "pointerdown"];
+  const anywhere = (roots && PRESSES.some((t) => roots.has(t)))
+    || typeof document.onclick === "function"
     || typeof window.onclick === "function";
   for (let i = 0; i < n; i++) {
     const el = all[i];
@@ -239,7 +246,11 @@ FIRE_JS = """(key) => {
   const mouse = (t) => el.dispatchEvent(new MouseEvent(t, {
     bubbles: !/enter|leave/.test(t), cancelable: true, view: window}));
   try {
-    if (type === "click") { if (typeof el.click === "function") el.click(); else mouse(type); }
+    if (type === "click") {  // the presses too, but those of its own handlers (fired apart)
+      const own = window.__hiddenwebListeners && window.__hiddenwebListeners.get(el);
+      (""" + PRESS_CLICK_JS + """)(el, ["mousedown", "mouseup"].filter(
+        (t) => (own && own.has(t)) || typeof el["on" + t] === "function"));
+    }
     else if (type.startsWith("mouse") || type === "dblclick") mouse(type);
     else if (type === "submit") {
       if (/^\\s*javascript:/i.test(el.getAttribute("action") || ""))

@@ -61,6 +61,33 @@ RECORD_OPEN_JS = """(() => {
 OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # read and clear
 
 
+# A person's click on an element, as the page sees it: the press before it (``pointerdown``,
+# ``mousedown``, ``pointerup``, ``mouseup``, at the element's centre, primary button), then the
+# click. Components that act on the press, not the click (Radix's and many design systems' tabs
+# and menus, drag handles), answer only this; ``el.click()`` alone fires the click. As in a
+# browser, a cancelled ``pointerdown`` suppresses the mouse presses; a press type ``skip`` names
+# (fired on its own as the element's own handler: not twice) is left out. No focus moves.
+PRESS_CLICK_JS = """(el, skip) => {
+  const box = el.getBoundingClientRect(), init = (down) => ({
+    bubbles: true, cancelable: true, composed: true, view: window, button: 0,
+    buttons: down ? 1 : 0, clientX: box.left + box.width / 2, clientY: box.top + box.height / 2,
+    pointerId: 1, pointerType: "mouse", isPrimary: true});
+  const press = (type, down) => {
+    if (skip && skip.includes(type)) return true;
+    const Kind = type.startsWith("pointer") && typeof PointerEvent === "function"
+      ? PointerEvent : MouseEvent;
+    return el.dispatchEvent(new Kind(type, init(down)));
+  };
+  const mice = press("pointerdown", true);
+  if (mice) press("mousedown", true);
+  if (el.isConnected) press("pointerup", false);
+  if (mice && el.isConnected) press("mouseup", false);
+  if (!el.isConnected) return;
+  if (typeof el.click === "function") el.click();
+  else el.dispatchEvent(new MouseEvent("click", init(false)));
+}"""
+
+
 # A hash route's ``href`` or ``location.hash`` (``#/page``, ``#!/page``), as a JS regex: the
 # scripts' one test of it (hiddenweb.routes.route_of is the crawl's)
 ROUTE_HREF_JS = r"/^\s*#!?\//"

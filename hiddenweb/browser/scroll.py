@@ -54,6 +54,7 @@ from playwright.async_api import Error as PlaywrightError
 from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.events import LINKS_JS, refusal
 from hiddenweb.browser.guard import Guard, Render
+from hiddenweb.browser.scripts import PRESS_CLICK_JS
 from hiddenweb.pagetext import template_key
 from hiddenweb.safety_lexicon import MORE, normalize
 
@@ -150,7 +151,7 @@ CLICK_JS = """(i) => {
   const el = (window.__hiddenwebMore || [])[i];
   if (!el || !el.isConnected) return false;
   el.scrollIntoView({block: "center"});
-  el.click();
+  (""" + PRESS_CLICK_JS + """)(el, []);  // pressed, then clicked, as a person does
   return true;
 }"""
 
