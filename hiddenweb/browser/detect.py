@@ -16,6 +16,7 @@ from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 
+from hiddenweb.browser.scripts import SCRIPTED_FORM_ATTR
 from hiddenweb.pagetext import template_key
 from hiddenweb.routes import is_route
 from hiddenweb.urlsources import CLICK_CODE
@@ -57,7 +58,9 @@ _ANY_FORM = re.compile(r"""document\.forms|querySelectorAll\(|getElementsByTagNa
 
 def submitted_by_script(page: Selector, form: Selector | None) -> bool:
     """True when a script (not the browser's navigation) submits ``form``: an ``onsubmit``
-    handler, or a page script that intercepts submissions and sends them by fetch / XHR.
+    handler, or a page script that intercepts submissions and sends them by fetch / XHR; in a
+    rendered page, a form that a script listens to (marked by
+    :data:`~hiddenweb.browser.scripts.SCRIPTED_FORMS_JS`, a bundle's listeners included).
 
     A page script that names the forms it hooks by id (``getElementById("form-2")``) is taken
     to hook only those: the page's other forms are submitted by the browser's navigation, and
@@ -66,6 +69,8 @@ def submitted_by_script(page: Selector, form: Selector | None) -> bool:
     ``onsubmit`` guard that takes no argument (``return submit_once()``: it cannot reach the
     form through ``this`` or the event) does not make a form script-submitted."""
     if form is not None:
+        if SCRIPTED_FORM_ATTR in form.attrib:  # a rendered page's script listens to it
+            return True
         handler = form.attrib.get("onsubmit") or ""
         if form.attrib.get("data-xhr") or handler and not _GUARD.match(handler):
             return True

@@ -94,6 +94,7 @@ from hiddenweb.browser.scripts import (
     HOLD_SUBMIT_JS,
     RELEASE_SUBMIT_JS,
     ROUTE_AGAIN_JS,
+    SCRIPTED_FORMS_JS,
     WRITE_DOCUMENT_JS,
     WRITES_JS,
 )
@@ -444,6 +445,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         try:
             for url in await page.evaluate(FOUND_JS):
                 render.find(url)
+            if scripted := await page.evaluate(SCRIPTED_FORMS_JS):  # read with the DOM next
+                self.stats.inc_value("hiddenweb/browser/forms_scripted", scripted)
         except PlaywrightError as exc:
             if not _DIED.search(str(exc)):
                 logger.debug("window.open record not read on %s: %s", page.url, exc)

@@ -261,6 +261,33 @@ LEAVING_JS = "() => (window.__hiddenwebLeaving || []).splice(0)"  # read and cle
 # one round trip: read and cleared
 FOUND_JS = f"() => ({OPENED_JS})().concat(({LEAVING_JS})())"
 
+# Before the DOM is read: each form whose submission a script listens to is marked with
+# SCRIPTED_FORM_ATTR (read by hiddenweb.browser.detect.submitted_by_script): a ``submit``
+# listener (RECORD_EVENTS_JS) or an ``onsubmit`` property set by script on the form, on an
+# ancestor (a framework's one listener on its root: React's) or on the document or window
+# (jQuery's delegated ``$(document).on("submit", …)``). Such a form is submitted by page actions
+# in Chromium: sent over plain HTTP its request is one the page never makes (a single-page
+# app's form has no action: the shell's URL with the fields as its query). An ``onsubmit``
+# attribute is the markup's, judged from the markup. How many were marked.
+SCRIPTED_FORM_ATTR = "data-hiddenweb-script-submit"  # the name the script below sets
+SCRIPTED_FORMS_JS = """() => {
+  const recorded = window.__hiddenwebListeners, roots = window.__hiddenwebRootListeners;
+  const listens = (el) => {
+    const own = recorded && recorded.get(el);
+    return (own && own.has("submit"))
+      || (typeof el.onsubmit === "function" && !el.hasAttribute("onsubmit"));
+  };
+  const anywhere = (roots && roots.has("submit")) || typeof document.onsubmit === "function"
+    || typeof window.onsubmit === "function";
+  let n = 0;
+  for (const form of Array.from(document.forms)) {
+    let yes = anywhere;
+    for (let el = form; !yes && el; el = el.parentElement) yes = listens(el);
+    if (yes) { form.setAttribute("data-hiddenweb-script-submit", ""); n++; }
+  }
+  return n;
+}"""
+
 
 # While the crawler fills a form (page actions before its own submit), the page's scripts cannot
 # submit it (a select whose change event submits the form would navigate away under the next
