@@ -73,6 +73,7 @@ from urllib.parse import parse_qsl, urlsplit
 from scrapy import Request
 
 from hiddenweb.pagetext import fold_path
+from hiddenweb.routes import route_of
 
 ACTION_META = "hiddenweb_action"
 
@@ -82,9 +83,15 @@ MAX_VALUE_CHARS = 64
 
 
 def url_template(url: str) -> str:
-    """``https://ex.org/a/12/b?x=1&q=2`` -> ``ex.org/a/{n}/b?q&x``."""
+    """``https://ex.org/a/12/b?x=1&q=2`` -> ``ex.org/a/{n}/b?q&x``; a hash route's path, folded,
+    follows the document's (:mod:`hiddenweb.routes`): ``https://ex.org/?v=1#/runs/7`` ->
+    ``ex.org/#/runs/{n}?v``, so that a single-page app's views are kinds of their own, not all
+    the kind of its one document."""
     parts = urlsplit(url)
     path = fold_path(parts.path or "/")
+    route = route_of(url)
+    if route is not None:
+        path += "#" + fold_path(route.split("?", 1)[0])
     keys = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return f"{parts.netloc.lower()}{path}" + ("?" + "&".join(keys) if keys else "")
 

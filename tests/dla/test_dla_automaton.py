@@ -9,7 +9,7 @@ import pytest
 
 from hiddenweb.dla.automaton import Automaton, entropy_step
 from hiddenweb.dla.feedback import feedback
-from hiddenweb.dla.kinds import form_signature, kinds, label_words, url_template
+from hiddenweb.dla.kinds import form_signature, kinds, label_words, parent_kind, url_template
 
 
 def three(**kw: float) -> Automaton:
@@ -142,6 +142,11 @@ def test_choose_follows_probabilities() -> None:
 
 def test_kinds() -> None:
     assert url_template("https://Ex.org/item/12/p3?z=1&a=2") == "ex.org/item/{n}/p{n}?a&z"
+    # a single-page app's views are kinds of their own (hiddenweb.routes); an anchor is not
+    assert url_template("http://h/#/runs/7/files?tab=2") == "h/#/runs/{n}/files"
+    assert url_template("http://h/?v=1#/runs/7") == "h/#/runs/{n}?v"
+    assert url_template("http://h/a/3#part-2") == "h/a/{n}"
+    assert parent_kind("url:h/#/runs/{n}?v") == "url:h/#/runs/{n}"
     assert form_signature("https://ex.org/search?x=1", ["q", "cat", "q"]) == "ex.org/search|cat,q"
     assert label_words("Next page » Next") == ["next", "page"]
     link = {"kind": "link", "page": "p", "label": "Item 7", "form": None}
