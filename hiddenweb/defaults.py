@@ -161,6 +161,11 @@ LAB: dict = {
     # a hash route (/#/runs/7) is a page of its own, rendered, not a link clicked in its page
     # (hiddenweb.routes)
     "hash_route_pages": True,
+    # a fired click is pressed first (pointerdown, mousedown, pointerup, mouseup), and a press
+    # listener on an ancestor makes delegated clicks (hiddenweb.browser.events)
+    "browser_press_clicks": True,
+    # a rendered form a script listens to is submitted by page actions (scripts.SCRIPTED_FORMS_JS)
+    "browser_scripted_forms": True,
     "browser_page_reuse": 25,  # requests served by one page before it is closed
     "browser_reuse_body": True,  # a rerender gets the body fetched over plain HTTP
     # ... written into a page already on the site: off, a page's top-level const/let/class

@@ -9,7 +9,8 @@ Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.m
 ``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``,
 ``browser_event_seconds``, ``browser_event_wait``, ``browser_event_retry``,
 ``browser_scroll_seconds``,
-``browser_timer_horizon``, ``hash_route_pages``.
+``browser_timer_horizon``, ``hash_route_pages``, ``browser_press_clicks``,
+``browser_scripted_forms``.
 A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
 """
@@ -65,6 +66,8 @@ class BrowserConfig:
     #: a page's script POSTs that read are sent (hiddenweb.safety.judge_script_request)
     script_reads: bool = True
     hash_routes: bool = True  # lab knob hash_route_pages: a hash route is a page (routes.py)
+    press_clicks: bool = True  # lab knob browser_press_clicks (events.py)
+    scripted_forms: bool = True  # lab knob browser_scripted_forms (scripts.SCRIPTED_FORMS_JS)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
@@ -106,4 +109,6 @@ class BrowserConfig:
             script_reads=settings.getbool("HIDDENWEB_BROWSER_SCRIPT_READS",
                                           defaults.HIDDENWEB_BROWSER_SCRIPT_READS),
             hash_routes=lab(settings, "hash_route_pages"),
+            press_clicks=lab(settings, "browser_press_clicks"),
+            scripted_forms=lab(settings, "browser_scripted_forms"),
         )

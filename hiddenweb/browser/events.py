@@ -133,8 +133,7 @@ LINKS_JS = """() => {
 }"""
 # whether an ancestor of ``el`` (across open shadow roots) listens to clicks or presses
 # (``mousedown``, ``pointerdown``: a press-activated tab or menu): a delegated click
-DELEGATED_JS = """(el, recorded) => {
-  const PRESSES = ["click", "mousedown", "pointerdown"];
+DELEGATED_JS = """(el, recorded, PRESSES) => {
   for (let p = el.parentNode; p; p = p.parentNode) {
     if (p instanceof ShadowRoot) p = p.host;
     if (!(p instanceof Element)) return false;
@@ -175,7 +174,7 @@ CLICKABLE_JS = """(el, st) => {
 }"""
 # the next (element, event) not fired yet, in document order, then the next delegated click:
 # its description, or null
-NEXT_JS = """([types, limit, options, delegate, routes]) => {
+NEXT_JS = """([types, limit, options, delegate, routes, pressed]) => {
   const st = window.__hiddenwebFiring, recorded = window.__hiddenwebListeners;
   if (!st) return null;
   st.routes = routes;
@@ -223,7 +222,8 @@ NEXT_JS = """([types, limit, options, delegate, routes]) => {
   // then the clicks a listener of an ancestor, the document or the window handles for its
   // descendants (jQuery's $(document).on("click", sel, f), a framework's root listener)
   if (!delegate) return null;
-  const roots = window.__hiddenwebRootListeners, PRESSES = ["click", "mousedown", "pointerdown"];
+  const roots = window.__hiddenwebRootListeners;
+  const PRESSES = pressed ? ["click", "mousedown", "pointerdown"] : ["click"];
   const anywhere = (roots && PRESSES.some((t) => roots.has(t)))
     || typeof document.onclick === "function"
     || typeof window.onclick === "function";
@@ -231,7 +231,7 @@ NEXT_JS = """([types, limit, options, delegate, routes]) => {
     const el = all[i];
     const done = st.done.get(el);
     if (done && done.has("click")) continue;
-    if (!anywhere && !delegatedClick(el, recorded)) continue;
+    if (!anywhere && !delegatedClick(el, recorded, PRESSES)) continue;
     if (!clickable(el, st)) continue;
     const tag = el.tagName.toLowerCase();
     if (done) done.add("click"); else st.done.set(el, new Set(["click"]));
@@ -239,18 +239,19 @@ NEXT_JS = """([types, limit, options, delegate, routes]) => {
   }
   return null;
 }"""
-FIRE_JS = """(key) => {
+FIRE_JS = """([key, pressed]) => {
   const st = window.__hiddenwebFiring, el = st && st.current;
   if (!el || !el.isConnected) return false;
   const [type, option] = key.split("#");
   const mouse = (t) => el.dispatchEvent(new MouseEvent(t, {
     bubbles: !/enter|leave/.test(t), cancelable: true, view: window}));
   try {
-    if (type === "click") {  // the presses too, but those of its own handlers (fired apart)
+    if (type === "click" && pressed) {  // the presses too, but its own handlers' (fired apart)
       const own = window.__hiddenwebListeners && window.__hiddenwebListeners.get(el);
       (""" + PRESS_CLICK_JS + """)(el, ["mousedown", "mouseup"].filter(
         (t) => (own && own.has(t)) || typeof el["on" + t] === "function"));
     }
+    else if (type === "click") { if (typeof el.click === "function") el.click(); else mouse(type); }
     else if (type.startsWith("mouse") || type === "dblclick") mouse(type);
     else if (type === "submit") {
       if (/^\\s*javascript:/i.test(el.getAttribute("action") || ""))
@@ -316,6 +317,7 @@ class PageEvents:
         self.wait = config.event_wait
         self.retry = config.event_retry  # lab knob browser_event_retry
         self.routes = config.hash_routes  # lab knob hash_route_pages (hiddenweb.routes)
+        self.press = config.press_clicks  # lab knob browser_press_clicks
         # URL template -> (signatures of handlers that brought nothing new, URLs brought)
         self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
 
@@ -342,7 +344,8 @@ class PageEvents:
                     self.stats.inc_value("hiddenweb/browser/events/time_capped")
                     break
                 target = await page.evaluate(NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS,
-                                                       delegated < MAX_DELEGATED, self.routes])
+                                                       delegated < MAX_DELEGATED, self.routes,
+                                                       self.press])
                 if target is None:
                     break
                 offered += 1
@@ -360,7 +363,7 @@ class PageEvents:
                 urls_before = {*render.found, *(u for _, u in render.captured)}
                 render.stopped.clear()  # an aborted navigation of the last event: not ours
                 dialogs = render.dialogs
-                if not await page.evaluate(FIRE_JS, target["type"]):
+                if not await page.evaluate(FIRE_JS, [target["type"], self.press]):
                     continue
                 fired += 1
                 delegated += bool(target.get("delegated"))

@@ -445,7 +445,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         try:
             for url in await page.evaluate(FOUND_JS):
                 render.find(url)
-            if scripted := await page.evaluate(SCRIPTED_FORMS_JS):  # read with the DOM next
+            if self.hw.scripted_forms and (scripted := await page.evaluate(SCRIPTED_FORMS_JS)):
                 self.stats.inc_value("hiddenweb/browser/forms_scripted", scripted)
         except PlaywrightError as exc:
             if not _DIED.search(str(exc)):

@@ -147,11 +147,12 @@ CONTROLS_JS = f"""() => {{
   window.__hiddenwebMore = kept;
   return out;
 }}"""
-CLICK_JS = """(i) => {
+CLICK_JS = """([i, pressed]) => {
   const el = (window.__hiddenwebMore || [])[i];
   if (!el || !el.isConnected) return false;
   el.scrollIntoView({block: "center"});
-  (""" + PRESS_CLICK_JS + """)(el, []);  // pressed, then clicked, as a person does
+  if (pressed) (""" + PRESS_CLICK_JS + """)(el, []);  // pressed, then clicked, as a person does
+  else el.click();
   return true;
 }"""
 
@@ -168,6 +169,7 @@ class PageScroll:
         self.steps = config.scroll_steps
         self.seconds = min(config.scroll_seconds, 0.25 * download_timeout)
         self.wait = config.event_wait
+        self.press = config.press_clicks  # lab knob browser_press_clicks
         # URL template -> its pages scrolled, those that grew, its fruitless controls
         self.memory: OrderedDict[str, _Template] = OrderedDict()
 
@@ -205,7 +207,7 @@ class PageScroll:
                     if control is None:
                         break
                     index, key = control
-                    if not await page.evaluate(CLICK_JS, index):
+                    if not await page.evaluate(CLICK_JS, [index, self.press]):
                         self._remember(tried, key)
                         continue
                     grew, size = await self._settle(page, render, size, deadline)

@@ -68,16 +68,22 @@ class App(SiteHandler):
         self._send(b"{}", "application/json")
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
-def test_a_control_that_acts_on_the_press_is_pressed_then_clicked(tmp_path):
+def _crawl(tmp_path: Path, press: bool):
     with serve(App) as url:
         run = run_crawl(tmp_path, "-a", f"seed={url}/",
                         settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
                                   "HIDDENWEB_BROWSER_SCROLL_STEPS": "0",
+                                  "HIDDENWEB_LAB": json.dumps({"browser_press_clicks": press}),
                                   "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
                         timeout=300)
         log = list(App.log)
     assert run.returncode == 0, run.stderr[-3000:]
+    return run, log
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+def test_a_control_that_acts_on_the_press_is_pressed_then_clicked(tmp_path):
+    run, log = _crawl(tmp_path / "on", press=True)
     gets = {path for method, path in log if method == "GET"}
     # the tab switched on mousedown and the menu opened on pointerdown: their lists were
     # fetched, and the documents they list were crawled
@@ -86,3 +92,7 @@ def test_a_control_that_acts_on_the_press_is_pressed_then_clicked(tmp_path):
     # the destructive tab was never pressed, and nothing was posted
     assert not [path for method, path in log if method == "POST"], log
     assert run.stats["hiddenweb/browser/events/delegated"] >= 2
+    # the lab knob off: clicked alone, as before, neither the tab nor the menu answers
+    _, log = _crawl(tmp_path / "off", press=False)
+    gets = {path for method, path in log if method == "GET"}
+    assert not {"/api/files.json", "/api/history.json"} & gets, sorted(gets)

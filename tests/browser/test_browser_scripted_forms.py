@@ -53,17 +53,23 @@ class App(SiteHandler):
         return self._send(b"", "text/plain", 404 if url.path != "/robots.txt" else 200)
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
-def test_a_form_a_bundled_script_submits_is_submitted_in_chromium(tmp_path):
+def _crawl(tmp_path: Path, marked: bool):
     with serve(App) as url:
         run = run_crawl(tmp_path, "-a", f"seed={url}/",
                         settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
                                   "HIDDENWEB_BROWSER_SCROLL_STEPS": "0",
+                                  "HIDDENWEB_LAB": json.dumps({"browser_scripted_forms": marked}),
                                   "CLOSESPIDER_PAGECOUNT": "30",
                                   "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
                         timeout=300)
         log = list(App.log)
     assert run.returncode == 0, run.stderr[-3000:]
+    return run, log
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+def test_a_form_a_bundled_script_submits_is_submitted_in_chromium(tmp_path):
+    run, log = _crawl(tmp_path / "on", marked=True)
     # the app's own search, with the page's defaults first, and the documents it listed
     assert "/api/search?q=" in log, log
     assert {"/docs/hit-all-1", "/docs/hit-all-2"} <= set(log), log
@@ -75,3 +81,6 @@ def test_a_form_a_bundled_script_submits_is_submitted_in_chromium(tmp_path):
     answers = [i for i in run.items if i["reached_by"]["kind"] == "form"]
     assert answers, [i["url"] for i in run.items]
     assert any("/api/search?q=" in r["url"] for i in answers for r in i["script_requests"] or [])
+    # the lab knob off: the form went over plain HTTP, as the shell with its query
+    _, log = _crawl(tmp_path / "off", marked=False)
+    assert "/?q=" in log and "/api/search?q=" not in log, log
