@@ -164,6 +164,12 @@ LAB: dict = {
     # a fired click is pressed first (pointerdown, mousedown, pointerup, mouseup), and a press
     # listener on an ancestor makes delegated clicks (hiddenweb.browser.events)
     "browser_press_clicks": True,
+    # a document's hash routes are no longer rendered (but a few) once 2 × browser_min_renders
+    # of them were judged and fewer than this share added anything (detect.worth_routing; 0: off)
+    "browser_route_share": 0.25,
+    # a render's script GET of a URL the crawl read over plain HTTP already adds nothing
+    # (detect.BrowserPolicy.read_plain)
+    "browser_judge_read": True,
     # a rendered form a script listens to is submitted by page actions (scripts.SCRIPTED_FORMS_JS)
     "browser_scripted_forms": True,
     "browser_page_reuse": 25,  # requests served by one page before it is closed

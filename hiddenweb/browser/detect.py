@@ -192,8 +192,18 @@ class BrowserPolicy:
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
                  useful_share: float = 0.5, sample: int = 10, min_templates: int = 3,
-                 judge_new: bool = True) -> None:
+                 judge_new: bool = True, route_share: float = 0.0,
+                 judge_read: bool = False) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
+        #: lab knob browser_route_share (:meth:`worth_routing`); 0: every route is rendered
+        self.route_share = route_share
+        self.judge_read = judge_read  # lab knob browser_judge_read (:meth:`read_plain`)
+        self.plain_reads: set[str] = set()
+        self.route_renders: dict[str, int] = defaultdict(int)  # per document: its routes'
+        self.route_useful: dict[str, int] = defaultdict(int)
+        self.route_skipped: dict[str, int] = defaultdict(int)
+        self.route_gap: dict[str, int] = {}
+        self.route_due: dict[str, int] = {}
         self.judge_new = judge_new  # lab knob browser_judge_new_templates (:meth:`note`)
         self.useful_share, self.sample, self.min_templates = useful_share, sample, min_templates
         self.signature: dict[str, str] = {}  # template -> script signature of its pages
@@ -243,6 +253,12 @@ class BrowserPolicy:
         self.useful[key] += int(useful)
         if useful:  # looked at as often as at first again
             self.gap.pop(key, None)
+        if is_route(url):
+            document = url.split("#", 1)[0]
+            self.route_renders[document] += 1
+            self.route_useful[document] += int(useful)
+            if useful:
+                self.route_gap.pop(document, None)
         sig = self.signature.get(key)
         if sig is not None:
             self.sig_renders[sig] += 1
@@ -258,11 +274,19 @@ class BrowserPolicy:
             and len(self.sig_templates[sig]) >= self.min_templates \
             and self.sig_useful.get(sig, 0) < self.useful_share * renders
 
+    def read_plain(self, url: str) -> None:
+        """The crawl read ``url`` over plain HTTP (a GET): a render's script GET of it is not
+        new (:meth:`new_script_requests`). At most :data:`MAX_ADDITIONS` kept."""
+        if self.judge_read and len(self.plain_reads) < MAX_ADDITIONS:
+            self.plain_reads.add(url.split("#", 1)[0])
+
     def new_script_requests(self, urls: list[str]) -> bool:
-        """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render."""
+        """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render
+        nor read over plain HTTP already (:meth:`read_plain`: a documentation app's pages,
+        whose text files its sidebar names, each route fetching its own)."""
         fresh = [u for u in urls if u not in self.script_requests]
         self.script_requests.update(fresh)
-        return bool(fresh)
+        return any(u not in self.plain_reads for u in fresh)
 
     def new_additions(self, keys: Iterable[bytes], learn: bool = True) -> bool:
         """Whether any of ``keys`` (:func:`offer_key` of what a render added to its plain
@@ -309,6 +333,29 @@ class BrowserPolicy:
         gap[key] = gap.get(key, self.sample // 2) * 2
         due[key] = n + gap[key]
         return True
+
+    def routes_idle(self, url: str) -> bool:
+        """Whether the hash routes of ``url``'s document were rendered idle: ``2 * min_seen``
+        of them judged, fewer than ``route_share`` of them useful."""
+        document = url.split("#", 1)[0]
+        renders = self.route_renders.get(document, 0)
+        return self.route_share > 0 and renders >= 2 * self.min_seen \
+            and self.route_useful.get(document, 0) < self.route_share * renders
+
+    def worth_routing(self, url: str) -> bool:
+        """Whether hash route ``url`` is rendered (:mod:`hiddenweb.routes`). A route can only
+        be read in the browser (plain HTTP reads the app's shell), so it always goes straight
+        there (:meth:`direct`); but once its document's routes were rendered idle
+        (:meth:`routes_idle`: a documentation site whose every page's links are in its
+        sidebar, read already), its other routes are not rendered at all, but for a few, as
+        for the pages of an idle template: the ``sample``-th skipped, then the one at twice
+        that count, and so on; a useful render brings the gap back to ``sample``."""
+        if self.mode != "auto" or not is_route(url) or not self.routes_idle(url):
+            return True
+        document = url.split("#", 1)[0]
+        self.route_skipped[document] += 1
+        return self._looked_at(document, self.route_skipped[document], self.route_gap,
+                               self.route_due)
 
     def direct(self, url: str) -> bool:
         if self.mode == "always":

@@ -276,6 +276,9 @@ class RenderGate:
         if not self.enabled or not self.withdraw:
             return "render"
         if meta.get(DIRECT_META):
+            if not self.policy.worth_routing(request.url):  # a hash route of idle routes
+                self.crawler.stats.inc_value("hiddenweb/browser/routes_withdrawn")
+                return "withdraw"
             if self.policy.direct(request.url):
                 return "render"
             for key in meta.keys() - browser_free(meta).keys():

@@ -157,7 +157,9 @@ class HwdlaSpider(scrapy.Spider):
         spider.policy = BrowserPolicy(spider.browser.mode,
                                       min_seen=max(1, lab(s, "browser_min_renders")),
                                       useful_share=lab(s, "browser_useful_share"),
-                                      judge_new=lab(s, "browser_judge_new_templates"))
+                                      judge_new=lab(s, "browser_judge_new_templates"),
+                                      route_share=lab(s, "browser_route_share"),
+                                      judge_read=lab(s, "browser_judge_read"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render,
                                     lab(s, "render_trace") or None,
@@ -258,6 +260,8 @@ class HwdlaSpider(scrapy.Spider):
         rendered = "playwright" in (response.flags or [])
         if rendered:
             stats.inc_value("hiddenweb/browser/pages")
+        elif response.request is None or response.request.method == "GET":
+            self.policy.read_plain(response.url)  # a render's script GET of it adds nothing
         if self.previews is not None:
             self.previews.page_read(response.url, *(
                 [response.request.url] if response.request is not None else []))

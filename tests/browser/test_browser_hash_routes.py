@@ -122,3 +122,68 @@ def test_a_hash_route_is_its_fragment_and_keeps_it_in_the_fingerprint_and_templa
     assert template_key("http://h:1/#/runs/7?tab=1") == template_key("http://h:1/#/runs/8") \
         == "h/#/runs/{n}"
     assert template_key("http://h:1/a#x") == "h/a"
+
+
+PAGES = [f"topic-{n}" for n in range(1, 17)]
+DOCS = ("""<!doctype html><html><head><title>manual</title></head><body>
+<nav id="sidebar"></nav><main id="view">loading</main>
+<footer>""" + " ".join(f'<a href="/text/{p}.txt">{p} as text</a>' for p in PAGES) + """</footer>
+<script>
+fetch("/sidebar.json").then(function (r) { return r.json(); }).then(function (pages) {
+  document.getElementById("sidebar").innerHTML = pages.map(function (p) {
+    return '<a href="#/' + p.name + '">' + p.name + '</a>'; }).join(" ");
+  function route() {
+    var name = location.hash.replace(/^#\\//, "");
+    var page = pages.filter(function (p) { return p.name === name; })[0];
+    if (!page) { document.getElementById("view").textContent = "welcome"; return; }
+    fetch(page.src).then(function (r) { return r.text(); }).then(function (text) {
+      document.getElementById("view").textContent = text;
+    });
+  }
+  window.addEventListener("hashchange", route);
+  route();
+});
+</script></body></html>""").encode()
+
+
+class Docs(SiteHandler):
+    """A documentation app (Docsify's kind): every page is a hash route linked from the
+    sidebar the script builds, and its text file is linked from the page's footer too, read
+    over plain HTTP; a route's render fetches that text and links nothing the sidebar did not."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.log.append(self.path)
+        if self.path == "/":
+            return self._send(DOCS)
+        if self.path == "/sidebar.json":
+            return self._send(json.dumps([{"name": p, "src": f"/text/{p}.txt"} for p in PAGES])
+                              .encode(), "application/json")
+        if self.path.startswith("/text/"):
+            return self._send(f"the text of {self.path}".encode(), "text/plain")
+        return self._send(b"", "text/plain", 404 if self.path != "/robots.txt" else 200)
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+@pytest.mark.parametrize(("share", "judge_read"), [(0.25, True), (0.25, False), (0.0, True)])
+def test_the_routes_of_an_app_whose_route_renders_add_nothing_stop_being_rendered(
+        tmp_path, share, judge_read):
+    """Judged idle once 4 routes (2 × browser_min_renders) added nothing, the other routes are
+    not rendered. A route's fetch of a text the crawl read already adds nothing
+    (browser_judge_read); without that, each render fetched a URL no render had: useful."""
+    with serve(Docs) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/",
+                        settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
+                                  "HIDDENWEB_BROWSER_MAX_PAGES": "2",
+                                  "HIDDENWEB_LAB": json.dumps({"browser_route_share": share,
+                                                               "browser_judge_read": judge_read}),
+                                  "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
+                        timeout=300)
+        log = list(Docs.log)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert {f"/text/{p}.txt" for p in PAGES} <= set(log), sorted(log)  # every page's text
+    routes = [i["url"] for i in run.items if "#/" in i["url"]]
+    withdrawn = run.stats.get("hiddenweb/browser/routes_withdrawn", 0)
+    if share and judge_read:  # judged after 4, 2 more in flight (2 pages): not all 16
+        assert withdrawn >= len(PAGES) // 2 and len(routes) + withdrawn == len(PAGES), routes
+    else:
+        assert not withdrawn and len(routes) == len(PAGES), routes

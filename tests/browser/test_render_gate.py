@@ -130,6 +130,34 @@ def test_new_templates_of_idle_scripts_are_not_rendered_but_a_few():
     assert policy.verdict("http://h/other/1") is None
 
 
+def test_the_routes_of_a_document_whose_routes_render_idle_are_not_rendered_but_a_few():
+    """A hash route always goes straight to Chromium; once 2 × min_seen routes of its document
+    were judged and fewer than route_share of them added anything, its document's other routes
+    are not rendered but the 10th, 20th, 40th …; a useful one brings the gap back to 10; the routes
+    of another document and other pages are not touched; share 0 renders every route."""
+    policy = BrowserPolicy("auto", min_seen=2, sample=10, route_share=0.25)
+    assert policy.direct("http://h/docs/#/intro")
+    for name in ("intro", "setup", "themes"):
+        policy.rendered(f"http://h/docs/#/{name}", False)
+    assert policy.worth_routing("http://h/docs/#/plugins")  # 3 judged: not yet
+    policy.rendered("http://h/docs/#/deploy", False)
+    assert not policy.routes_idle("http://h/app/#/runs/1")  # another document
+    assert policy.worth_routing("http://h/docs/?x=1")  # not a route
+    looked = [n for n in range(1, 41) if policy.worth_routing(f"http://h/docs/#/p{n}")]
+    assert looked == [10, 20, 40]
+    policy.rendered("http://h/docs/#/p40", True)  # 1 of 5: still idle; after the next look,
+    looked = [n for n in range(41, 101) if policy.worth_routing(f"http://h/docs/#/p{n}")]
+    assert looked == [80, 90]  # the gap back to 10, doubling again (next: 110)
+    for n in range(3):
+        policy.rendered(f"http://h/docs/#/u{n}", True)  # 4 of 8 added something
+    assert policy.worth_routing("http://h/docs/#/later")
+    # share 0 (off): every route is rendered
+    off = BrowserPolicy("auto", min_seen=2, route_share=0.0)
+    for n in range(10):
+        off.rendered(f"http://h/docs/#/q{n}", False)
+    assert off.worth_routing("http://h/docs/#/next")
+
+
 def test_new_templates_wait_for_the_verdict_on_their_scripts_when_enough_renders_are_out():
     """A site whose every page is its own template (a table's drop, export, import … pages),
     all on one bundle: once the renders sent (8 over 3 templates or more) are enough to judge
