@@ -456,7 +456,7 @@ class PageEvents:
         ``browser_event_retry`` s), it is fired once more (stat ``…/events/retried``)."""
         loop = asyncio.get_running_loop()
         await self._quiet(page, render, max(0.0, min(self.retry, deadline - loop.time())))
-        if loop.time() < deadline and await page.evaluate(FIRE_JS, key):
+        if loop.time() < deadline and await page.evaluate(FIRE_JS, [key, self.press]):
             self.stats.inc_value("hiddenweb/browser/events/retried")
             await self._quiet(page, render, max(0.0, min(self.wait, deadline - loop.time())))
 
