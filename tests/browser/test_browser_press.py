@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from crawlrun import run_crawl
+from crawlrun import browser_crawl
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -70,12 +70,8 @@ class App(SiteHandler):
 
 def _crawl(tmp_path: Path, press: bool):
     with serve(App) as url:
-        run = run_crawl(tmp_path, "-a", f"seed={url}/",
-                        settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
-                                  "HIDDENWEB_BROWSER_SCROLL_STEPS": "0",
-                                  "HIDDENWEB_LAB": json.dumps({"browser_press_clicks": press}),
-                                  "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
-                        timeout=300)
+        run = browser_crawl(tmp_path, url, 10, HIDDENWEB_BROWSER_SCROLL_STEPS="0",
+                            HIDDENWEB_LAB=json.dumps({"browser_press_clicks": press}))
         log = list(App.log)
     assert run.returncode == 0, run.stderr[-3000:]
     return run, log

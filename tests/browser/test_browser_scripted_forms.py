@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from crawlrun import run_crawl
+from crawlrun import browser_crawl
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -54,14 +54,10 @@ class App(SiteHandler):
 
 
 def _crawl(tmp_path: Path, marked: bool):
-    with serve(App) as url:
-        run = run_crawl(tmp_path, "-a", f"seed={url}/",
-                        settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
-                                  "HIDDENWEB_BROWSER_SCROLL_STEPS": "0",
-                                  "HIDDENWEB_LAB": json.dumps({"browser_scripted_forms": marked}),
-                                  "CLOSESPIDER_PAGECOUNT": "30",
-                                  "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
-                        timeout=300)
+    with serve(App) as url:  # no guessed URL sources: the app's quoted "/api/search?q="
+        run = browser_crawl(tmp_path, url, 10, HIDDENWEB_BROWSER_SCROLL_STEPS="0",
+                            CLOSESPIDER_PAGECOUNT="30",
+                            HIDDENWEB_LAB=json.dumps({"browser_scripted_forms": marked}))
         log = list(App.log)
     assert run.returncode == 0, run.stderr[-3000:]
     return run, log
