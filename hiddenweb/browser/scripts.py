@@ -261,16 +261,19 @@ LEAVING_JS = "() => (window.__hiddenwebLeaving || []).splice(0)"  # read and cle
 # one round trip: read and cleared
 FOUND_JS = f"() => ({OPENED_JS})().concat(({LEAVING_JS})())"
 
-# Before the DOM is read: each form whose submission a script listens to is marked with
-# SCRIPTED_FORM_ATTR (read by hiddenweb.browser.detect.submitted_by_script): a ``submit``
-# listener (RECORD_EVENTS_JS) or an ``onsubmit`` property set by script on the form, on an
-# ancestor (a framework's one listener on its root: React's) or on the document or window
-# (jQuery's delegated ``$(document).on("submit", …)``). Such a form is submitted by page actions
-# in Chromium: sent over plain HTTP its request is one the page never makes (a single-page
-# app's form has no action: the shell's URL with the fields as its query). An ``onsubmit``
-# attribute is the markup's, judged from the markup. How many were marked.
+# Before the DOM is read: each form without an action of its own (none, empty, a fragment,
+# ``javascript:``) whose submission a script listens to is marked with SCRIPTED_FORM_ATTR (read
+# by hiddenweb.browser.detect.submitted_by_script): a ``submit`` listener (RECORD_EVENTS_JS) or
+# an ``onsubmit`` property set by script on the form, on an ancestor (a framework's one
+# listener on its root: React's) or on the document or window (jQuery's delegated
+# ``$(document).on("submit", …)``). Such a form is submitted by page actions in Chromium: sent
+# over plain HTTP its request is one the page never makes (a single-page app's form has no
+# action: the shell's URL with the fields as its query). A form with an action goes there
+# without the script as well (sqlite-web's 38 forms on 6 rendered pages, under a document
+# listener: 37 more browser pages, nothing found). An ``onsubmit`` attribute is the markup's,
+# judged from the markup. How many were marked.
 SCRIPTED_FORM_ATTR = "data-hiddenweb-script-submit"  # the name the script below sets
-SCRIPTED_FORMS_JS = """() => {
+SCRIPTED_FORMS_JS = r"""() => {
   const recorded = window.__hiddenwebListeners, roots = window.__hiddenwebRootListeners;
   const listens = (el) => {
     const own = recorded && recorded.get(el);
@@ -281,6 +284,9 @@ SCRIPTED_FORMS_JS = """() => {
     || typeof window.onsubmit === "function";
   let n = 0;
   for (const form of Array.from(document.forms)) {
+    // a form with an action of its own goes there without the script too (a listener that
+    // validates, or one that sends it by fetch to the same endpoint): over plain HTTP
+    if (!/^\s*(#|javascript:|$)/i.test(form.getAttribute("action") || "")) continue;
     let yes = anywhere;
     for (let el = form; !yes && el; el = el.parentElement) yes = listens(el);
     if (yes) { form.setAttribute("data-hiddenweb-script-submit", ""); n++; }
