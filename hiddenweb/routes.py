@@ -16,9 +16,13 @@ of its own:
   took 131 renders and 74 s with it kept, where 22 pages were to be read). An app that keys its
   records by a route's query (``#/item?id=3``) has only the first of them read;
 * a hash route goes straight to Chromium (:meth:`~hiddenweb.browser.detect.BrowserPolicy.direct`):
-  plain HTTP would read the app's empty document again;
-* its URL template includes the route's path, folded (:func:`~hiddenweb.pagetext.template_key`),
-  so the render gate and the DLA learn its views apart (``#/experiments/{n}/runs/{id}``);
+  plain HTTP would read the app's empty document again; once its document's routes were
+  rendered idle, it is not rendered at all, but for a few
+  (:meth:`~hiddenweb.browser.detect.BrowserPolicy.worth_routing`, lab knob
+  ``browser_route_share``);
+* its URL template includes the route's path, folded (:func:`~hiddenweb.pagetext.template_key`,
+  and the DLA's :func:`~hiddenweb.dla.kinds.url_template`), so the render gate and the DLA
+  learn its views apart (``#/experiments/{n}/runs/{id}``);
 * a rendered page's hash-route links are followed as pages, not clicked in the page
   (:mod:`hiddenweb.browser.events`), and a hash change the page makes by itself is a URL found.
 
