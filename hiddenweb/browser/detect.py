@@ -187,7 +187,10 @@ class BrowserPolicy:
       then the one at twice that count, and so on (a site with a template per sort order and
       facet of each table, all on one bundle, rendered 95 pages for 12 that added anything).
       Its own pages are still looked at (:meth:`worth_rendering`), and a render that adds
-      something ends its verdict.
+      something ends its verdict;
+    * per document, its hash routes (:meth:`worth_routing`): they always go to the browser,
+      but once ``2 * min_seen`` of them were judged and fewer than ``route_share`` of them
+      added anything, the others are not rendered at all, but for a few (as above).
     """
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,

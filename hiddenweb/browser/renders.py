@@ -266,7 +266,10 @@ class RenderGate:
         rendered; stat ``…/renders_withdrawn``); or ``"plain"``: a page sent straight to
         Chromium by its template (meta ``hiddenweb_direct``) whose template no longer goes
         there is read over plain HTTP instead, its browser meta removed (the spider then offers
-        it as any plain page; stat ``…/direct_withdrawn``). Lab knob ``browser_withdraw``.
+        it as any plain page; stat ``…/direct_withdrawn``); a hash route of a document whose
+        routes render idle is withdrawn too, with no plain read (its plain copy is the app's
+        shell: :meth:`~hiddenweb.browser.detect.BrowserPolicy.worth_routing`, stat
+        ``…/routes_withdrawn``). Lab knob ``browser_withdraw``.
         With the lab knob ``browser_withdraw_by_scripts`` (on), a re-render of a template with
         no render judged, queued before its scripts were judged idle on other templates, is
         judged by them now (:meth:`~hiddenweb.browser.detect.BrowserPolicy.note`), as a
