@@ -159,6 +159,11 @@ def script_signature(page: Selector, url: str) -> str:
     return hashlib.sha1("\n".join([*srcs, "", *calls]).encode("utf-8", "replace")).hexdigest()[:16]
 
 
+def _document(url: str) -> str:
+    """``url`` without its fragment: the document a hash route (or an anchor) is of."""
+    return url.split("#", 1)[0]
+
+
 class BrowserPolicy:
     """Per URL template, two records: the pages checked over plain HTTP and how many needed the
     browser by their markup (:meth:`record`, :func:`needs_browser`), and the renders of pages
@@ -200,7 +205,8 @@ class BrowserPolicy:
         self.mode, self.min_seen, self.share = mode, min_seen, share
         #: lab knob browser_route_share (:meth:`worth_routing`); 0: every route is rendered
         self.route_share = route_share
-        self.judge_read = judge_read  # lab knob browser_judge_read (:meth:`read_plain`)
+        #: lab knob browser_judge_read (:meth:`read_plain`); nothing kept when nothing renders
+        self.judge_read = judge_read and mode != "never"
         self.plain_reads: set[str] = set()
         self.route_renders: dict[str, int] = defaultdict(int)  # per document: its routes'
         self.route_useful: dict[str, int] = defaultdict(int)
@@ -257,7 +263,7 @@ class BrowserPolicy:
         if useful:  # looked at as often as at first again
             self.gap.pop(key, None)
         if is_route(url):
-            document = url.split("#", 1)[0]
+            document = _document(url)
             self.route_renders[document] += 1
             self.route_useful[document] += int(useful)
             if useful:
@@ -281,7 +287,7 @@ class BrowserPolicy:
         """The crawl read ``url`` over plain HTTP (a GET): a render's script GET of it is not
         new (:meth:`new_script_requests`). At most :data:`MAX_ADDITIONS` kept."""
         if self.judge_read and len(self.plain_reads) < MAX_ADDITIONS:
-            self.plain_reads.add(url.split("#", 1)[0])
+            self.plain_reads.add(_document(url))
 
     def new_script_requests(self, urls: list[str]) -> bool:
         """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render
@@ -340,7 +346,7 @@ class BrowserPolicy:
     def routes_idle(self, url: str) -> bool:
         """Whether the hash routes of ``url``'s document were rendered idle: ``2 * min_seen``
         of them judged, fewer than ``route_share`` of them useful."""
-        document = url.split("#", 1)[0]
+        document = _document(url)
         renders = self.route_renders.get(document, 0)
         return self.route_share > 0 and renders >= 2 * self.min_seen \
             and self.route_useful.get(document, 0) < self.route_share * renders
@@ -355,7 +361,7 @@ class BrowserPolicy:
         that count, and so on; a useful render brings the gap back to ``sample``."""
         if self.mode != "auto" or not is_route(url) or not self.routes_idle(url):
             return True
-        document = url.split("#", 1)[0]
+        document = _document(url)
         self.route_skipped[document] += 1
         return self._looked_at(document, self.route_skipped[document], self.route_gap,
                                self.route_due)

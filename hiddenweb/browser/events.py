@@ -246,12 +246,11 @@ FIRE_JS = """([key, pressed]) => {
   const mouse = (t) => el.dispatchEvent(new MouseEvent(t, {
     bubbles: !/enter|leave/.test(t), cancelable: true, view: window}));
   try {
-    if (type === "click" && pressed) {  // the presses too, but its own handlers' (fired apart)
+    if (type === "click") {  // the presses too, but its own handlers' (fired apart)
       const own = window.__hiddenwebListeners && window.__hiddenwebListeners.get(el);
       (""" + PRESS_CLICK_JS + """)(el, ["mousedown", "mouseup"].filter(
-        (t) => (own && own.has(t)) || typeof el["on" + t] === "function"));
+        (t) => (own && own.has(t)) || typeof el["on" + t] === "function"), pressed);
     }
-    else if (type === "click") { if (typeof el.click === "function") el.click(); else mouse(type); }
     else if (type.startsWith("mouse") || type === "dblclick") mouse(type);
     else if (type === "submit") {
       if (/^\\s*javascript:/i.test(el.getAttribute("action") || ""))

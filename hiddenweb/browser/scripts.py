@@ -67,7 +67,8 @@ OPENED_JS = "() => (window.__hiddenwebOpened || []).splice(0).slice(0, 50)"  # r
 # and menus, drag handles), answer only this; ``el.click()`` alone fires the click. As in a
 # browser, a cancelled ``pointerdown`` suppresses the mouse presses; a press type ``skip`` names
 # (fired on its own as the element's own handler: not twice) is left out. No focus moves.
-PRESS_CLICK_JS = """(el, skip) => {
+# ``pressed`` false (lab knob browser_press_clicks off): the click alone.
+PRESS_CLICK_JS = """(el, skip, pressed) => {
   const box = el.getBoundingClientRect(), init = (down) => ({
     bubbles: true, cancelable: true, composed: true, view: window, button: 0,
     buttons: down ? 1 : 0, clientX: box.left + box.width / 2, clientY: box.top + box.height / 2,
@@ -78,11 +79,13 @@ PRESS_CLICK_JS = """(el, skip) => {
       ? PointerEvent : MouseEvent;
     return el.dispatchEvent(new Kind(type, init(down)));
   };
-  const mice = press("pointerdown", true);
-  if (mice) press("mousedown", true);
-  if (el.isConnected) press("pointerup", false);
-  if (mice && el.isConnected) press("mouseup", false);
-  if (!el.isConnected) return;
+  if (pressed) {
+    const mice = press("pointerdown", true);
+    if (mice) press("mousedown", true);
+    if (el.isConnected) press("pointerup", false);
+    if (mice && el.isConnected) press("mouseup", false);
+    if (!el.isConnected) return;
+  }
   if (typeof el.click === "function") el.click();
   else el.dispatchEvent(new MouseEvent("click", init(false)));
 }"""

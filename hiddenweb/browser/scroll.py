@@ -151,8 +151,7 @@ CLICK_JS = """([i, pressed]) => {
   const el = (window.__hiddenwebMore || [])[i];
   if (!el || !el.isConnected) return false;
   el.scrollIntoView({block: "center"});
-  if (pressed) (""" + PRESS_CLICK_JS + """)(el, []);  // pressed, then clicked, as a person does
-  else el.click();
+  (""" + PRESS_CLICK_JS + """)(el, [], pressed);  // pressed, then clicked, as a person does
   return true;
 }"""
 
