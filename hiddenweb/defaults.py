@@ -148,6 +148,9 @@ LAB: dict = {
     "browser_judge_views": True,
     "browser_judge_known": True,
     "form_inert_repeats": True,
+    # the words of every value typed into a form submitted in Chromium are echoes on its
+    # answers, not new text: the page keeps its storage (hiddenweb.forms.crawl.typed_echoes)
+    "form_typed_echoes": True,
     # renders of a URL template judged before its verdict (min_seen: hiddenweb.browser.detect)
     "browser_min_renders": 2,
     "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay

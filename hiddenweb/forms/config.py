@@ -57,6 +57,9 @@ class FormsConfig:
     #: leads to a page met before, one not read yet: dla/previews.py) is not a new page for
     #: its form's explorer (FormCrawler.feedback)
     previews_known: bool = True
+    #: lab knob form_typed_echoes: the words of every value typed into a form submitted in
+    #: Chromium are echoes on its answers (FormCrawler.typed_echoes)
+    typed_echoes: bool = True
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -86,4 +89,5 @@ class FormsConfig:
             family_text=lab(s, "form_family_text"),
             previews_known=lab(s, "form_previews_known"),
             inert_repeats=lab(s, "form_inert_repeats"),
+            typed_echoes=lab(s, "form_typed_echoes"),
         )

@@ -44,7 +44,7 @@ from hiddenweb.browser import submitted_by_script
 from hiddenweb.dla.previews import PREVIEW_META
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
-from hiddenweb.forms.explorer import FormExplorer
+from hiddenweb.forms.explorer import MAX_TYPED, FormExplorer
 from hiddenweb.forms.extract import (
     ButtonInfo,
     FormInfo,
@@ -75,6 +75,7 @@ from hiddenweb.pagetext import (
     content_text,
     node_strings,
 )
+from hiddenweb.pagetext import words as words_of
 from hiddenweb.redis_shared import CLAIMED, TAKEN_OVER, form_claims
 from hiddenweb.signals import download_budget_exhausted, stale_limit_reached
 
@@ -390,6 +391,8 @@ class FormCrawler:
         if explorer.by_browser:
             request = browser_request(explorer, data, callback=spider.parse,
                                       errback=spider.on_error)
+            if len(explorer.typed) < MAX_TYPED:
+                explorer.typed.update(w for v in data.values() if v for w in words_of(v))
         else:
             request = plain_request(explorer, data, callback=spider.parse,
                                     errback=spider.on_error)
@@ -401,6 +404,20 @@ class FormCrawler:
             request.meta.update(self.answer_meta())
         self.stats.inc_value("hiddenweb/forms/submissions_made")
         yield request
+
+    def typed_echoes(self, meta: dict) -> set[str]:
+        """The words of every value typed so far into the form whose answer has ``meta``, when
+        it was submitted in Chromium (lab knob ``form_typed_echoes``), else none: the spider
+        counts them as echoes of the request (:func:`hiddenweb.pagetext.echoed_words`, which
+        reads only a URL's query and a posted body, and a browser submission's request has
+        neither). The page keeps its storage between submissions, so a script may show any
+        value typed before, not only this answer's: a query page's bookmark form, handled in
+        the page, listed each name saved so far, and every answer was a new page (sqlite-web:
+        38 submissions, each a page load in Chromium, all "new")."""
+        explorer = self.explorers.get(meta.get("hiddenweb_explore") or "")
+        if explorer is None or not explorer.by_browser or not self.config.typed_echoes:
+            return set()
+        return set(explorer.typed)
 
     def submission_sent(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
         """``request_reached_downloader``: a submission is sent (``…/submissions``); its

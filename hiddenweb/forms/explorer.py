@@ -66,6 +66,9 @@ PAGE_TRIES = 24
 #: values never found anything is ended (:meth:`FormExplorer.feedback`)
 INERT = 8
 
+#: words kept of the values a form was sent in Chromium (:attr:`FormExplorer.typed`)
+MAX_TYPED = 4096
+
 
 class FormExplorer:
     """One form's exploration: its candidate values, what each gave, what to send next, and
@@ -79,6 +82,7 @@ class FormExplorer:
     inert_repeats = True
     #: done with no new page, counted against its family (:meth:`FormCrawler.feedback`)
     ended_empty = False
+    typed: frozenset[str] = frozenset()  # ... and this (set in __init__)
 
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,
@@ -130,6 +134,9 @@ class FormExplorer:
         self.inert_repeats = inert_repeats  # lab knob form_inert_repeats (feedback)
         self.inert = self.value_hits = 0
         self.ended_inert = False
+        #: the words of the values typed into the form in Chromium (:meth:`FormCrawler.
+        #: typed_echoes`), at most :data:`MAX_TYPED`
+        self.typed: set[str] = set()
         self.lvs = lvs
         self.rng = random.Random(int(hashlib.sha1(f"{seed}{self.signature}".encode())
                                      .hexdigest()[:8], 16))

@@ -275,7 +275,7 @@ class HwdlaSpider(scrapy.Spider):
         fresh = new or bool(meta.get(HANDED_META))
         # does it show anything new (not only another order of what was shown)? A repeat
         # does not, but its set's hash tells a form's explorer what its answer showed
-        echoed = echoed_words(response.request)
+        echoed = echoed_words(response.request) | self.forms.typed_echoes(meta)
         novel = not blocks or self.shown.judge(meta, blocks, echoed)
         # for page_read, sent once a form's answer is judged
         meta[READ_META] = (blocks, echoed, item["title"])
