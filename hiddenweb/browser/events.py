@@ -10,9 +10,10 @@ once:
   … :data:`EVENT_TYPES`), listeners added with ``addEventListener`` (recorded by the init script
   :data:`~hiddenweb.browser.scripts.RECORD_EVENTS_JS`: cheaper than asking the DevTools
   protocol's ``DOMDebugger.getEventListeners`` element by element, and it sees elements added
-  later), ``javascript:`` links (clicked), hash-route links (``#/page``, ``#!/page``: clicked;
-  a single-page app's router listens on ``window`` or ``document``, not on the link, and
-  loads the route's view when the hash changes; with the lab knob ``hash_route_pages``, on,
+  later), ``javascript:`` links (clicked), hash-route links (``#/page``, ``#!/page``,
+  ``#!page``: clicked; a single-page app's router listens on ``window`` or ``document``, not on
+  the link, and loads the route's view when the hash changes; with the lab knob
+  ``hash_route_pages``, on,
   they are not clicked, nor clicked as delegated clicks: the crawl follows them as pages of
   their own, :mod:`hiddenweb.routes`) and forms with a ``javascript:`` action (submitted);
 * then *delegated* clicks: a click listener on an ancestor, the document or the window (jQuery's

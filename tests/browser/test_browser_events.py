@@ -38,7 +38,9 @@ LINK = ("var a=document.createElement('a');a.href='/t/' + '{0}';a.textContent='{
 PAGES = {
     # onclick on a button outside any form appends a link
     "click": _page("Click", '<input type="button" value="Show more" onclick="'
-                   + LINK.format("click") + '">'),
+                   + LINK.format("click") + '">'
+                   # the bare root's href, a route to nowhere: its handler is what it does
+                   + '<a href="#/" onclick="location=\'/t/\' + \'hashclick\'">Open</a>'),
     # onmouseover opens a window
     "hover": _page("Hover", "<div onmouseover=\"window.open('/t/' + 'hover', 'w')\">Over me</div>"),
     # a javascript: link that sets location
@@ -71,10 +73,11 @@ PAGES = {
     # a hash-routed page: the app loads a route's view when the hash changes (a listener on
     # window, none on the links); a route whose path is a logout is never taken
     "route": _page("Routes", '<nav><a href="#/alpha">Alpha</a> <a href="#!/beta">Beta</a>'
+                   ' <a href="#!gamma">Gamma</a>'  # a hashbang with no slash
                    ' <a href="#/account/logout">Account</a> <a href="#top">Top</a></nav>'
                    '<div id="view"></div>', (
                        "<script>window.addEventListener('hashchange', function () {"
-                       " var r = location.hash.replace(/^#!?[/]/, '');"
+                       " var r = location.hash.replace(/^#(![/]?|[/])/, '');"
                        " if (r === location.hash) return;"
                        " fetch('/route/' + r).then(function (x) { return x.text(); })"
                        ".then(function (t) { document.getElementById('view').innerHTML = t; });"
@@ -115,7 +118,7 @@ HOME = _page("Home", "".join(f'<a href="/p/{name}">{name}</a> ' for name in PAGE
 REACHED = ["/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener", "/t/stopped",
            "/t/first", "/t/second", "/route/alpha", "/route/beta", "/t/beta",
            "/api/go/alpha", "/api/go/beta", "/api/go/gamma", "/t/alpha", "/t/gamma",
-           "/t/docmore"]
+           "/t/docmore", "/t/hashclick", "/route/gamma"]
 
 
 class Site(SiteHandler):
@@ -193,7 +196,8 @@ def test_events_off_fire_nothing(site, tmp_path):
     assert not (run.stats or {}).get("hiddenweb/browser/events/fired")
     # a hash route is a page of its own (hiddenweb.routes), rendered and routed without events;
     # its logout route is never taken
-    assert {"/route/alpha", "/route/beta"} <= asked and "/route/account/logout" not in asked
+    assert {"/route/alpha", "/route/beta", "/route/gamma"} <= asked
+    assert "/route/account/logout" not in asked
 
 
 def test_the_safety_policy_judges_each_control_before_it_is_fired():

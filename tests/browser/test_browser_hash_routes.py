@@ -7,15 +7,18 @@ three routes deep. Counted from the server's own log."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 from crawlrun import CrawlRun, run_crawl
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 from scrapy import Request
 
+from hiddenweb.browser.scripts import ROUTE_HREF_JS
 from hiddenweb.pagetext import template_key
-from hiddenweb.routes import RouteFingerprinter, route_of, route_page
+from hiddenweb.routes import RouteFingerprinter, is_route, route_of, route_page
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHELVES = {1: ["1-a", "1-b"], 2: ["2-a", "2-b", "2-c"]}
@@ -111,6 +114,19 @@ def test_a_hash_route_is_its_fragment_and_keeps_it_in_the_fingerprint_and_templa
     assert route_of("http://h/#!/about") == "!/about"
     assert route_of("http://h/page#section") is None  # an anchor in the page
     assert route_of("http://h/#/") is None and route_of("http://h/") is None  # the app's root
+    assert route_of("http://h/#!about") == "!about"  # a hashbang with no slash
+
+
+def test_the_scripts_and_the_crawl_read_the_same_hrefs_as_hash_routes():
+    """ROUTE_HREF_JS (a JS regex literal, plain enough for Python's re) and route_of agree on
+    every same-document href. Before, a hashbang with no slash (``#!about``) was a page of its
+    own for the crawl but an anchor for the scripts (clicked in its page, not routed again when
+    rendered), and the bare ``#/`` and ``#!/``, the document itself for the crawl, were routes
+    for the scripts, so a link with that href and a click handler was never fired."""
+    pattern = re.compile(ROUTE_HREF_JS[1:-1])
+    for href in ("#/runs/7", "#/runs/7?tab=1", "#!/about", "#!about", "#!key=value", " #/x",
+                 "#/", "#!", "#!/", "#!/ ", "#section", "#", "page", "javascript:void(0)"):
+        assert bool(pattern.match(href)) == is_route(urljoin("http://h/", href.strip())), href
     fp = RouteFingerprinter()
     assert fp.fingerprint(Request("http://h/#/runs/7")) != fp.fingerprint(Request("http://h/#/runs/8"))
     assert fp.fingerprint(Request("http://h/#/runs/7")) != fp.fingerprint(Request("http://h/"))
