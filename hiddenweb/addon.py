@@ -20,8 +20,10 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
   drops that body);
 * the visit-store pipeline (:class:`hiddenweb.pipelines.visitstore.VisitStorePipeline`, 800);
 * the progress, stats-file and crawl-report extensions (:mod:`hiddenweb.crawlreport`: a summary
-  block at the end of the log and a JSON report), and third-party loggers (scrapy-playwright,
-  Playwright, asyncio) at INFO unless ``LOG_LEVEL`` is set (:mod:`hiddenweb.quietlogs`);
+  block at the end of the log and a JSON report), the stale rule (:mod:`hiddenweb.stale`), the
+  stop of endless streams at their headers (:mod:`hiddenweb.streams`), and third-party loggers
+  (scrapy-playwright, Playwright, asyncio) at INFO unless ``LOG_LEVEL`` is set
+  (:mod:`hiddenweb.quietlogs`);
 * Chromium through scrapy-playwright unless ``HIDDENWEB_BROWSER = "never"``
   (:class:`hiddenweb.browser.BrowserAddon`; it needs Scrapy's default asyncio reactor);
 
@@ -60,7 +62,8 @@ COMPONENTS = {
                    "hiddenweb.statsfile.StatsFile": 510,
                    "hiddenweb.quietlogs.QuietThirdPartyLogs": 0,
                    "hiddenweb.crawlreport.CrawlReport": 520,
-                   "hiddenweb.stale.CloseWhenStale": 530},
+                   "hiddenweb.stale.CloseWhenStale": 530,
+                   "hiddenweb.streams.StopStreams": 540},
 }
 
 

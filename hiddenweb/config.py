@@ -28,6 +28,7 @@ RULES: dict[str, tuple[type, Any, Any]] = {
     "HIDDENWEB_FOLLOW_LINKS": (bool, None, None),
     "HIDDENWEB_URL_SOURCES": (bool, None, None),
     "HIDDENWEB_URL_GUESSES": (bool, None, None),
+    "HIDDENWEB_STOP_STREAMS": (bool, None, None),
     "HIDDENWEB_EMIT_REPEATS": (bool, None, None),
     "HIDDENWEB_STORE_ENABLED": (bool, None, None),
     "HIDDENWEB_KEEP_TOKENS": (bool, None, None),

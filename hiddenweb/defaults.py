@@ -25,6 +25,7 @@ HIDDENWEB_TEMPLATE_BUDGET = 20  # pages of one URL template before its novelty i
 HIDDENWEB_FOLLOW_LINKS = True
 HIDDENWEB_URL_SOURCES = True  # follow URLs named besides links: headers, <link>, sitemaps, feeds…
 HIDDENWEB_URL_GUESSES = True  # and the guessed ones, served last: script strings, comments, CSS…
+HIDDENWEB_STOP_STREAMS = True  # a reply that is an endless stream stops at its headers
 HIDDENWEB_STATS_FILE = ""  # write the final stats as JSON here (off when empty)
 # the crawl report (hiddenweb.crawlreport); empty: beside LOG_FILE when it is set, else none
 HIDDENWEB_REPORT_FILE = ""
@@ -180,6 +181,9 @@ LAB: dict = {
     # ... written into a page already on the site: off, a page's top-level const/let/class
     # outlive document.open, so the same script fails on the next page (docs/design-notes.md)
     "browser_same_document": False,
+    # a page's request in flight for 5 s or more (a shared worker's script, a long poll) and
+    # an EventSource's stream are not waited for (hiddenweb.browser.guard.Guard.in_flight)
+    "browser_long_requests": True,
     "browser_event_seconds": 8.0,  # firing one page's events stops after this (and its budget)
     "browser_event_wait": 1.0,  # after each event, wait at most this for the page's requests
     # an event answered by a dialog alone ("one request at a time") is fired once more after

@@ -92,15 +92,18 @@ from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy_playwright.headers import use_scrapy_headers
 
-from hiddenweb.browser.config import CLOSE_TIMEOUT
+from hiddenweb.browser.config import CLOSE_TIMEOUT, IDLE_CAP
 from hiddenweb.browser.replies import xhr_replied
 from hiddenweb.browser.scripts import (
     MAY_POST,
     RECORD_EVENTS_JS,
     RECORD_OPEN_JS,
+    RECORD_SHARED_WORKERS_JS,
     RECORD_TIMERS_JS,
     RECORD_WRITES_JS,
+    SHARED_WORKERS,
 )
+from hiddenweb.config import lab
 from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
@@ -108,6 +111,9 @@ logger = logging.getLogger(__name__)
 SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
 MAX_FOUND = 100  # URLs found by one render's self-navigations, window.open and routes
 MAX_CAPTURED = 100  # script requests (fetch, XHR) recorded by one render
+#: a page's request in flight for longer than this is no longer waited for (:meth:`Guard.
+#: in_flight`): a page action's whole wait for the network (IDLE_CAP) would not see it end
+LONG_REQUEST = IDLE_CAP
 #: the resource types of a script's own requests, recorded (:meth:`Render.capture`)
 CAPTURED = frozenset({"fetch", "xhr", "eventsource"})
 MAX_REDIRECTS = 10  # hops of one redirect chain followed by the guard; a longer one is aborted
@@ -203,7 +209,15 @@ class Guard:
         self.stats = crawler.stats
         self.timeout_ms = timeout * 1000
         self.renders: weakref.WeakKeyDictionary[Any, Render] = weakref.WeakKeyDictionary()
-        self._flying: weakref.WeakKeyDictionary[Any, set[Any]] = weakref.WeakKeyDictionary()
+        #: per page, its requests in flight and when each was asked (loop time)
+        self._flying: weakref.WeakKeyDictionary[Any, dict[Any, float]] = \
+            weakref.WeakKeyDictionary()
+        self._long: weakref.WeakSet[Any] = weakref.WeakSet()  # counted in long_requests
+        #: per page, the script URLs of the shared workers its document started (quiet)
+        self._workers: weakref.WeakKeyDictionary[Any, frozenset[str]] = \
+            weakref.WeakKeyDictionary()
+        #: lab knob browser_long_requests: requests long in flight are not waited for
+        self.skip_long = bool(lab(crawler.settings, "browser_long_requests"))
         self._pages: weakref.WeakSet[Any] = weakref.WeakSet()
         self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
         self._robots: RobotsTxtMiddleware | None | bool = None
@@ -218,13 +232,14 @@ class Guard:
         """Route ``page``'s requests for ``render`` (again at each render: scrapy-playwright
         removes every ``**`` route of a page it is given back)."""
         self.renders[page] = render
-        self._flying[page] = set()  # a new document: what the last one asked is over
+        self._flying[page] = {}  # a new document: what the last one asked is over
+        self._workers.pop(page, None)
         if page not in self._pages:
             self._pages.add(page)
             page.set_default_timeout(self.timeout_ms)
-            page.on("request", lambda request: self._flying.setdefault(page, set()).add(request))
+            page.on("request", lambda request: self._asked(page, request))
             for event in ("requestfinished", "requestfailed"):
-                page.on(event, lambda request: self._flying.get(page, set()).discard(request))
+                page.on(event, lambda request: self._flying.get(page, {}).pop(request, None))
             page.on("dialog", lambda dialog: self._dialog(page, dialog))
             page.on("popup", self._popup)
             if self.script_reads:  # asked by RECORD_WRITES_JS, in every frame of the page
@@ -233,6 +248,8 @@ class Guard:
             await page.add_init_script(RECORD_OPEN_JS)
             await page.add_init_script(RECORD_EVENTS_JS)
             await page.add_init_script(RECORD_TIMERS_JS)
+            if self.skip_long:
+                await page.add_init_script(RECORD_SHARED_WORKERS_JS)
         context = page.context
         if context not in self._contexts:
             self._contexts.add(context)
@@ -247,9 +264,51 @@ class Guard:
     def end(self, page: Any) -> None:
         self.renders.pop(page, None)
 
+    def _asked(self, page: Any, request: Any) -> None:
+        """A request of ``page`` (the ``request`` event): in flight from now."""
+        self._flying.setdefault(page, {})[request] = asyncio.get_running_loop().time()
+
     def in_flight(self, page: Any) -> int:
-        """The page's requests asked and neither answered nor failed yet."""
-        return len(self._flying.get(page, ()))
+        """The page's requests asked and neither answered nor failed yet; with the lab knob
+        ``browser_long_requests`` (on), not those that may never end as the page sees them,
+        for which every wait for the page's network ran to its cap (each fired event's, each
+        scroll step's, a route's): a shared worker's script, which Chromium reports as the
+        page's request and finishes in the worker's own target (Debian's Chromium 156,
+        Playwright 1.65; its URL is recorded by :data:`~hiddenweb.browser.scripts.
+        RECORD_SHARED_WORKERS_JS` and read at each :meth:`quiet`), and any request in flight
+        for :data:`LONG_REQUEST` s or more (a long poll). (An ``EventSource``'s stream is
+        answered at once: :meth:`_decide`.)
+        An MLflow page starts a shared worker at load: each of its renders waited out every
+        wait. Stat ``hiddenweb/browser/long_requests``: requests no longer waited for."""
+        flying = self._flying.get(page)
+        if not flying:
+            return 0
+        if not self.skip_long:
+            return len(flying)
+        since = asyncio.get_running_loop().time() - LONG_REQUEST
+        workers = self._workers.get(page, frozenset())
+        n = 0
+        for request, asked in list(flying.items()):
+            if asked > since and request.url not in workers:
+                n += 1
+            elif request not in self._long:
+                self._long.add(request)
+                self.stats.inc_value("hiddenweb/browser/long_requests")
+                logger.debug("Not waiting for %s %s (%s)", request.method, request.url,
+                             "a shared worker's script" if request.url in workers
+                             else f"in flight for {LONG_REQUEST:.0f} s")
+        return n
+
+    async def _read_workers(self, page: Any) -> None:
+        """The shared workers' script URLs the page's document recorded (:meth:`in_flight`)."""
+        if not self.skip_long or not self._flying.get(page):
+            return
+        try:
+            urls = await page.evaluate(f"() => window.{SHARED_WORKERS} || []")
+        except PlaywrightError:  # navigating, or closed: the next wait reads them
+            return
+        if isinstance(urls, list) and urls:
+            self._workers[page] = frozenset(u for u in urls if isinstance(u, str))
 
     async def quiet(self, page: Any, seconds: float, quiet: float, poll: float,
                     stopped: asyncio.Event | None = None) -> None:
@@ -257,6 +316,7 @@ class Guard:
         ``poll`` s), at most ``seconds``; sooner once ``stopped`` is set or the page closed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
+        await self._read_workers(page)
         quiet_since = loop.time()
         while not (stopped is not None and stopped.is_set()) and not page.is_closed():
             now = loop.time()
@@ -335,6 +395,15 @@ class Guard:
             return
         if not navigation and request.resource_type in CAPTURED:
             render.capture(request.method, url)
+        if self.skip_long and request.resource_type == "eventsource":
+            # a server-sent event stream never ends: fetched here (route.fetch reads a body
+            # whole) it was held until the guard's timeout, the page's every wait for the
+            # network ran to its cap, and its route was still pending when the page closed.
+            # Answered 204 instead, which tells an EventSource to stop, not to reconnect (the
+            # HTML standard's server-sent events); the page's URL is still recorded
+            self.stats.inc_value("hiddenweb/browser/streams_closed")
+            await route.fulfill(status=204, body="")
+            return
         if not navigation and request.method not in ("GET", "HEAD", "OPTIONS") \
                 and not self._reads(request.method, url, _post_text(request)):
             # SAFETY: a page's own script writing (an XHR or fetch PUT, POST, DELETE: a sync, a

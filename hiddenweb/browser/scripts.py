@@ -46,6 +46,28 @@ DEPENDENT_PROBE_JS = """async ([i, parent, child, limit, timeout]) => {
 }"""
 
 
+# Installed in every page: the script URL of each shared worker the document starts is kept in
+# window.__hiddenwebSharedWorkers (at most 50), for the guard, which does not wait for that
+# request (hiddenweb.browser.guard.Guard.in_flight): Chromium reports a shared worker's script as
+# the page's request and finishes it in the worker's own target, so the page never sees it end.
+# The worker is started as the page asked.
+SHARED_WORKERS = "__hiddenwebSharedWorkers"
+RECORD_SHARED_WORKERS_JS = """(() => {
+  const Shared = window.SharedWorker;
+  if (typeof Shared !== "function" || window.""" + SHARED_WORKERS + """) return;
+  const urls = window.""" + SHARED_WORKERS + """ = [];
+  const Wrapped = function SharedWorker(url, options) {
+    if (!new.target) return Shared(url, options);  // throws, as the browser's own does
+    try {
+      if (urls.length < 50) urls.push(new URL(String(url), document.baseURI).href);
+    } catch (e) {}
+    return Reflect.construct(Shared, [url, options], new.target);
+  };
+  Wrapped.prototype = Shared.prototype;
+  window.SharedWorker = Wrapped;
+})();"""
+
+
 # Installed in every page (an init script, so in every document it loads): window.open opens no
 # window (a popup would be a page outside the pool, outside the routing of its opener); its URL
 # is kept for the handler, which reads it as a URL found (hiddenweb.browser.handler).
