@@ -442,16 +442,25 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         return await embedded_html(page, render.host, self.stats)
 
     async def _found(self, page: Any, render: Render) -> list[str]:
-        try:
-            for url in await page.evaluate(FOUND_JS):
-                render.find(url)
-            if self.hw.scripted_forms and (scripted := await page.evaluate(SCRIPTED_FORMS_JS)):
-                self.stats.inc_value("hiddenweb/browser/forms_scripted", scripted)
-        except PlaywrightError as exc:
-            if not _DIED.search(str(exc)):
-                logger.debug("window.open record not read on %s: %s", page.url, exc)
-            else:
-                raise
+        """What the page's own records hold, read before its DOM: the URLs it tried to reach
+        (``window.open``, navigations: :data:`FOUND_JS`), its forms a script submits, marked
+        (:data:`SCRIPTED_FORMS_JS`), and the writes its documents refused
+        (:data:`WRITES_JS`), captured; returns the same-host URLs found."""
+        for name, script in (("URLs found", FOUND_JS), ("scripted forms", SCRIPTED_FORMS_JS)):
+            if script is SCRIPTED_FORMS_JS and not self.hw.scripted_forms:
+                continue
+            try:
+                result = await page.evaluate(script)
+            except PlaywrightError as exc:
+                if _DIED.search(str(exc)):
+                    raise
+                logger.debug("The page's %s not read on %s: %s", name, page.url, exc)
+                continue
+            if script is FOUND_JS:
+                for url in result:
+                    render.find(url)
+            elif result:
+                self.stats.inc_value("hiddenweb/browser/forms_scripted", result)
         refused: list[list[str]] = []  # what its documents refused (RECORD_WRITES_JS), frames too
         for frame in page.frames:
             try:
