@@ -47,6 +47,9 @@ script        yes        quoted strings in inline and external scripts that are 
 comment       yes        URLs and paths in HTML comments
 text          yes        absolute same-site URLs in plain text
 pdf           yes        ``/URI (…)`` link annotations of a PDF
+swf           yes        a Flash movie's strings (uncompressed, zlib or LZMA) that are URLs or
+                         paths (``getURL`` targets, ActionScript constants): what its buttons
+                         and loaders ask for, read without a Flash player
 redirect-body            ``<a>``/``<area>`` of a redirect's own HTML body, which Scrapy's redirect
                          drops (:mod:`hiddenweb.redirectbody`; read there, followed by the spider)
 ============  =========  ===============================================================
@@ -80,16 +83,16 @@ from hiddenweb.pagetext import TEXTS, compiled, tree
 MAX_PER_REPLY = 500
 MAX_BODY = 5_000_000  # bytes of a reply read for URLs (a sitemap may be 50 MB: its head only)
 GUESSED = frozenset({"alternate", "robots-path", "css", "srcset", "cite", "data", "attr",
-                     "script", "comment", "text", "pdf"})
+                     "script", "comment", "text", "pdf", "swf"})
 #: followed after every link and form of the pages (a JSON reply's URLs mostly repeat its HTML
 #: twin's links): the guessed sources and the JSON values, followed by default
 SERVED_LAST = GUESSED | {"json"}
 #: not fetched when a link or a source names them: Scrapy's ``IGNORED_EXTENSIONS`` (images,
 #: media, archives, office files, executables) and fonts and source maps, but PDF (a document
-#: whose links are read), RSS (a feed), CSS and scripts (sources)
+#: whose links are read), RSS (a feed), CSS and scripts (sources) and Flash movies (``swf``)
 SKIPPED_EXTENSIONS = frozenset(
     (set(IGNORED_EXTENSIONS) | set("woff woff2 ttf otf eot map avif".split()))
-    - {"pdf", "rss", "css", "js"})
+    - {"pdf", "rss", "css", "js", "swf"})
 _NOT_URL_ATTRS = frozenset({"href", "src", "action", "formaction", "srcset", "style"})
 
 
@@ -115,7 +118,7 @@ class Found:
 #: sources that name data, not pages, and the extensions of data files: never sent to Chromium
 #: (it would render its viewer of a JSON or a script, not the reply)
 DATA_SOURCES = frozenset({"xhr", "well-known", "robots"})
-DATA_EXTENSIONS = frozenset({"js", "css", "json", "xml", "txt", "pdf", "rss", "gz"})
+DATA_EXTENSIONS = frozenset({"js", "css", "json", "xml", "txt", "pdf", "rss", "gz", "swf"})
 
 
 def names_data(url: str, source: str) -> bool:
@@ -133,9 +136,13 @@ def content_type(response: Response) -> str:
 
 
 def reply_type(response: Response) -> str:
-    """``html``, ``xml``, ``json``, ``css``, ``javascript``, ``text``, ``pdf`` or ``binary``:
-    by the Content-Type, then by Scrapy's response class (which sniffed the body)."""
+    """``html``, ``xml``, ``json``, ``css``, ``javascript``, ``text``, ``pdf``, ``swf`` or
+    ``binary``: by the Content-Type, then by Scrapy's response class (which sniffed the body);
+    a Flash movie by its signature too (servers label it ``application/octet-stream``)."""
     ctype = content_type(response)
+    if ctype == "application/x-shockwave-flash" or (
+            not isinstance(response, TextResponse) and response.body[:3] in _SWF_SIGNATURES):
+        return "swf"
     if "json" in ctype:
         return "json"
     if ctype in ("text/css",):
@@ -196,6 +203,8 @@ def _all(response: Response, kind: str, obey_robots: bool) -> Iterator[Found]:
     elif kind == "pdf":
         for m in _PDF_URI.finditer(response.body[:MAX_BODY]):
             yield Found(m.group(1).decode("latin-1"), "pdf")
+    elif kind == "swf":
+        yield from (Found(u, "swf") for u in swf_urls(response.body))
 
 
 def _text(response: Response) -> str:
@@ -404,6 +413,49 @@ _COMMENT_URL = re.compile(r"""(?<![\w.])(https?://[^\s"'<>]+)|"""
 _JS_COMMENT = re.compile(r"""(?<![:"'\\\w])//([^\n]*)|/\*(.*?)\*/""", re.S)
 _ABSOLUTE = re.compile(r"""https?://[^\s"'<>()\[\]{}]+""")
 _PDF_URI = re.compile(rb"/URI\s*\(([^)\s]+)\)")
+_SWF_SIGNATURES = (b"FWS", b"CWS", b"ZWS")
+#: a URL or path among a movie's strings: absolute, or rooted (``/``, ``./``, ``../``) with a
+#: file name or a query, or a bare file name of a server page (``view.php?id=2``)
+_SWF_URL = re.compile(
+    rb"https?://[^\s\"'<>]+"
+    rb"|\.{0,2}/[\w\-.~%/]*[\w\-~%]\.[A-Za-z0-9]{1,5}(?:\?[^\s\"'<>]*)?"
+    rb"|\.{0,2}/[\w\-.~%/]+\?[^\s\"'<>]+"
+    rb"|(?<![\w./])[\w\-]+\.(?:php\d?|aspx?|jsp|cgi|pl|html?|do|action|cfm)"
+    rb"(?:\?[^\s\"'<>]*)?")
+
+
+def swf_body(body: bytes) -> bytes:
+    """A Flash movie's tags, decompressed (``CWS``: zlib; ``ZWS``: LZMA; ``FWS``: none), at
+    most :data:`MAX_BODY` bytes; ``b""`` when it is not one or is damaged."""
+    import lzma
+    import zlib
+
+    signature = body[:3]
+    try:
+        if signature == b"FWS":
+            return body[8:MAX_BODY]
+        if signature == b"CWS":
+            return zlib.decompressobj().decompress(body[8:], MAX_BODY)
+        if signature == b"ZWS":  # 4 bytes of compressed length, then LZMA's 5 property bytes
+            alone = body[12:17] + b"\xff" * 8 + body[17:]  # (size unknown: an end marker)
+            return lzma.LZMADecompressor(lzma.FORMAT_ALONE).decompress(alone, MAX_BODY)
+    except (zlib.error, lzma.LZMAError, EOFError):
+        return b""
+    return b""
+
+
+def swf_urls(body: bytes) -> list[str]:
+    """The URLs and paths among a Flash movie's strings (:data:`_SWF_URL`), first of each:
+    ``getURL`` targets and ActionScript string constants are stored as plain bytes, so its
+    buttons' and loaders' URLs are read without running it (as Heritrix's SWF extractor
+    does); a URL the movie builds from pieces at run time is not."""
+    out: dict[str, None] = {}
+    for run in re.findall(rb"[\x20-\x7e]{4,}", swf_body(body)):
+        for m in _SWF_URL.finditer(run):
+            out.setdefault(m.group(0).decode("ascii"), None)
+            if len(out) >= MAX_PER_REPLY:
+                return list(out)
+    return list(out)
 
 
 def css_urls(text: str) -> list[str]:

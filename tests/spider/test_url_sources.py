@@ -8,12 +8,17 @@ log, and where it found each URL from the items' ``source``."""
 
 from __future__ import annotations
 
+import lzma
+import struct
+import zlib
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from crawlrun import run_crawl  # tests/ is on sys.path (rootdir)
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
+
+from hiddenweb.urlsources import swf_urls
 
 
 def page(body: str, head: str = "", title: str = "Page") -> bytes:
@@ -37,6 +42,7 @@ HOME = page(
     '<script src="/app.js"></script>'
     '<!-- moved: /comment-page -->'
     '<object data="/object-page"></object>'
+    '<noscript><embed src="/movie.swf" type="application/x-shockwave-flash"></noscript>'
     '<svg><a xlink:href="/svg-page"><text>Chart</text></a></svg>'
     '<blockquote cite="/cited-page">A quote</blockquote>'
     '<button type="button" onclick="location.href=\'/handler-page\'">Next</button>'
@@ -67,6 +73,24 @@ DATA = ('{{"items": [{{"title": "a", "url": "/json-page"}}, {{"next": "{base}/js
 JSON_NEVER = ("/json-offsite", "/json-word", "/json-relative")
 PDF = (b"%PDF-1.4\n1 0 obj << /Type /Annot /A << /S /URI"
        b" /URI (http://127.0.0.1:{port}/pdf-page) >> >>")
+
+
+def movie(url: str, signature: bytes = b"CWS", target: str = "_self") -> bytes:
+    """A one-frame Flash movie whose DoAction tag asks for ``url`` (ActionGetURL), stored as
+    ``signature`` says: ``FWS`` as it is, ``CWS`` zlib-compressed, ``ZWS`` LZMA-compressed."""
+    get = url.encode() + b"\0" + target.encode() + b"\0"
+    actions = b"\x83" + struct.pack("<H", len(get)) + get + b"\x00"  # ActionGetURL, ActionEnd
+    do_action = struct.pack("<HI", (12 << 6) | 0x3F, len(actions)) + actions  # a long tag
+    tags = do_action + struct.pack("<HH", 1 << 6, 0)  # ShowFrame, End
+    body = b"\x00" + struct.pack("<HH", 12 << 8, 1) + tags  # empty frame, 12 fps, 1 frame
+    head = signature + bytes([6 if signature != b"ZWS" else 13]) \
+        + struct.pack("<I", 8 + len(body))
+    if signature == b"FWS":
+        return head + body
+    if signature == b"CWS":
+        return head + zlib.compress(body)
+    alone = lzma.compress(body, format=lzma.FORMAT_ALONE)  # 5 property bytes, 8 of size
+    return head + struct.pack("<I", len(alone) - 13) + alone[:5] + alone[13:]
 # every URL a source names, by the source the item must carry
 EXPECTED = {"/data-page": "data", "/styled-page": "css", "/script-page": "script",
             "/script-comment-page": "comment", "/comment-page": "comment",
@@ -79,7 +103,7 @@ EXPECTED = {"/data-page": "data", "/styled-page": "css", "/script-page": "script
             "/json-page": "json", "/json-absolute": "json", "/pdf-page": "pdf",
             "/header-page": "header", "/object-page": "embed", "/svg-page": "svg",
             "/cited-page": "cite", "/handler-page": "handler", "/popup-page": "handler",
-            "/ld-page": "json"}
+            "/ld-page": "json", "/movie.swf": "embed", "/swf-page": "swf"}
 TYPES = {"/data.json": "application/json", "/feed.xml": "application/rss+xml",
          "/notes.txt": "text/plain", "/doc.pdf": "application/pdf",
          "/download": "application/octet-stream"}
@@ -106,6 +130,8 @@ class Site(SiteHandler):
             return self._send(text.format(base=base, port=port).encode(), ctype)
         if path == "/doc.pdf":
             return self._send(PDF.replace(b"{port}", str(port).encode()), TYPES["/doc.pdf"])
+        if path == "/movie.swf":  # labelled as servers often do: the signature says Flash
+            return self._send(movie("../swf-page?from=movie"), "application/octet-stream")
         if path in ("/download", "/archive.zip"):
             return self._send(bytes(range(256)) * 4, TYPES["/download"])
         if path == "/app.js":
@@ -167,7 +193,7 @@ def test_url_sources_off_follows_links_only(site, tmp_path: Path):
 #: the sources followed with HIDDENWEB_URL_GUESSES off, JSON values among them
 DECLARED = {"/header-page", "/refresh-page", "/next-page", "/sm-index.xml", "/sm-pages.xml",
             "/sitemap-page", "/feed-item", "/json-page", "/json-absolute", "/ld-page",
-            "/object-page", "/svg-page", "/handler-page", "/popup-page"}
+            "/object-page", "/svg-page", "/handler-page", "/popup-page", "/movie.swf"}
 
 
 def test_with_guesses_off_only_declared_sources_are_followed(site, tmp_path: Path):
@@ -187,3 +213,14 @@ def test_with_guesses_off_only_declared_sources_are_followed(site, tmp_path: Pat
     assert by_path["/json-page"]["source"] == by_path["/json-absolute"]["source"] == "json"
     assert not set(JSON_NEVER) & set(Site.log), sorted(set(JSON_NEVER) & set(Site.log))
     assert (run.stats or {}).get("hiddenweb/sources/json") == 3
+
+
+def test_a_flash_movie_s_urls_are_read_however_it_is_stored():
+    for signature in (b"FWS", b"CWS", b"ZWS"):
+        assert swf_urls(movie("../catalog/item.php?id=4", signature)) \
+            == ["../catalog/item.php?id=4"], signature
+    assert swf_urls(movie("http://h/a/b.html", target="_blank")) == ["http://h/a/b.html"]
+    assert swf_urls(movie("view.cfm?page=2")) == ["view.cfm?page=2"]
+    assert swf_urls(movie("not a url")) == []  # words
+    assert swf_urls(b"CWS\x06\x10\x00\x00\x00damaged") == []  # not zlib: nothing, no error
+    assert swf_urls(b"GIF89a/images/x.php") == []  # not a movie
