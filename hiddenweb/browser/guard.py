@@ -278,8 +278,10 @@ class Guard:
         RECORD_SHARED_WORKERS_JS` and read at each :meth:`quiet`), and any request in flight
         for :data:`LONG_REQUEST` s or more (a long poll). (An ``EventSource``'s stream is
         answered at once: :meth:`_decide`.)
-        An MLflow page starts a shared worker at load: each of its renders waited out every
-        wait. Stat ``hiddenweb/browser/long_requests``: requests no longer waited for."""
+        An MLflow page starts a shared worker at load, and each render on a page of a new
+        browser context waited out every wait (later pages of the context connect to the
+        worker already running). Stat ``hiddenweb/browser/long_requests``: requests no
+        longer waited for."""
         flying = self._flying.get(page)
         if not flying:
             return 0
