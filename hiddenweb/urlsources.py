@@ -68,7 +68,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -427,9 +429,6 @@ _SWF_URL = re.compile(
 def swf_body(body: bytes) -> bytes:
     """A Flash movie's tags, decompressed (``CWS``: zlib; ``ZWS``: LZMA; ``FWS``: none), at
     most :data:`MAX_BODY` bytes; ``b""`` when it is not one or is damaged."""
-    import lzma
-    import zlib
-
     signature = body[:3]
     try:
         if signature == b"FWS":

@@ -302,8 +302,15 @@ class Guard:
         return n
 
     async def _read_workers(self, page: Any) -> None:
-        """The shared workers' script URLs the page's document recorded (:meth:`in_flight`)."""
-        if not self.skip_long or not self._flying.get(page):
+        """The shared workers' script URLs the page's document recorded (:meth:`in_flight`),
+        read only while a script request of the page whose URL is not among them is in flight
+        (a worker's script is a ``script`` request): not a round trip to the page before every
+        wait of every fired event."""
+        if not self.skip_long:
+            return
+        known = self._workers.get(page, frozenset())
+        if not any(r.resource_type == "script" and r.url not in known
+                   for r in self._flying.get(page, ())):
             return
         try:
             urls = await page.evaluate(f"() => window.{SHARED_WORKERS} || []")

@@ -446,21 +446,11 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         (``window.open``, navigations: :data:`FOUND_JS`), its forms a script submits, marked
         (:data:`SCRIPTED_FORMS_JS`), and the writes its documents refused
         (:data:`WRITES_JS`), captured; returns the same-host URLs found."""
-        for name, script in (("URLs found", FOUND_JS), ("scripted forms", SCRIPTED_FORMS_JS)):
-            if script is SCRIPTED_FORMS_JS and not self.hw.scripted_forms:
-                continue
-            try:
-                result = await page.evaluate(script)
-            except PlaywrightError as exc:
-                if _DIED.search(str(exc)):
-                    raise
-                logger.debug("The page's %s not read on %s: %s", name, page.url, exc)
-                continue
-            if script is FOUND_JS:
-                for url in result:
-                    render.find(url)
-            elif result:
-                self.stats.inc_value("hiddenweb/browser/forms_scripted", result)
+        for url in await self._record(page, FOUND_JS, "URLs found") or ():
+            render.find(url)
+        if self.hw.scripted_forms \
+                and (scripted := await self._record(page, SCRIPTED_FORMS_JS, "scripted forms")):
+            self.stats.inc_value("hiddenweb/browser/forms_scripted", scripted)
         refused: list[list[str]] = []  # what its documents refused (RECORD_WRITES_JS), frames too
         for frame in page.frames:
             try:
@@ -480,6 +470,18 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             render.request.meta["hiddenweb_xhr"] = [list(c) for c in render.captured]
             self.stats.inc_value("hiddenweb/browser/xhr_captured", len(render.captured))
         return found
+
+    @staticmethod
+    async def _record(page: Any, script: str, name: str) -> Any:
+        """``script``'s result in ``page`` (one of the page's own records, ``name`` for the
+        log); None when it could not be read, but a crashed page raises."""
+        try:
+            return await page.evaluate(script)
+        except PlaywrightError as exc:
+            if _DIED.search(str(exc)):
+                raise
+            logger.debug("The page's %s not read on %s: %s", name, page.url, exc)
+            return None
 
     def _response(self, request: Request, url: str, status: int, headers: Headers,
                   content: str, found: list[str], flags: list[str] | None,

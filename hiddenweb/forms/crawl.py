@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -405,7 +406,7 @@ class FormCrawler:
         self.stats.inc_value("hiddenweb/forms/submissions_made")
         yield request
 
-    def typed_echoes(self, meta: dict) -> set[str]:
+    def typed_echoes(self, meta: dict) -> AbstractSet[str]:
         """The words of every value typed so far into the form whose answer has ``meta``, when
         it was submitted in Chromium (lab knob ``form_typed_echoes``), else none: the spider
         counts them as echoes of the request (:func:`hiddenweb.pagetext.echoed_words`, which
@@ -416,8 +417,8 @@ class FormCrawler:
         38 submissions, each a page load in Chromium, all "new")."""
         explorer = self.explorers.get(meta.get("hiddenweb_explore") or "")
         if explorer is None or not explorer.by_browser or not self.config.typed_echoes:
-            return set()
-        return set(explorer.typed)
+            return frozenset()
+        return explorer.typed  # (read, not kept: the spider joins it to the request's own)
 
     def submission_sent(self, request: scrapy.Request, spider: scrapy.Spider) -> None:
         """``request_reached_downloader``: a submission is sent (``…/submissions``); its
