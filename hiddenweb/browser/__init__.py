@@ -18,14 +18,17 @@ One module per concern:
   request of a script's GET with the reply Chromium got for it;
 * :mod:`~hiddenweb.browser.events` — a rendered page's event handlers fired, bounded, each
   control judged by the safety policy first;
+* :mod:`~hiddenweb.browser.formtarget` — the form a submission in Chromium acts on, found
+  again on the fresh page (never by its position), revealed by the page's events if need be;
 * :mod:`~hiddenweb.browser.detect` — which pages need the browser (:func:`needs_browser`,
   :func:`submitted_by_script`, :class:`BrowserPolicy`);
 * :mod:`~hiddenweb.browser.fetched` and :mod:`~hiddenweb.browser.scripts` — a rerender's body
   given to Chromium, and the scripts run in pages (:data:`DEPENDENT_PROBE_JS`).
 
 Meta keys read: ``playwright`` (set by the spider), ``playwright_page_methods``,
-``hiddenweb_body``, ``hiddenweb_body_encoding``, ``hiddenweb_body_headers``; written:
-``hiddenweb_found`` (URLs a rendered page tried to reach by itself). Stats: ``hiddenweb/browser/*``.
+``hiddenweb_form_target``, ``hiddenweb_body``, ``hiddenweb_body_encoding``,
+``hiddenweb_body_headers``; written: ``hiddenweb_found`` (URLs a rendered page tried to reach
+by itself). Stats: ``hiddenweb/browser/*``.
 This package imports no Playwright until the handler is loaded.
 """
 

@@ -40,6 +40,10 @@ SETTLE_LOAD = 1.0  # after DOMContentLoaded, wait this long at most for "load" .
 SETTLE = 0.15  # ... then this long, so a page navigating itself ~50-100 ms after load is seen
 IDLE_CAP = 5.0  # a page action's wait for "networkidle" gives up after this (endless polling)
 IDLE_QUIET = 0.5  # ... which ends once no request of the page was in flight for this long
+# a page action on a control (fill, click, check, select) waits this long at most for it to be
+# there and usable (Playwright's own wait is the page timeout, 20 s: a form's submission that
+# did not find a field waited that long, hiddenweb.browser.formtarget)
+ACTION_TIMEOUT = 5.0
 RETRIES = 1  # a request whose page or browser died, or that the watchdog cancelled, is retried
 RELAUNCH_RETRIES = 3  # ... and besides, after each Chromium that died under it (up to this)
 

@@ -21,7 +21,10 @@ A browser request (``meta["playwright"]``):
    :data:`~hiddenweb.browser.config.SETTLE` s; a hash route, :mod:`hiddenweb.routes`, is then
    taken again as a hash change, for a router of hash changes alone,
    :data:`~hiddenweb.browser.scripts.ROUTE_AGAIN_JS`), the request's page actions
-   (``playwright_page_methods``) run here, not in scrapy-playwright (a submitting action, a
+   (``playwright_page_methods``) run here, not in scrapy-playwright, on the form
+   ``meta["hiddenweb_form_target"]`` describes, found again on the page
+   (:mod:`~hiddenweb.browser.formtarget`; each action on a control waits at most
+   :data:`~hiddenweb.browser.config.ACTION_TIMEOUT` s for it; a submitting action, a
    ``click`` or a script ``submit``, allows one more navigation; a ``wait_for_load_state`` gives
    up quietly after :data:`~hiddenweb.browser.config.IDLE_CAP` s, and its ``networkidle`` is
    the page's own requests all answered, :meth:`BrowserHandler._network_idle`), the page's
@@ -49,7 +52,7 @@ page closes (and one more attempt for each Chromium that died under it).
 Stats (``hiddenweb/browser/``): ``launched``, ``relaunches``, ``timeouts``, ``retries``,
 ``crashes``, ``self_navigations``, ``found_urls``, ``stuck_cancelled``, ``offsite_aborted``,
 ``robots_aborted``, ``dialogs``, ``popups``, ``pages_reused``, ``pages_closed``, ``xhr_captured``,
-``close_timeouts``, ``same_document``.
+``close_timeouts``, ``same_document``, ``forms_revealed``, ``forms_gone``.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.page import PageMethod
 
 from hiddenweb.browser.config import (
+    ACTION_TIMEOUT,
     CLOSE_TIMEOUT,
     IDLE_CAP,
     IDLE_QUIET,
@@ -86,6 +90,12 @@ from hiddenweb.browser.config import (
 from hiddenweb.browser.embedded import embedded_html
 from hiddenweb.browser.events import PageEvents
 from hiddenweb.browser.fetched import SERVE_FETCHED_BODY, writable
+from hiddenweb.browser.formtarget import (
+    FORM_MARK_ATTR,
+    FORM_TARGET_META,
+    LOCATE_FORM_JS,
+    FormGone,
+)
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.pool import PagePool, browser_of
 from hiddenweb.browser.requests import DOCUMENT_META
@@ -229,6 +239,9 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 response = await asyncio.wait_for(self._render(request, page, job), bound)
                 ok = True
                 return response
+            except FormGone:
+                ok = True  # the page is fine: its form is not on it
+                raise
             except TimeoutError:
                 self.stats.inc_value("hiddenweb/browser/timeouts")
                 raise BrowserTimeout(f"no answer within {bound:.0f} s (at {job.stage!r}, page "
@@ -303,6 +316,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             if await page.evaluate(ROUTE_AGAIN_JS):  # a router of hash changes alone
                 await self._network_idle(page, min(self.hw.timeout, IDLE_CAP), render)
         if methods:
+            if (target := meta.get(FORM_TARGET_META)) is not None:
+                await self._locate(page, target, render, job)
             job.stage = "page actions"
             await self._actions(page, methods, render)
             await self._settle(page, render)
@@ -387,6 +402,26 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         results, shown in the page) is still in flight: the DOM read then has no results."""
         await self.guard.quiet(page, seconds, IDLE_QUIET, 0.05, render.stopped)
 
+    async def _locate(self, page: Any, target: dict, render: Render, job: Job) -> None:
+        """Find and mark the form a submission acts on (:mod:`~hiddenweb.browser.formtarget`);
+        not on the fresh page, fire the page's events as its render did and look again;
+        still not there, :class:`FormGone`."""
+        job.stage = "finding the form"
+        if await page.evaluate(LOCATE_FORM_JS, [target, FORM_MARK_ATTR]) >= 0:
+            return
+        if self.events is not None and not page.is_closed():
+            job.stage = "revealing the form"
+            await self.events.fire(page, render)
+            if not page.is_closed() \
+                    and await page.evaluate(LOCATE_FORM_JS, [target, FORM_MARK_ATTR]) >= 0:
+                self.stats.inc_value("hiddenweb/browser/forms_revealed")
+                return
+        self.stats.inc_value("hiddenweb/browser/forms_gone")
+        raise FormGone(f"the form it submits ({target.get('method', 'get').upper()} "
+                       f"{target.get('action') or '(no action)'}, fields "
+                       f"{', '.join(target.get('names') or ()) or 'none'}) is not on a fresh "
+                       f"render of {render.request.url}")
+
     async def _actions(self, page: Any, methods: list[Any], render: Render) -> None:
         """The request's page actions, the page's own submits held until the crawler's."""
         await page.evaluate(HOLD_SUBMIT_JS)
@@ -408,7 +443,12 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                     continue
                 method = partial(pm.method, page) if callable(pm.method) \
                     else getattr(page, pm.method)
-                result = method(*pm.args, **pm.kwargs)
+                kwargs = pm.kwargs
+                if pm.method in _ACTS and "timeout" not in kwargs:
+                    # the page has settled and its form was found: a control that is still
+                    # not there, or not usable, will not be (not the guard's page timeout)
+                    kwargs = {**kwargs, "timeout": ACTION_TIMEOUT * 1000}
+                result = method(*pm.args, **kwargs)
                 pm.result = await result if asyncio.iscoroutine(result) else result
         finally:
             if not page.is_closed():
@@ -494,6 +534,10 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         return HtmlResponse(url=url, status=status, headers=headers,
                             body=content.encode("utf-8"), encoding="utf-8", request=request,
                             flags=list(flags or ["playwright"]), ip_address=ip_address)
+
+
+#: page actions on a control, bounded by ACTION_TIMEOUT unless the request gives a timeout
+_ACTS = frozenset({"fill", "click", "check", "uncheck", "select_option", "type", "press"})
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

@@ -406,6 +406,20 @@ class FormCrawler:
         self.stats.inc_value("hiddenweb/forms/submissions_made")
         yield request
 
+    def gone(self, meta: dict) -> None:
+        """A submission in Chromium found no form to act on: its form is not on a fresh render
+        of its page, nor after its events (:class:`hiddenweb.browser.formtarget.FormGone`; a
+        form shown once, or in a state the page does not show again). Its explorer sends
+        nothing more (``hiddenweb/forms/gone``); those already sent come back the same way."""
+        explorer = self.explorers.get(meta.get("hiddenweb_explore") or "")
+        if explorer is None or explorer.gone:
+            return
+        explorer.gone = True
+        explorer.limit = explorer.submitted
+        self.stats.inc_value("hiddenweb/forms/gone")
+        logger.info("Form %s of %s is not on a fresh render of its page: no more submissions "
+                    "of it", explorer.signature, explorer.page)
+
     def typed_echoes(self, meta: dict) -> AbstractSet[str]:
         """The words of every value typed so far into the form whose answer has ``meta``, when
         it was submitted in Chromium (lab knob ``form_typed_echoes``), else none: the spider

@@ -82,6 +82,9 @@ class FormExplorer:
     inert_repeats = True
     #: done with no new page, counted against its family (:meth:`FormCrawler.feedback`)
     ended_empty = False
+    #: its form was not on a fresh render of its page: nothing more is sent
+    #: (:meth:`FormCrawler.gone`)
+    gone = False
     typed: frozenset[str] = frozenset()  # ... and this (set in __init__)
 
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,

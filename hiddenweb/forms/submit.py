@@ -22,6 +22,7 @@ import scrapy
 from form2request import form2request
 
 from hiddenweb.browser import BROWSER_SLOT
+from hiddenweb.browser.formtarget import FORM_MARK, FORM_TARGET_META, form_target
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import SUBMITS, keywords_url
 from hiddenweb.safety import secret_fields
@@ -56,11 +57,13 @@ def plain_request(explorer: FormExplorer, data: Assignment, *, callback: Callabl
 
 def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Callable,
                     errback: Callable) -> scrapy.Request:
-    """A submission by page actions in Chromium: fill, select, check, click submit."""
+    """A submission by page actions in Chromium: fill, select, check, click submit, on the
+    form found again on the fresh page (:mod:`hiddenweb.browser.formtarget`), never on
+    whichever form holds its old position."""
     from scrapy_playwright.page import PageMethod
 
     form, button = explorer.form, explorer.button
-    scope = f"#{form.element_id}" if form.element_id else f"form >> nth={form.index}"
+    scope = FORM_MARK  # the form found again on the fresh page (hiddenweb.browser.formtarget)
     kinds = {f.name: f.kind for f in form.fields}
     groups = {f.name: f for f in form.fields if f.kind == "checkbox" and len(f.options) > 1}
     parent, child = explorer.dependent or (None, None)
@@ -91,12 +94,13 @@ def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Calla
                      f" input[type=image] >> nth={button.index}")
         methods.append(PageMethod("click", f"{scope} >> {clickable}"))
     else:
-        methods.append(PageMethod("evaluate", "i => document.forms[i].requestSubmit()",
-                                  form.index))
+        methods.append(PageMethod("evaluate", "s => document.querySelector(s).requestSubmit()",
+                                  FORM_MARK))
     methods.append(PageMethod("wait_for_load_state", "networkidle"))
     return scrapy.Request(explorer.page, callback=callback, errback=errback, dont_filter=True,
                           meta={"playwright": True, "playwright_page_methods": methods,
-                                "download_slot": BROWSER_SLOT, "hiddenweb_browser_form": True})
+                                "download_slot": BROWSER_SLOT, "hiddenweb_browser_form": True,
+                                FORM_TARGET_META: form_target(form)})
 
 
 def defaults(explorer: FormExplorer) -> dict[str, str]:

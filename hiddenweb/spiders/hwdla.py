@@ -42,6 +42,7 @@ from twisted.python.failure import Failure
 from hiddenweb import defaults
 from hiddenweb import signals as hw_signals
 from hiddenweb.browser import BrowserConfig, BrowserPolicy, needs_browser
+from hiddenweb.browser.formtarget import FormGone
 from hiddenweb.browser.renders import RenderGate
 from hiddenweb.browser.requests import (
     DIRECT_META,
@@ -383,6 +384,8 @@ class HwdlaSpider(scrapy.Spider):
             self.crawler.signals.send_catch_log(hw_signals.page_read, blocks=[], echoed=set(),
                                                 spider=self, awaited=meta[AWAITED_META])
         self.forms.answer_read(meta)
+        if failure.check(FormGone):  # its form is not on its page: no more submissions of it
+            self.forms.gone(meta)
         if meta.get("hiddenweb_explore"):
             yield from self.forms.feedback(meta, None, False)
         yield from self.failed(failure)
