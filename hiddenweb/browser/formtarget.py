@@ -22,7 +22,12 @@ Contract:
   (:mod:`hiddenweb.browser.events`) and looks again, for a form a click reveals
   (``hiddenweb/browser/forms_revealed``); still not there, the submission is dropped at once
   with :class:`FormGone` (``hiddenweb/browser/forms_gone``) and the form's explorer ends
-  (:meth:`hiddenweb.forms.crawl.FormCrawler.gone`).
+  (:meth:`hiddenweb.forms.crawl.FormCrawler.gone`);
+* once the crawler's submitting action ran, a script's request with the form's method to the
+  form's own action (``sends``) is the submission the safety policy judged, and is sent even
+  when it is not a GET (:meth:`hiddenweb.browser.guard.Guard._form_sends`, stat
+  ``hiddenweb/browser/form_sends``): a form handled in the page that posts itself with
+  ``fetch`` was refused as the page's own write, and sent nothing.
 """
 
 from __future__ import annotations
@@ -64,10 +69,16 @@ class FormGone(IgnoreRequest):
     after its events were fired: the submission is dropped (nothing was sent)."""
 
 
-def form_target(form: Any) -> dict[str, Any]:
-    """:data:`FORM_TARGET_META` for ``form`` (a :class:`hiddenweb.forms.extract.FormInfo`)."""
+def form_target(form: Any, button: Any = None) -> dict[str, Any]:
+    """:data:`FORM_TARGET_META` for ``form`` (a :class:`hiddenweb.forms.extract.FormInfo`),
+    and, under ``sends``, the method and absolute URL its submission goes to (``button``'s
+    ``formaction`` and ``formmethod``, if it is clicked): a script's request of just that,
+    once the crawler submitted, is the submission (:meth:`hiddenweb.browser.guard.Guard.
+    _form_sends`)."""
     attrib = form.selector.attrib if form.selector is not None else {}
+    sends = button if button is not None else form
     return {"id": form.element_id, "index": form.index,
             "names": sorted({f.name for f in form.fields if f.name}),
             "action": (attrib.get("action") or "").strip(),
-            "method": (attrib.get("method") or "get").strip().lower()}
+            "method": (attrib.get("method") or "get").strip().lower(),
+            "sends": [(sends.method or "get").upper(), sends.action]}

@@ -186,6 +186,9 @@ class Render:
     # direct render is judged (browser/renders.py)
     document: bytes | None = None
     dialogs: int = 0  # the dialogs (alert, confirm, prompt) its page opened
+    # (METHOD, URL) of the form the crawler submits by page actions, once its submitting
+    # action ran: the form's script sending it there is the submission the policy allowed
+    form_send: tuple[str, str] | None = None
 
     @property
     def host(self) -> str | None:
@@ -242,8 +245,8 @@ class Guard:
                 page.on(event, lambda request: self._flying.get(page, {}).pop(request, None))
             page.on("dialog", lambda dialog: self._dialog(page, dialog))
             page.on("popup", self._popup)
-            if self.script_reads:  # asked by RECORD_WRITES_JS, in every frame of the page
-                await page.expose_binding(MAY_POST, self._may_post)
+            # asked by RECORD_WRITES_JS, in every frame of the page (a read, a form's send)
+            await page.expose_binding(MAY_POST, self._may_post)
             await page.add_init_script(RECORD_WRITES_JS)  # SAFETY: before any page script
             await page.add_init_script(RECORD_OPEN_JS)
             await page.add_init_script(RECORD_EVENTS_JS)
@@ -343,14 +346,30 @@ class Guard:
         ``HIDDENWEB_BROWSER_SCRIPT_READS`` is off."""
         return self.script_reads and self.safety.script_request(method, url, body).allowed
 
+    def _form_sends(self, render: Render, method: str, url: str) -> bool:
+        """Whether a script's non-GET request is the submission of the form the crawler is
+        submitting by page actions (:attr:`Render.form_send`, set by its submitting action):
+        its method, to its own action (its button's ``formaction``). That form was judged by
+        the safety policy, and a page whose script sends it with ``fetch`` (a form handled in
+        the page) sent nothing before: its POST was refused as the page's own write."""
+        sent = render.form_send
+        if sent is None or method.upper() != sent[0] or not _same(url, sent[1]):
+            return False
+        self.stats.inc_value("hiddenweb/browser/form_sends")
+        logger.debug("A script's %s %s sends the form being submitted: sent", method, url)
+        return True
+
     def _may_post(self, source: dict[str, Any], method: Any, url: Any, body: Any) -> bool:
         """The binding :data:`~hiddenweb.browser.scripts.MAY_POST` that a document's write
         guard asks before a script's non-GET request becomes one: only for a page being
-        rendered, to its own host, and a request that reads (:meth:`_reads`)."""
+        rendered, to its own host, and the submission of the form being submitted
+        (:meth:`_form_sends`) or a request that reads (:meth:`_reads`)."""
         render = self.renders.get(source.get("page"))
         url = str(url)
         if render is None or urlsplit(url).hostname != render.host:
             return False
+        if self._form_sends(render, str(method), url):
+            return True
         if not self._reads(str(method), url, body if isinstance(body, str) else None):
             return False
         self.stats.inc_value("hiddenweb/browser/script_reads")
@@ -414,6 +433,8 @@ class Guard:
             await route.fulfill(status=204, body="")
             return
         if not navigation and request.method not in ("GET", "HEAD", "OPTIONS") \
+                and not (render.form_send is not None
+                         and self._form_sends(render, request.method, url)) \
                 and not self._reads(request.method, url, _post_text(request)):
             # SAFETY: a page's own script writing (an XHR or fetch PUT, POST, DELETE: a sync, a
             # "seen" marker, an autosave) while the crawler renders it: the crawler would be

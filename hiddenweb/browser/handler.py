@@ -433,6 +433,9 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 if _submits(pm):  # the crawler's own submission navigates: allowed
                     await page.evaluate(RELEASE_SUBMIT_JS)
                     render.navigations += 1
+                    sends = (render.request.meta.get(FORM_TARGET_META) or {}).get("sends")
+                    if sends:  # and so does its script's request of the form's action
+                        render.form_send = (str(sends[0]).upper(), str(sends[1]))
                 if pm.method == "wait_for_load_state":
                     state = pm.args[0] if pm.args else pm.kwargs.get("state", "load")
                     cap = min(self.hw.timeout, IDLE_CAP)

@@ -139,10 +139,11 @@ ROUTE_AGAIN_JS = """() => {
 # request too, but Playwright continues a paused request unrouted when it cannot tell which
 # frame made it (a page retrying a refused save every 3 ms got one PUT out in about 1 of 4
 # crawls of 80 pages), so the write is refused before it is a request at all. Before refusing
-# it, the document asks the guard through the binding MAY_POST (when the guard exposed it:
-# HIDDENWEB_BROWSER_SCRIPT_READS) with the method, the absolute URL and the body as text (null
-# when it is not text: a file, a stream, more than 64 KiB); a request the safety policy reads
-# as a search (a GraphQL query, an API's ".../search") is then sent as the page asked. A
+# it, the document asks the guard through the binding MAY_POST with the method, the absolute
+# URL and the body as text (null when it is not text: a file, a stream, more than 64 KiB); a
+# request the safety policy reads as a search (a GraphQL query, an API's ".../search";
+# HIDDENWEB_BROWSER_SCRIPT_READS), or the submission of the form the crawler is submitting, to
+# its own action (hiddenweb.browser.guard.Guard._form_sends), is then sent as the page asked. A
 # synchronous XHR cannot wait for the answer: refused. Beacons are refused without asking.
 MAY_POST = "__hiddenwebMayPost"
 RECORD_WRITES_JS = """(() => {

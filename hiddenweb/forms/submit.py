@@ -100,7 +100,7 @@ def browser_request(explorer: FormExplorer, data: Assignment, *, callback: Calla
     return scrapy.Request(explorer.page, callback=callback, errback=errback, dont_filter=True,
                           meta={"playwright": True, "playwright_page_methods": methods,
                                 "download_slot": BROWSER_SLOT, "hiddenweb_browser_form": True,
-                                FORM_TARGET_META: form_target(form)})
+                                FORM_TARGET_META: form_target(form, button)})
 
 
 def defaults(explorer: FormExplorer) -> dict[str, str]:

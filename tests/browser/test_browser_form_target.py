@@ -95,3 +95,57 @@ def test_a_submission_in_chromium_acts_on_its_own_form(tmp_path):
     # and no page action waited for a control that was not there
     assert not stats.get("hiddenweb/browser/failures"), stats
     assert not stats.get("hiddenweb/browser/timeouts"), stats
+
+
+NOTES = b"""<!doctype html><html><head><title>Notes</title></head><body>
+<h1>Notes</h1>
+<form action="/notes" method="post"><input name="tag" value="garden">
+<button>Show the notes</button></form>
+<div id="out"></div>
+<script>
+document.addEventListener("submit", function (e) {
+  e.preventDefault();
+  var f = e.target;
+  fetch("/drafts/autosave", {method: "POST", body: "unsaved"});  // the page's own write
+  fetch(f.action, {method: "POST", body: new URLSearchParams(new FormData(f))})
+    .then(function (r) { return r.text(); })
+    .then(function (t) { document.getElementById("out").innerHTML = t; });
+});
+</script></body></html>"""
+
+
+class Notes(SiteHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        self.log.append(("GET", self.path))
+        path = urlsplit(self.path).path
+        if path == "/":
+            return self._send(NOTES)
+        if path == "/notes/garden":
+            return self._send(b"<html><title>garden</title><p>Notes tagged garden.</p></html>")
+        return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode()
+        self.log.append(("POST", self.path, body))
+        if self.path == "/notes":
+            return self._send(b'<a href="/notes/garden">The garden notes</a>')
+        return self._send(b"saved")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+def test_a_form_that_posts_itself_with_fetch_is_sent_and_nothing_else_is(tmp_path):
+    """A neutral POST form handled in the page, which sends itself with ``fetch`` to its own
+    action: the crawler's submission is that request (``Guard._form_sends``). The page's
+    other write at the same moment (an autosave) is still refused."""
+    with serve(Notes) as url:
+        run = browser_crawl(tmp_path, url, 20, HIDDENWEB_BROWSER_SCROLL_STEPS="0",
+                            HIDDENWEB_MAX_SUBMISSIONS_PER_FORM="3")
+        log = list(Notes.log)
+    assert run.returncode == 0, run.stderr[-3000:]
+    posts = [entry for entry in log if entry[0] == "POST"]
+    assert ("POST", "/notes", "tag=garden") in posts, posts  # its defaults
+    assert not [p for p in posts if p[1] != "/notes"], posts  # never the autosave
+    assert ("GET", "/notes/garden") in log, log
+    assert run.stats.get("hiddenweb/browser/form_sends", 0) >= 1, run.stats
+    assert run.stats.get("hiddenweb/browser/writes_aborted", 0) >= 1, run.stats
