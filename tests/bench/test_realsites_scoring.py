@@ -329,3 +329,39 @@ def test_crawler_arms_are_cut_at_commas_outside_their_json():
     assert split_crawlers(f"naive,naive-browser,{arm},hwdla") == [
         "naive", "naive-browser", arm, "hwdla"]
     assert split_crawlers("hwdla") == ["hwdla"]
+
+
+def test_issue_24_bars_compare_hwdla_with_the_naive_browser_of_the_same_run():
+    from hiddenweb.bench.realsites import report
+
+    def crawl(name, js, wall, pages=0, useful=None, dangerous=0):
+        return {"crawler": name, "found": {"link": 0, "form": 0, "js": js, "total": js,
+                                           "allowed": js},
+                "wall_seconds": wall, "browser_pages": pages, "useful_renders": useful,
+                "dangerous": dangerous, "downloads": 1, "requests": 1, "requests_to_90": 1}
+
+    truth = {"link": 0, "form": 0, "js": 20, "total": 20, "allowed": 20}
+    results = [
+        {"name": "spa", "truth": truth, "origin": "npm", "pins": [], "hidden": "",
+         "crawls": [crawl("naive", 0, 5.0), crawl("naive-browser", 10, 40.0, 30),
+                    crawl("hwdla", 19, 16.0, 12, 10)]},
+        {"name": "short", "truth": truth, "origin": "npm", "pins": [], "hidden": "",
+         "crawls": [crawl("naive-browser", 19, 10.0, 3),
+                    crawl("hwdla", 18, 12.0, 13, 10, dangerous=1)]},
+        {"name": "no-browser-arm", "truth": truth, "origin": "npm", "pins": [], "hidden": "",
+         "crawls": [crawl("hwdla", 20, 9.0)]},
+        {"name": "skipped", "skipped": "not installed"},
+    ]
+    got = {b["site"]: b for b in report.bars(results)}
+    assert set(got) == {"spa", "short"}
+    spa = got["spa"]
+    assert spa["js_met"] and spa["renders_met"] and spa["wall_met"] and spa["dangerous_met"]
+    assert spa["precision"] == 0.83 and spa["wall_ratio"] == 0.4
+    short = got["short"]  # fewer JS-only units than the naive browser, 13 > 1.2 x 10 pages
+    assert not short["js_met"] and not short["renders_met"] and not short["wall_met"]
+    assert not short["dangerous_met"]
+    md = report.markdown(results, {"command": "c", "date": "d", "machine": "m", "code": "x",
+                                   "caps": {"pages": 1, "seconds": 1}, "total_seconds": 1})
+    assert "## Issue 24's bars" in md
+    assert "| spa | 19 / 10 / 20 | met | 10 / 12 (0.83) | met | 16.0 / 40.0 (0.40) | met | 0 |" \
+        in md

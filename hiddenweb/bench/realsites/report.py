@@ -68,6 +68,74 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+#: the bars of issue 24 (JavaScript as real sites use it), read from one run
+JS_SHARE, RENDER_RATIO, WALL_RATIO = 0.9, 1.2, 0.5
+
+
+def _crawl(site: dict[str, Any], name: str) -> dict[str, Any] | None:
+    return next((c for c in site.get("crawls", []) if c["crawler"] == name and "found" in c),
+                None)
+
+
+def bars(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Issue 24's bars per site, for ``hwdla`` against ``naive-browser`` of the same run
+    (sites missing either are left out):
+
+    * JS-only units found ≥ the naive browser's and ≥ :data:`JS_SHARE` of the truth's (the
+      recall of the render decision, scored from the server's log);
+    * browser pages ≤ :data:`RENDER_RATIO` × the useful ones (``useful / browser pages`` is
+      the decision's precision; no browser page meets it);
+    * wall time ≤ :data:`WALL_RATIO` × the naive browser's;
+    * no dangerous request."""
+    out = []
+    for site in results:
+        hw, nb = _crawl(site, "hwdla"), _crawl(site, "naive-browser")
+        if hw is None or nb is None:
+            continue
+        truth = site["truth"]["js"]
+        js, js_nb = hw["found"]["js"], nb["found"]["js"]
+        pages, useful = hw["browser_pages"] or 0, hw.get("useful_renders") or 0
+        ratio = hw["wall_seconds"] / nb["wall_seconds"] if nb["wall_seconds"] else None
+        out.append({
+            "site": site["name"], "js": js, "js_naive_browser": js_nb, "js_truth": truth,
+            "js_met": js >= js_nb and js >= JS_SHARE * truth,
+            "browser_pages": pages, "useful": useful,
+            "precision": round(useful / pages, 2) if pages else None,
+            "renders_met": pages <= RENDER_RATIO * useful,
+            "wall": hw["wall_seconds"], "wall_naive_browser": nb["wall_seconds"],
+            "wall_ratio": None if ratio is None else round(ratio, 2),
+            "wall_met": ratio is not None and ratio <= WALL_RATIO,
+            "dangerous": hw["dangerous"], "dangerous_met": hw["dangerous"] == 0})
+    return out
+
+
+def _bars_markdown(results: list[dict[str, Any]]) -> list[str]:
+    got = bars(results)
+    if not got:
+        return []
+
+    def mark(ok: bool) -> str:
+        return "met" if ok else "**not met**"
+
+    md = ["", "## Issue 24's bars (hwdla against the naive browser of this run)", "",
+          f"JS-only units: hwdla's ≥ the naive browser's and ≥ {JS_SHARE:.0%} of the truth's "
+          "(the recall of the decision to render, scored from the server's log); browser "
+          f"pages ≤ {RENDER_RATIO}× the useful ones (`useful / browser pages` is its "
+          f"precision); wall time ≤ {WALL_RATIO}× the naive browser's; no dangerous request.",
+          "", "| site | JS-only hwdla / naive browser / truth | | useful / browser pages "
+          "(precision) | | wall s hwdla / naive browser (ratio) | | dangerous |",
+          "|---|---|---|---|---|---|---|---|"]
+    for b in got:
+        precision = "—" if b["precision"] is None else f"{b['precision']:.2f}"
+        ratio = "—" if b["wall_ratio"] is None else f"{b['wall_ratio']:.2f}"
+        md.append(f"| {b['site']} | {b['js']} / {b['js_naive_browser']} / {b['js_truth']} | "
+                  f"{mark(b['js_met'])} | {b['useful']} / {b['browser_pages']} ({precision}) | "
+                  f"{mark(b['renders_met'])} | {b['wall']:.1f} / "
+                  f"{b['wall_naive_browser']:.1f} ({ratio}) | {mark(b['wall_met'])} | "
+                  f"{b['dangerous']} |")
+    return md
+
+
 def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     md = ["# Real-site benchmark", "",
           "Third-party web apps installed from PyPI, npm and Debian, served on 127.0.0.1 behind "
@@ -108,6 +176,7 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
           "differ after the crawl (listed below).", "",
           "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     md += ["| " + " | ".join(c) + " |" for c in _cells(rows(results))]
+    md += _bars_markdown(results)
     crawls = [c for site in results for c in site.get("crawls", [])]
     left = sorted({p for c in crawls for p in c.get("leftover_pids", [])})
     md += ["", f"Processes left running after the crawls (apps, proxies, crawlers, checked by "
