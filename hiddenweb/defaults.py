@@ -152,6 +152,9 @@ LAB: dict = {
     # the words of every value typed into a form submitted in Chromium are echoes on its
     # answers, not new text: the page keeps its storage (hiddenweb.forms.crawl.typed_echoes)
     "form_typed_echoes": True,
+    # a form submitted in Chromium sends its defaults alone first; each answer releases one
+    # more submission, two after a new page (FormExplorer.first_wave; off: a whole wave at once)
+    "form_browser_slow_start": True,
     # renders of a URL template judged before its verdict (min_seen: hiddenweb.browser.detect)
     "browser_min_renders": 2,
     "browser_useful_share": 0.5,  # a template is rendered while this share of its renders pay

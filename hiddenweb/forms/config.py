@@ -60,6 +60,9 @@ class FormsConfig:
     #: lab knob form_typed_echoes: the words of every value typed into a form submitted in
     #: Chromium are echoes on its answers (FormCrawler.typed_echoes)
     typed_echoes: bool = True
+    #: lab knob form_browser_slow_start: a form submitted in Chromium sends its defaults alone
+    #: first, and grows its wave by its answers (FormExplorer.first_wave)
+    browser_slow_start: bool = True
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -90,4 +93,5 @@ class FormsConfig:
             previews_known=lab(s, "form_previews_known"),
             inert_repeats=lab(s, "form_inert_repeats"),
             typed_echoes=lab(s, "form_typed_echoes"),
+            browser_slow_start=lab(s, "form_browser_slow_start"),
         )

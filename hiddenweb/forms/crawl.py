@@ -187,7 +187,9 @@ class FormCrawler:
     def wave_for(self, by_browser: bool) -> int:
         """Submissions of one form outstanding: ``form_wave``; a form submitted in
         the browser keeps at least ``HIDDENWEB_BROWSER_MAX_PAGES`` (one per page it may use:
-        a browser submission takes seconds, and a smaller wave leaves the browser idle)."""
+        a browser submission takes seconds, and a smaller wave leaves the browser idle), which
+        it reaches by its answers: it sends its defaults alone first (lab knob
+        ``form_browser_slow_start``, :attr:`FormExplorer.first_wave`)."""
         return max(self.config.wave, self.spider.browser.max_pages) if by_browser \
             else self.config.wave
 
@@ -263,7 +265,8 @@ class FormCrawler:
                     button=chosen, page=response.url, by_browser=by_script, form_only=form_only,
                     vocabulary=self.vocabulary, defaults_first=True,
                     page_words=self.config.page_words,
-                    inert_repeats=self.config.inert_repeats)
+                    inert_repeats=self.config.inert_repeats,
+                    first_wave=1 if by_script and self.config.browser_slow_start else None)
                 if not explorer.fillable:  # sent once, as the page gives it
                     stats.inc_value("hiddenweb/forms/defaults_only")
                     logger.debug("Form %s on %s: sent with its defaults only (%s)",

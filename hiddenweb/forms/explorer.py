@@ -86,6 +86,7 @@ class FormExplorer:
     #: (:meth:`FormCrawler.gone`)
     gone = False
     typed: frozenset[str] = frozenset()  # ... and this (set in __init__)
+    first_wave = 8  # ... and this (set in __init__)
 
     def __init__(self, form: FormInfo, lvs: LVS, limit: int, wave: int = 8,
                  patience: int = 100, learn: int = 30, seed: int = 0,
@@ -95,7 +96,8 @@ class FormExplorer:
                  button: ButtonInfo | None = None, page: str = "", by_browser: bool = False,
                  form_only: bool = False, dependent: tuple[str, str] | None = None,
                  vocabulary: SiteVocabulary | None = None, defaults_first: bool = False,
-                 page_words: bool = False, inert_repeats: bool = True) -> None:
+                 page_words: bool = False, inert_repeats: bool = True,
+                 first_wave: int | None = None) -> None:
         self.form = form
         self.form_class, self.button, self.page = form_class, button, page
         self.by_browser, self.form_only, self.dependent = by_browser, form_only, dependent
@@ -109,6 +111,9 @@ class FormExplorer:
         self.stats: list[dict[str | None, list[int]]] = [
             {v: [0, 0] for v in vals} for vals in self.values]
         self.limit, self.wave, self.patience, self.learn = limit, wave, patience, learn
+        #: submissions sent before any answer (:meth:`first`); each answer then releases one
+        #: more, two after a new page, up to ``wave`` in flight (:meth:`feedback`)
+        self.first_wave = min(first_wave or wave, wave)
         self.blind = blind
         self.tried: set[tuple] = set()
         self.submitted = 0
@@ -268,14 +273,14 @@ class FormExplorer:
 
     # -- the loop ----------------------------------------------------------------------------
     def first(self) -> list[Assignment]:
-        """The first wave: the form's defaults (``{}``: nothing changed), then up to ``wave``
-        submissions in all."""
+        """The first wave: the form's defaults (``{}``: nothing changed), then up to
+        ``first_wave`` submissions in all (``wave`` unless given)."""
         out: list[Assignment] = []
         if self.defaults_pending and self.limit > 0:
             self.defaults_pending = False
             self.submitted += 1
             out.append({})
-        return out + self._take(min(self.wave, self.limit) - len(out))
+        return out + self._take(min(self.first_wave, self.limit) - len(out))
 
     def feedback(self, data: Assignment, new: bool, found_words: list[str] | None = None,
                  empty: bool = False, shown: int | None = None, repeat: bool = False

@@ -197,3 +197,24 @@ def test_label_word_kinds_can_be_switched_off() -> None:
     assert kinds_of({"HIDDENWEB_LAB": {"dla_label_words": "1"}}) == ["word:garden", "word:tools"]
     with pytest.raises(ValueError, match="dla_label_words must be one of"):
         make({"HIDDENWEB_LAB": {"dla_label_words": "some"}})
+
+
+def test_a_slow_start_sends_the_defaults_alone_and_grows_by_the_answers() -> None:
+    """``first_wave`` (a form submitted in Chromium: lab knob ``form_browser_slow_start``):
+    the defaults go alone; an answer that found nothing releases one submission, a new page
+    two, never more than ``wave`` in flight."""
+    form = extract_forms(Selector(text=LOCATE), "http://h/s")[0]
+    lvs = LVS([LVSLabel("city", ["city", "town"], [f"c{i}" for i in range(50)])])
+    slow = FormExplorer(form, lvs, limit=400, wave=4, patience=50, learn=0,
+                        defaults_first=True, first_wave=1)
+    first = slow.first()
+    assert first == [{}] and slow.in_flight == 1
+    nothing = slow.feedback({}, False)
+    assert len(nothing) == 1 and slow.in_flight == 1
+    new = slow.feedback(nothing[0], True)
+    assert len(new) == 2 and slow.in_flight == 2
+    more = slow.feedback(new[0], True) + slow.feedback(new[1], True)
+    assert len(more) == 2 + 2 and slow.in_flight == 4 == slow.wave  # capped by the wave
+    whole = FormExplorer(form, lvs, limit=400, wave=4, patience=50, learn=0,
+                         defaults_first=True)
+    assert len(whole.first()) == 4  # without it: the defaults and a whole wave at once
