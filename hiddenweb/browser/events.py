@@ -321,9 +321,13 @@ class PageEvents:
         # URL template -> (signatures of handlers that brought nothing new, URLs brought)
         self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
 
-    async def fire(self, page: Any, render: Render) -> str:
+    async def fire(self, page: Any, render: Render, until: tuple[str, Any] | None = None
+                   ) -> str:
         """Fire ``page``'s events for ``render``; return the HTML to append to its DOM (links
-        and forms that appeared and were gone again). A dead page's error is raised."""
+        and forms that appeared and were gone again). A dead page's error is raised. With
+        ``until`` (a script and its argument), stop as soon as the script returns a number
+        ≥ 0 after an event, the page left as that event left it (a form a click reveals,
+        which a later event may hide again: :mod:`hiddenweb.browser.formtarget`)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.seconds
         found_before = len(render.found)
@@ -337,6 +341,7 @@ class PageEvents:
         fruitless, brought = self._memory(self.memory_key(render.request.url))
         links: list[str] = []  # appeared after an event, in order
         fired = offered = forms = delegated = 0
+        reached = False  # ``until`` said so
         render.firing = True
         try:
             while fired < self.budget and offered < 4 * self.budget:
@@ -385,10 +390,14 @@ class PageEvents:
                     fruitless.add(signature)
                 if len(brought) < MAX_MEMORY:
                     brought.update(got)
+                if until is not None and await page.evaluate(*until) >= 0:
+                    reached = True
+                    break
             else:
                 if fired >= self.budget:
                     self.stats.inc_value("hiddenweb/browser/events/budget_spent")
-            if await page.evaluate(RESTORE_JS):  # the forms read next are as the page gave them
+            if not reached and await page.evaluate(RESTORE_JS):
+                # the forms read next are as the page gave them
                 await self._quiet(page, render, min(self.wait, max(0.5, deadline - loop.time())))
             gone_forms = await page.evaluate(END_JS)
             current = set(await page.evaluate(LINKS_JS)) if links else set()

@@ -19,8 +19,9 @@ Contract:
   its old position first), and marks it (:data:`FORM_MARK`); the page actions then address the
   marked form, never a position;
 * not there: the handler fires the page's events as its render did
-  (:mod:`hiddenweb.browser.events`) and looks again, for a form a click reveals
-  (``hiddenweb/browser/forms_revealed``); still not there, the submission is dropped at once
+  (:mod:`hiddenweb.browser.events`), looking again after each, and stops at the event that
+  shows it (a form a click reveals, which a later event may hide again:
+  ``hiddenweb/browser/forms_revealed``); not there after all, the submission is dropped at once
   with :class:`FormGone` (``hiddenweb/browser/forms_gone``) and the form's explorer ends
   (:meth:`hiddenweb.forms.crawl.FormCrawler.gone`);
 * once the crawler's submitting action ran, a script's request with the form's method to the

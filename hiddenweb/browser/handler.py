@@ -404,14 +404,15 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
 
     async def _locate(self, page: Any, target: dict, render: Render, job: Job) -> None:
         """Find and mark the form a submission acts on (:mod:`~hiddenweb.browser.formtarget`);
-        not on the fresh page, fire the page's events as its render did and look again;
-        still not there, :class:`FormGone`."""
+        not on the fresh page, fire the page's events as its render did, looking again after
+        each, and stop at the one that shows it; not there after all, :class:`FormGone`."""
         job.stage = "finding the form"
         if await page.evaluate(LOCATE_FORM_JS, [target, FORM_MARK_ATTR]) >= 0:
             return
         if self.events is not None and not page.is_closed():
-            job.stage = "revealing the form"
-            await self.events.fire(page, render)
+            job.stage = "revealing the form"  # event by event, until it is there
+            await self.events.fire(page, render,
+                                   until=(LOCATE_FORM_JS, [target, FORM_MARK_ATTR]))
             if not page.is_closed() \
                     and await page.evaluate(LOCATE_FORM_JS, [target, FORM_MARK_ATTR]) >= 0:
                 self.stats.inc_value("hiddenweb/browser/forms_revealed")

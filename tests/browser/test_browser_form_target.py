@@ -5,11 +5,14 @@ Two kinds of page, each a script's forms (a root ``submit`` listener sends them 
 as a GET: a script's POST that does not read is refused in Chromium, hiddenweb.browser.guard):
 
 * **a form a click reveals**: "Show options" puts an options form in the page, before a form
-  that deletes everything. The crawl reads the options form in the render's final DOM (after
-  the events), third of three; a fresh load has two forms, the second the delete form. Found by
+  that deletes everything, and "Hide options" takes it away (and shows a link, so that it is
+  fired again on the page's next render). The crawl reads the options form
+  as the events showed it (the render appends a form an event showed and a later one hid),
+  after the other two; a fresh load has two forms, the second the delete form. Found by
   position, the options form's submission submitted the delete form, which the safety policy
-  refuses; found by what it is, the options form is revealed by the page's events and posted,
-  and the delete form never is;
+  refuses; found by what it is, the options form is revealed by the page's events, which stop
+  at the one that shows it (the next would hide it again), and sent, and the delete form
+  never is;
 * **a form shown once**: a welcome search box the page shows on a reader's first visit only
   (kept in its storage). Its submissions find no form and are dropped at once; the form's
   explorer ends (``hiddenweb/forms/gone``) instead of waiting for a field on every one of them.
@@ -42,7 +45,11 @@ LIST = b"""<!doctype html><html><head><title>Shopping list</title></head><body>
 <button type="button" onclick="document.getElementById('slot').innerHTML =
  '<form action=&quot;/apply&quot; method=&quot;post&quot;><input type=hidden name=view value=wide>'
  + '<button>Apply these options</button></form>'">Show options</button>
-<div id="slot"></div>
+<button type="button" onclick="document.getElementById('slot').innerHTML = '';
+ document.getElementById('note').innerHTML =
+ '<a href=&quot;/options-help&quot;>About the options</a>'"
+ >Hide options</button>
+<div id="slot"></div><div id="note"></div>
 <form action="/delete-all" method="post"><input type="hidden" name="confirm" value="yes">
 <button>Delete all items</button></form>
 <div id="out"></div>""" + POSTS + b"</body></html>"
@@ -68,8 +75,9 @@ class Shop(SiteHandler):
         link = {"/apply": "/options-applied", "/find": "/found"}.get(path)
         if link and urlsplit(self.path).query:  # a form's answer
             return self._send(f'<a href="{link}">see the result</a>'.encode())
-        if path in ("/options-applied", "/search", "/found"):
-            return self._send(b"<html><title>page</title><p>A page.</p></html>")
+        if path in ("/options-applied", "/options-help", "/search", "/found"):
+            return self._send(f"<html><title>{path}</title><p>The page {path}.</p></html>"
+                              .encode())
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 
@@ -84,7 +92,7 @@ def test_a_submission_in_chromium_acts_on_its_own_form(tmp_path):
     # the form a click reveals: revealed by the page's events on the fresh page, and sent
     assert stats.get("hiddenweb/browser/forms_revealed", 0) >= 1, stats
     assert "/apply?view=wide" in log, log
-    assert any(i.get("url", "").endswith("/options-applied") for i in run.items)
+    assert any(i.get("url", "").endswith("/options-applied") for i in run.items), log
     # the form the safety policy refuses, at the options form's old position: never sent
     assert not [p for p in log if p.startswith("/delete-all")], log
     # the form shown once: dropped when not found, its explorer ended, nothing sent
