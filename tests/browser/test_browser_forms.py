@@ -158,10 +158,12 @@ def test_a_script_that_hooks_one_form_by_id_leaves_the_others_to_plain_http():
     assert not submitted_by_script(Selector(text=page), Selector(text=page).xpath("//form")[0])
 
 
-def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
+@pytest.mark.parametrize("slow_start", [True, False])
+def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page(slow_start):
     """The form_wave lab knob bounds a plain form's submissions in flight; a form that only the
     browser can submit keeps at least HIDDENWEB_BROWSER_MAX_PAGES of them (its answers take
-    seconds each, and a smaller wave leaves browser pages idle)."""
+    seconds each, and a smaller wave leaves browser pages idle), which it reaches by its
+    answers: its defaults go alone first (lab knob form_browser_slow_start)."""
     from dataclasses import replace
 
     from scrapy.http import HtmlResponse, Request
@@ -173,8 +175,9 @@ def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
             'function(e){e.preventDefault();fetch("/x");});</script>')
     body = ('<html><body><form id="form-a" action="/xhr"><input name="q"></form>'
             '<form id="form-b" action="/s"><input name="q"></form>' + hook + '</body></html>')
-    crawler = get_crawler(HwdlaSpider, {"HIDDENWEB_LAB": {"form_wave": 3},
-                                        "HIDDENWEB_BROWSER_MAX_PAGES": 5})
+    crawler = get_crawler(HwdlaSpider, {
+        "HIDDENWEB_LAB": {"form_wave": 3, "form_browser_slow_start": slow_start},
+        "HIDDENWEB_BROWSER_MAX_PAGES": 5})
     spider = HwdlaSpider.from_crawler(crawler, seed="http://127.0.0.1:1/")
     url = "http://127.0.0.1:1/p/1"
     response = HtmlResponse(url, body=body.encode(), encoding="utf-8", flags=["playwright"],
@@ -182,7 +185,8 @@ def test_a_form_submitted_in_the_browser_keeps_a_wave_per_browser_page():
     sent = list(spider.forms.page(response, spider.visible(response)))
     waves = {e.by_browser: e.wave for e in spider.forms.explorers.values()}
     assert waves == {True: 5, False: 3}
-    assert len(sent) == 5 + 3  # each form's first wave
+    # each form's first wave: the browser form's defaults alone with the slow start
+    assert len(sent) == (1 if slow_start else 5) + 3
     spider.forms.config = replace(spider.forms.config, wave=8)
     # a plain wave above the browser's pages is kept for both
     assert spider.forms.wave_for(True) == spider.forms.wave_for(False) == 8
