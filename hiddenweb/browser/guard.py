@@ -433,8 +433,7 @@ class Guard:
             await route.fulfill(status=204, body="")
             return
         if not navigation and request.method not in ("GET", "HEAD", "OPTIONS") \
-                and not (render.form_send is not None
-                         and self._form_sends(render, request.method, url)) \
+                and not self._form_sends(render, request.method, url) \
                 and not self._reads(request.method, url, _post_text(request)):
             # SAFETY: a page's own script writing (an XHR or fetch PUT, POST, DELETE: a sync, a
             # "seen" marker, an autosave) while the crawler renders it: the crawler would be

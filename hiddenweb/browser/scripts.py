@@ -19,10 +19,10 @@ WRITE_DOCUMENT_JS = """([url, html]) => {
 # (input + change events, as a user's choice fires) and read the child's options once they
 # changed, or once the request the choice started has been answered (a resource entry) and the
 # page has stayed unchanged for 0.5 s, or after ``timeout`` ms. Returns {parent: [child values]}.
-# The form is the one the handler found again on the page (hiddenweb.browser.formtarget).
-DEPENDENT_PROBE_JS = """async ([i, parent, child, limit, timeout]) => {
-  const f = document.querySelector("form[data-hiddenweb-form]") || document.forms[i];
-  const p = f.elements[parent], out = {};
+# The form is the one the handler found again on the page and marked: ``mark`` is its
+# selector (hiddenweb.browser.formtarget.FORM_MARK).
+DEPENDENT_PROBE_JS = """async ([mark, parent, child, limit, timeout]) => {
+  const f = document.querySelector(mark), p = f.elements[parent], out = {};
   const values = () => Array.from(f.elements[child].options, o => o.value).filter(v => v);
   const vals = Array.from(p.options, o => o.value).filter(v => v).slice(0, limit);
   for (const v of vals) {

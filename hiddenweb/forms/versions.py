@@ -31,7 +31,7 @@ import scrapy
 from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import BROWSER_SLOT, DEPENDENT_PROBE_JS
-from hiddenweb.browser.formtarget import FORM_TARGET_META, form_target
+from hiddenweb.browser.formtarget import FORM_MARK, FORM_TARGET_META, form_target
 from hiddenweb.forms.explorer import FormExplorer
 from hiddenweb.forms.extract import ButtonInfo, FormInfo, is_wildcard, pin, pin_choices
 
@@ -68,7 +68,7 @@ class FormVersions:
                   "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded"},
                   "playwright_page_methods": [PageMethod(
                       "evaluate", DEPENDENT_PROBE_JS,
-                      [form.index, parent, child, self.forms.config.max_submissions, timeout_ms])],
+                      [FORM_MARK, parent, child, self.forms.config.max_submissions, timeout_ms])],
                   "hiddenweb_dependent": form.signature, "hiddenweb_browser_form": True,
                   FORM_TARGET_META: form_target(form),
                   "hiddenweb_form_only": probe.form_only,
