@@ -171,6 +171,15 @@ LAB: dict = {
     # a fired click is pressed first (pointerdown, mousedown, pointerup, mouseup), and a press
     # listener on an ancestor makes delegated clicks (hiddenweb.browser.events)
     "browser_press_clicks": True,
+    # a container's own script listeners (the root elements', or those of an element holding 3
+    # controls or more) are delegated clicks' only, not fired on the container itself (events.py)
+    "browser_event_containers": True,
+    # each hash-route template its own memory of fruitless handlers; a document's handlers
+    # fruitless on 2 route templates and never fruitful skipped on all its routes (events.py)
+    "browser_event_route_memory": True,
+    # an event that took the page to another view of its document: the view taken again
+    # before the next event (events.py)
+    "browser_event_restore_view": True,
     # a document's hash routes are no longer rendered (but a few) once 2 × browser_min_renders
     # of them were judged and fewer than this share added anything (detect.worth_routing; 0: off)
     "browser_route_share": 0.25,

@@ -10,7 +10,8 @@ Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.m
 ``browser_event_seconds``, ``browser_event_wait``, ``browser_event_retry``,
 ``browser_scroll_seconds``,
 ``browser_timer_horizon``, ``hash_route_pages``, ``browser_press_clicks``,
-``browser_scripted_forms``.
+``browser_scripted_forms``, ``browser_event_containers``, ``browser_event_route_memory``,
+``browser_event_restore_view``.
 A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
 """
@@ -72,6 +73,9 @@ class BrowserConfig:
     hash_routes: bool = True  # lab knob hash_route_pages: a hash route is a page (routes.py)
     press_clicks: bool = True  # lab knob browser_press_clicks (events.py)
     scripted_forms: bool = True  # lab knob browser_scripted_forms (scripts.SCRIPTED_FORMS_JS)
+    event_containers: bool = True  # lab knob browser_event_containers (events.py)
+    event_route_memory: bool = True  # lab knob browser_event_route_memory (events.py)
+    event_restore_view: bool = True  # lab knob browser_event_restore_view (events.py)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BrowserConfig:
@@ -115,4 +119,7 @@ class BrowserConfig:
             hash_routes=lab(settings, "hash_route_pages"),
             press_clicks=lab(settings, "browser_press_clicks"),
             scripted_forms=lab(settings, "browser_scripted_forms"),
+            event_containers=lab(settings, "browser_event_containers"),
+            event_route_memory=lab(settings, "browser_event_route_memory"),
+            event_restore_view=lab(settings, "browser_event_restore_view"),
         )

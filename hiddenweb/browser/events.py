@@ -16,6 +16,13 @@ once:
   ``hash_route_pages``, on,
   they are not clicked, nor clicked as delegated clicks: the crawl follows them as pages of
   their own, :mod:`hiddenweb.routes`) and forms with a ``javascript:`` action (submitted);
+* not a *container*'s own listeners added by script (lab knob ``browser_event_containers``,
+  on): ``<html>``, ``<body>`` or an element holding :data:`CONTAINER_CONTROLS` controls or
+  more (links, buttons, fields, elements with a ``role``) listens for its descendants; fired
+  on the container itself, an event is nobody's gesture and brings nothing (MLflow's app
+  wrapper and ``<body>`` listen to every mouse and key event: 25 events a view, each awaited,
+  signed by the view's text and so never remembered as fruitless); its descendants get its
+  clicks as delegated ones (below), and an ``on*`` attribute or property is fired as ever;
 * then *delegated* clicks: a click listener on an ancestor, the document or the window (jQuery's
   ``$(document).on("click", ".more", f)``, a framework's one listener on its root; or a
   ``mousedown`` / ``pointerdown`` one: tabs and menus that act on the press) handles the
@@ -47,13 +54,24 @@ once:
   ``window.open`` URLs, and the documents the event set out to load (the Navigation API's
   ``navigate`` event, recorded as the navigation starts); the guard aborts such a navigation
   and keeps its URL too, but only once its request is made, which may be after the page was
-  read (an event's navigation was lost now and then when it was the page's last) or never.
+  read (an event's navigation was lost now and then when it was the page's last) or never;
+* an event that took the page to another view of its document (a History-API route, a hash
+  change: the app's logo, a home link, a tab that routes) is followed by the view the firing
+  began on, taken again as a router takes one (:data:`RESTORE_VIEW_JS`: a hash change, else a
+  History-API entry and a ``popstate``, and a ``hashchange`` too when the view was the
+  document's own, with no hash), and its requests awaited (lab knob
+  ``browser_event_restore_view``, on; stat ``…/views_restored``): the handlers fired next are
+  the view's, not another's under its memory (MLflow's views each fired the home view's
+  handlers, reached by its logo's link, until their time cap).
 
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
 ``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
 firing brought no URL the page's URL template had not already given (its signature: tag, event,
-code or text) is not fired again on that template's pages (``…/skipped_repeat``); the hash
-routes of one document share one such memory (:meth:`PageEvents.memory_key`). An event
+code or text) is not fired again on that template's pages (``…/skipped_repeat``); a hash
+route's template is its route's (``/#/runs/{n}``), and a handler that brought nothing on
+:data:`BARREN_ROUTES` of a document's route templates and never anything on any is not fired
+on its other routes either (:meth:`PageEvents._document`; lab knob
+``browser_event_route_memory``, on; off, the routes of a document share one memory). An event
 answered by a dialog and no URL (a handler that refuses while the page is busy: "one request
 at a time", the last event's request still out on a slow server) is fired once more when the
 page's requests have ended, awaited at most lab knob ``browser_event_retry`` s (``…/retried``).
@@ -63,9 +81,9 @@ appeared after an event and were gone again by the end (those still there are in
 routes and ``window.open`` URLs go to :meth:`Render.find` (URLs found, ``meta["hiddenweb_found"]``).
 
 Stats (``hiddenweb/browser/events/``): ``pages``, ``fired``, ``delegated``, ``skipped_unsafe``,
-``skipped_repeat``, ``retried``, ``found_links``, ``found_forms``, ``found_urls`` (routes,
-``window.open``, navigations), ``budget_spent``, ``time_capped``, ``unsafe_aborted`` (the
-guard's).
+``skipped_repeat``, ``retried``, ``views_restored``, ``found_links``, ``found_forms``,
+``found_urls`` (routes, ``window.open``, navigations), ``budget_spent``, ``time_capped``,
+``unsafe_aborted`` (the guard's).
 """
 
 from __future__ import annotations
@@ -96,6 +114,12 @@ EVENT_TYPES = ("mouseover", "mouseenter", "mousedown", "mouseup", "click", "dblc
 QUIET = 0.06  # after an event, the page is read once none of its requests flew for this long
 MAX_OPTIONS = 8  # a select's change handler: fired for its first options
 MAX_DELEGATED = 12  # delegated clicks fired per page, within its budget
+#: an element holding this many controls (links, buttons, fields, elements with a role) or more
+#: is a container: its script listeners are delegated, not fired on it
+CONTAINER_CONTROLS = 3
+#: a handler that brought nothing on the pages of this many of a document's route templates,
+#: and never brought anything on any, is not fired on its other routes either
+BARREN_ROUTES = 2
 MAX_SCAN = 5000  # elements looked at for handlers, in document order
 MAX_FORMS = 20  # forms that appeared after events, kept per page
 MAX_TEMPLATES = 1000  # URL templates whose fruitless handlers are remembered ...
@@ -175,10 +199,21 @@ CLICKABLE_JS = """(el, st) => {
 }"""
 # the next (element, event) not fired yet, in document order, then the next delegated click:
 # its description, or null
-NEXT_JS = """([types, limit, options, delegate, routes, pressed]) => {
+NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) => {
   const st = window.__hiddenwebFiring, recorded = window.__hiddenwebListeners;
   if (!st) return null;
   st.routes = routes;
+  // a container's own script listeners are its descendants' (delegated clicks), not fired on
+  // it: the document's root elements, or one that holds CONTAINER_CONTROLS controls or more
+  st.container = st.container || new WeakMap();
+  const container = (el, tag) => {
+    if (!containers) return false;
+    if (tag === "html" || tag === "body") return true;
+    if (!st.container.has(el)) st.container.set(el, el.querySelectorAll(
+      "a[href], button, input, select, textarea, [role]").length >= """ \
+    + str(CONTAINER_CONTROLS) + """);
+    return st.container.get(el);
+  };
   const delegatedClick = """ + DELEGATED_JS + """, clickable = """ + CLICKABLE_JS + """;
   const describe = (el, tag, type, code, href, delegated) => {
     const attr = (name) => el.getAttribute(name) || "";
@@ -195,7 +230,8 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed]) => {
   for (let i = 0; i < n; i++) {
     const el = all[i], tag = el.tagName.toLowerCase(), own = recorded && recorded.get(el);
     const attr = (name) => el.getAttribute(name) || "";
-    const have = types.filter((t) => typeof el["on" + t] === "function" || (own && own.has(t)));
+    const mine = own && !container(el, tag);  // script listeners fired on the element itself
+    const have = types.filter((t) => typeof el["on" + t] === "function" || (mine && own.has(t)));
     const href = tag === "a" || tag === "area" ? attr("href") : "";
     // a hash route (#/page, #!/page): the app routes on the hash change it makes; clicked,
     // unless hash routes are pages of their own (followed as links: hiddenweb.routes)
@@ -283,6 +319,25 @@ AFTER_JS = f"""() => {{
   }}
   return {{links: ({LINKS_JS})(), forms: n, routes: ({ROUTES_JS})(), found: ({FOUND_JS})()}};
 }}"""
+# after an event that took the page to another view of its document (a click on the app's logo,
+# its home link, a tab that routes): the view the firing began on, taken again as the routers
+# take one (a hash change; else the History API's entry and a popstate); true when it moved
+RESTORE_VIEW_JS = """(home) => {
+  const bare = (url) => url.replace(/#$/, "");
+  if (bare(location.href) === bare(home)) return false;
+  const to = new URL(home), old = location.href;
+  if (to.pathname === location.pathname && to.search === location.search && to.hash) {
+    location.hash = to.hash;  // a hash change, as a hash router hears one
+    return true;
+  }
+  history.pushState(history.state, "", home);
+  window.dispatchEvent(new PopStateEvent("popstate", {state: history.state}));
+  if (to.pathname === location.pathname && to.search === location.search) {
+    // the document's own view, with no hash: a hash router hears its change too
+    window.dispatchEvent(new HashChangeEvent("hashchange", {oldURL: old, newURL: home}));
+  }
+  return true;
+}"""
 # before the end: each select whose options were fired back to the option it had, with its change
 # event (a dependent select's script empties the child again); how many were changed back
 RESTORE_JS = """() => {
@@ -318,8 +373,14 @@ class PageEvents:
         self.retry = config.event_retry  # lab knob browser_event_retry
         self.routes = config.hash_routes  # lab knob hash_route_pages (hiddenweb.routes)
         self.press = config.press_clicks  # lab knob browser_press_clicks
+        self.containers = config.event_containers  # lab knob browser_event_containers
+        self.route_memory = config.event_route_memory  # lab knob browser_event_route_memory
+        self.restore_view = config.event_restore_view  # lab knob browser_event_restore_view
         # URL template -> (signatures of handlers that brought nothing new, URLs brought)
         self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
+        # a document whose hash routes are pages -> signature -> [route templates on whose
+        # pages it brought nothing, whether it brought something on any]
+        self.documents: OrderedDict[str, dict[str, list[int]]] = OrderedDict()
 
     async def fire(self, page: Any, render: Render, until: tuple[str, Any] | None = None
                    ) -> str:
@@ -334,11 +395,13 @@ class PageEvents:
         render.navigations = 0  # a fired event's navigation is aborted, its URL found
         try:
             start = set(await page.evaluate(LINKS_JS))
+            home = page.url  # the view events are fired on (a redirect on load taken)
             await page.evaluate(START_JS)
             self._routes(await page.evaluate(ROUTES_JS), render)  # routes taken while loading
         except PlaywrightError as exc:
             return self._failed(exc, page)
         fruitless, brought = self._memory(self.memory_key(render.request.url))
+        chrome = self._document(render.request.url)  # its document's handlers, for a route
         links: list[str] = []  # appeared after an event, in order
         fired = offered = forms = delegated = 0
         reached = False  # ``until`` said so
@@ -350,7 +413,7 @@ class PageEvents:
                     break
                 target = await page.evaluate(NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS,
                                                        delegated < MAX_DELEGATED, self.routes,
-                                                       self.press])
+                                                       self.press, self.containers])
                 if target is None:
                     break
                 offered += 1
@@ -362,7 +425,7 @@ class PageEvents:
                                  target["tag"], target["text"][:60], page.url, reason)
                     continue
                 signature = _signature(target)
-                if signature in fruitless:
+                if signature in fruitless or _barren(chrome, signature):
                     self.stats.inc_value("hiddenweb/browser/events/skipped_repeat")
                     continue
                 urls_before = {*render.found, *(u for _, u in render.captured)}
@@ -386,10 +449,24 @@ class PageEvents:
                 links += fresh
                 forms += new_forms
                 got = ({*render.found, *(u for _, u in render.captured)} - urls_before) | set(fresh)
-                if not (got - brought) and not new_forms and len(fruitless) < MAX_MEMORY:
+                if logger.isEnabledFor(logging.DEBUG):
+                    logger.debug("Fired %s on <%s> %r of %s: %d URLs (%d new to its memory), "
+                                 "%d forms", target["type"], target["tag"],
+                                 target["text"][:60], page.url, len(got), len(got - brought),
+                                 new_forms)
+                useless = not (got - brought) and not new_forms
+                if useless and len(fruitless) < MAX_MEMORY:
                     fruitless.add(signature)
+                if chrome is not None and (signature in chrome or len(chrome) < MAX_MEMORY):
+                    record = chrome.setdefault(signature, [0, 0])
+                    record[0] += useless
+                    record[1] |= not useless
                 if len(brought) < MAX_MEMORY:
                     brought.update(got)
+                if self.restore_view and await page.evaluate(RESTORE_VIEW_JS, home):
+                    self.stats.inc_value("hiddenweb/browser/events/views_restored")
+                    await self._quiet(page, render,
+                                      max(0.0, min(self.wait, deadline - loop.time())))
                 if until is not None and await page.evaluate(*until) >= 0:
                     reached = True
                     break
@@ -440,14 +517,34 @@ class PageEvents:
                 render.find(url.split("#")[0])
 
     def memory_key(self, url: str) -> str:
-        """Whose memory of handlers fired a page's firing reads and adds to: its URL template's;
-        for a hash route (when hash routes are pages, :mod:`hiddenweb.routes`), that of every
-        route of its document: the views of a single-page app share its chrome (a sidebar, a
-        header's menus), whose handlers brought nothing new on one view and bring nothing on
-        the next (MLflow: 34 of 39 renders stopped at the time cap, firing its chrome again)."""
-        if self.routes and is_route(url):
+        """Whose memory of handlers fired a page's firing reads and adds to: its URL template's
+        (a hash route's, when hash routes are pages, :mod:`hiddenweb.routes`: ``/#/runs/{n}``).
+        With the lab knob ``browser_event_route_memory`` off, every route of a document shares
+        one (see :meth:`_document` for what it shares when on)."""
+        if self.routes and is_route(url) and not self.route_memory:
             return template_key(url.split("#", 1)[0]) + "#"
         return template_key(url)
+
+    def _document(self, url: str) -> dict[str, list[int]] | None:
+        """For a hash route (hash routes pages, lab knob ``browser_event_route_memory`` on),
+        what its document's handlers brought on each route template: a single-page app's views
+        share its chrome (a sidebar, a header's menus), whose handlers that brought nothing on
+        :data:`BARREN_ROUTES` views and never anything bring nothing on the next (MLflow: 34 of
+        39 renders stopped at the time cap, firing its chrome again), but a control of the
+        chrome that brought something on one view may bring something else on another (MLflow's
+        sidebar's "Model training": on the home view a link to the model registry, the second
+        time nothing new; on an experiment's view its runs' list, never reached while one
+        memory served every route). Else None."""
+        if not (self.routes and self.route_memory and is_route(url)):
+            return None
+        key = template_key(url.split("#", 1)[0])
+        if key in self.documents:
+            self.documents.move_to_end(key)
+        else:
+            self.documents[key] = {}
+            if len(self.documents) > MAX_TEMPLATES:
+                self.documents.popitem(last=False)
+        return self.documents[key]
 
     def _memory(self, template: str) -> tuple[set[str], set[str]]:
         if template in self.memory:
@@ -503,6 +600,13 @@ def refusal(safety: SafetyPolicy, target: dict[str, Any], page_url: str) -> str 
         if not verdict.allowed:
             return verdict.reason
     return None
+
+
+def _barren(chrome: dict[str, list[int]] | None, signature: str) -> bool:
+    """Whether a handler brought nothing on the pages of :data:`BARREN_ROUTES` route templates
+    of its document and never brought anything on any."""
+    record = chrome.get(signature) if chrome is not None else None
+    return record is not None and record[0] >= BARREN_ROUTES and not record[1]
 
 
 def _signature(target: dict[str, Any]) -> str:

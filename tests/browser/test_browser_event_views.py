@@ -1,0 +1,120 @@
+"""The events of a hash-routed single-page app, fired view by view as a person would
+(:mod:`hiddenweb.browser.events`): the app's chrome (a logo that links home, a mode switch whose
+route depends on the view it is pressed on) is shared by every view, its root element listens
+to every mouse and key event for its descendants (a framework's delegation), and ``<body>``
+listens to keys. Three rules, each with its lab knob off in one arm:
+
+* ``browser_event_containers``: the root element's and ``<body>``'s own listeners are not fired
+  on them (an event there is nobody's gesture: the app asks ``/hit/…`` when one is);
+* ``browser_event_route_memory``: the mode switch brought nothing new on the second view, but
+  on a project's view it routes to the project's runs (``/run/1``, linked only there);
+* ``browser_event_restore_view``: the logo's click takes the page home; the project's view is
+  taken again, and its "Details" control, after the logo in document order, reveals
+  ``/detail/1``.
+
+The views are reached one after another (home, about, help, a project), so that the memory
+shared by every route (the knob off) has judged the switch fruitless before the project's view.
+Counted from the server's own log; real Chromium."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from crawlrun import run_crawl
+from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+APP = rb"""<!doctype html><html><head><title>lab</title></head><body>
+<div id="app"><header><a href="#/" id="logo">Lab</a>
+<div role="button" id="mode">Runs view</div>
+<button type="button" id="theme">Theme</button> <button type="button" id="ask">Ask</button>
+</header>
+<main id="view">loading</main></div>
+<script>
+var app = document.getElementById("app"), view = document.getElementById("view");
+// no path is written whole in the script (the crawl reads path-shaped strings in scripts)
+function path() { return [""].concat(Array.prototype.slice.call(arguments)).join("/"); }
+var views = {
+  "": '<p>welcome</p><a href="#/about">about</a>',
+  "about": '<p>about the lab</p><a href="#/help">help</a>',
+  "help": '<p>help</p><a href="#/projects/1">project 1</a>',
+  "b": "<p>the runs of nothing</p>",
+  "projects 1": '<p>project 1</p><div role="button" id="details">Details</div>',
+  "projects 1 runs": '<p>runs of project 1</p><a href="' + path("run", 1) + '">run 1</a>'
+};
+function current() { return location.hash.replace(/^#\/?/, "").split("/").join(" "); }
+function route() { view.innerHTML = views[current()] || "<p>not found</p>"; }
+// the root listens to every kind of event for its descendants, as a framework's root does
+["mouseover", "mousedown", "mouseup", "click", "dblclick", "keydown", "keyup", "input",
+ "change"].forEach(function (type) {
+  app.addEventListener(type, function (e) {
+    if (e.target === app) fetch(path("hit", "app", type));  // fired on the root itself
+  });
+});
+document.body.addEventListener("keydown", function (e) {
+  if (e.target === document.body) fetch(path("hit", "body"));
+});
+app.addEventListener("click", function (e) {
+  if (e.target.closest("#mode")) {  // a project's runs, on a project's view; else a mode page
+    var here = current();
+    location.hash = /^projects \d+$/.test(here) ? "/" + here.split(" ").join("/") + "/runs"
+                                                 : "/b";
+  } else if (e.target.closest("#details")) {
+    view.insertAdjacentHTML("beforeend", '<a href="' + path("detail", 1) + '">detail 1</a>');
+  }
+});
+window.addEventListener("hashchange", route);
+route();
+</script></body></html>"""
+
+
+class Lab(SiteHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        self.log.append(self.path)
+        if self.path == "/":
+            return self._send(APP)
+        if self.path in ("/run/1", "/detail/1"):
+            return self._send(f"<html><body><h1>{self.path}</h1></body></html>".encode())
+        if self.path.startswith("/hit/"):
+            return self._send(b"", "text/plain")
+        return self._send(b"", "text/plain", 404 if self.path != "/robots.txt" else 200)
+
+
+def _crawl(tmp_path: Path, lab: dict) -> tuple[list[str], dict]:
+    with serve(Lab) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/",
+                        settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
+                                  "HIDDENWEB_LAB": json.dumps(lab),
+                                  "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
+                        timeout=300)
+        log = list(Lab.log)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stats is not None
+    return log, run.stats
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+def test_a_single_page_apps_events_are_fired_view_by_view(tmp_path):
+    log, stats = _crawl(tmp_path, {})
+    assert "/run/1" in log, log  # the mode switch, pressed on the project's view
+    assert "/detail/1" in log, log  # the project's own control, after the logo's click
+    assert not [p for p in log if p.startswith("/hit/")], log  # nothing fired on containers
+    assert stats.get("hiddenweb/browser/events/views_restored", 0) >= 1
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+@pytest.mark.parametrize("knob", ["browser_event_containers", "browser_event_route_memory",
+                                  "browser_event_restore_view"])
+def test_each_rule_off_loses_what_it_reaches(tmp_path, knob):
+    log, stats = _crawl(tmp_path, {knob: False})
+    if knob == "browser_event_containers":
+        assert [p for p in log if p.startswith("/hit/app/")], log
+        assert "/hit/body" in log, log
+    elif knob == "browser_event_route_memory":
+        assert "/run/1" not in log and "/detail/1" in log, log
+    else:
+        assert "/detail/1" not in log, log
+        assert "hiddenweb/browser/events/views_restored" not in stats
