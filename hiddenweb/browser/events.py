@@ -18,7 +18,8 @@ once:
   their own, :mod:`hiddenweb.routes`) and forms with a ``javascript:`` action (submitted);
 * not a *container*'s own listeners added by script (lab knob ``browser_event_containers``,
   on): ``<html>``, ``<body>`` or an element holding :data:`CONTAINER_CONTROLS` controls or
-  more (links, buttons, fields, elements with a ``role``) listens for its descendants; fired
+  more (links, buttons, fields, elements with a ``role``), but a form, listens for its
+  descendants; fired
   on the container itself, an event is nobody's gesture and brings nothing (MLflow's app
   wrapper and ``<body>`` listen to every mouse and key event: 25 events a view, each awaited,
   signed by the view's text and so never remembered as fruitless); its descendants get its
@@ -209,6 +210,7 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) =>
   const container = (el, tag) => {
     if (!containers) return false;
     if (tag === "html" || tag === "body") return true;
+    if (tag === "form") return false;  // its submit listener is the form's own
     if (!st.container.has(el)) st.container.set(el, el.querySelectorAll(
       "a[href], button, input, select, textarea, [role]").length >= """ \
     + str(CONTAINER_CONTROLS) + """);

@@ -19,6 +19,7 @@ Counted from the server's own log; real Chromium."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,65 @@ def test_each_rule_off_loses_what_it_reaches(tmp_path, knob):
     else:
         assert "/detail/1" not in log, log
         assert "hiddenweb/browser/events/views_restored" not in stats
+
+
+PARTS = b"""<!doctype html><html><head><title>parts</title></head><body>
+<div id="wrapper"><button>one</button> <button>two</button> <button>three</button></div>
+<form id="find" action="/find"><input name="q"> <input name="near">
+<button type="submit">Find</button></form>
+<div id="card">a card <a href="/author/1">its author</a></div>
+<script>
+document.body.addEventListener("keydown", function () {});
+var wrapper = document.getElementById("wrapper");
+wrapper.addEventListener("click", function () {});
+wrapper.addEventListener("mouseover", function () {});
+document.getElementById("find").addEventListener("submit", function (e) { e.preventDefault(); });
+document.getElementById("card").addEventListener("click", function () {});
+</script></body></html>"""
+
+
+class Parts(SiteHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        self._send(PARTS)
+
+
+def _offered(url: str, containers: bool) -> list[tuple[str, str]]:
+    """The (element id, event) pairs NEXT_JS offers on ``url``'s page, own listeners only, in
+    the order it offers them, in real Chromium with the listeners recorded as the crawl's
+    pages record them."""
+    from playwright.sync_api import sync_playwright
+
+    from hiddenweb.browser.config import CHROMIUM_ARGS
+    from hiddenweb.browser.events import EVENT_TYPES, MAX_OPTIONS, MAX_SCAN, NEXT_JS, START_JS
+    from hiddenweb.browser.scripts import RECORD_EVENTS_JS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.add_init_script(RECORD_EVENTS_JS)
+            page.goto(url)
+            page.evaluate(START_JS)
+            offered = []
+            while (target := page.evaluate(
+                    NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS, False, True, True,
+                              containers])) is not None:
+                offered.append((page.evaluate("() => window.__hiddenwebFiring.current.id "
+                                              "|| window.__hiddenwebFiring.current.tagName"),
+                                target["type"]))
+        finally:
+            browser.close()
+    return offered
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+def test_a_containers_listeners_are_not_fired_on_it_but_a_forms_and_a_cards_are():
+    """``<body>`` and an element holding 3 controls listen for their descendants: their own
+    listeners are not offered (lab knob ``browser_event_containers``); a form's submit listener
+    is its own, whatever it holds, and so is that of a card holding one link."""
+    with serve(Parts) as url, ThreadPoolExecutor(1) as pool:  # the sync API, off the test's loop
+        on = pool.submit(_offered, url + "/", True).result()
+        off = pool.submit(_offered, url + "/", False).result()
+    assert on == [("find", "submit"), ("card", "click")], on
+    assert {("BODY", "keydown"), ("wrapper", "click"), ("wrapper", "mouseover")} <= set(off), off
+    assert set(on) < set(off)
