@@ -182,8 +182,11 @@ CLICKABLE_JS = """(el, st) => {
   else if (el.parentElement && el.parentElement.closest("a[href], button, [role=button]")) {
     yes = false;
   } else if (tag === "a") {
+    // not a link to a page (a URL, a hash route), nor, when hash routes are pages, to the app's
+    // root view (#/, #!/: the document itself, read as the crawl's page)
     yes = !/^\\s*[^#\\s]/.test(attr("href"))
-      && !(st.routes && """ + ROUTE_HREF_JS + """.test(attr("href")));
+      && !(st.routes && (""" + ROUTE_HREF_JS + """.test(attr("href"))
+                         || /^\\s*#!?\\/\\s*$/.test(attr("href"))));
   }
   else if (tag === "button") yes = !(el.form && (el.type || "").toLowerCase() === "submit");
   else if (/^(button|link|tab|menuitem|menuitemcheckbox|menuitemradio|option|treeitem|switch)$"""\

@@ -8,9 +8,10 @@ listens to keys. Three rules, each with its lab knob off in one arm:
   on them (an event there is nobody's gesture: the app asks ``/hit/…`` when one is);
 * ``browser_event_route_memory``: the mode switch brought nothing new on the second view, but
   on a project's view it routes to the project's runs (``/run/1``, linked only there);
-* ``browser_event_restore_view``: the logo's click takes the page home; the project's view is
-  taken again, and its "Details" control, after the logo in document order, reveals
-  ``/detail/1``.
+* ``browser_event_restore_view``: the "Home" control's click takes the page home; the
+  project's view is taken again, and its "Details" control, after "Home" in document order,
+  reveals ``/detail/1``. (The logo, a link to the app's root view ``#/``, the document itself,
+  is not clicked.)
 
 The views are reached one after another (home, about, help, a project), so that the memory
 shared by every route (the knob off) has judged the switch fruitless before the project's view.
@@ -30,7 +31,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 APP = rb"""<!doctype html><html><head><title>lab</title></head><body>
 <div id="app"><header><a href="#/" id="logo">Lab</a>
-<div role="button" id="mode">Runs view</div>
+<div role="button" id="home">Home</div> <div role="button" id="mode">Runs view</div>
 <button type="button" id="theme">Theme</button> <button type="button" id="ask">Ask</button>
 </header>
 <main id="view">loading</main></div>
@@ -59,7 +60,9 @@ document.body.addEventListener("keydown", function (e) {
   if (e.target === document.body) fetch(path("hit", "body"));
 });
 app.addEventListener("click", function (e) {
-  if (e.target.closest("#mode")) {  // a project's runs, on a project's view; else a mode page
+  if (e.target.closest("#home")) {
+    location.hash = "/";
+  } else if (e.target.closest("#mode")) {  // a project's runs on its view; else a mode page
     var here = current();
     location.hash = /^projects \d+$/.test(here) ? "/" + here.split(" ").join("/") + "/runs"
                                                  : "/b";
