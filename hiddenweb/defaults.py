@@ -175,8 +175,9 @@ LAB: dict = {
     # controls or more) are delegated clicks' only, not fired on the container itself (events.py)
     "browser_event_containers": True,
     # each hash-route template its own memory of fruitless handlers; a document's handlers
-    # fruitless on 2 route templates and never fruitful skipped on all its routes (events.py)
-    "browser_event_route_memory": True,
+    # fruitless on 2 route templates and never fruitful skipped on all its routes (events.py;
+    # off: MLflow, its one corpus app, lost a tenth of its renders to it and found no unit more)
+    "browser_event_route_memory": False,
     # an event that took the page to another view of its document: the view taken again
     # before the next event (events.py)
     "browser_event_restore_view": True,

@@ -74,7 +74,7 @@ class BrowserConfig:
     press_clicks: bool = True  # lab knob browser_press_clicks (events.py)
     scripted_forms: bool = True  # lab knob browser_scripted_forms (scripts.SCRIPTED_FORMS_JS)
     event_containers: bool = True  # lab knob browser_event_containers (events.py)
-    event_route_memory: bool = True  # lab knob browser_event_route_memory (events.py)
+    event_route_memory: bool = False  # lab knob browser_event_route_memory (events.py)
     event_restore_view: bool = True  # lab knob browser_event_restore_view (events.py)
 
     @classmethod

@@ -63,16 +63,23 @@ once:
   document's own, with no hash), and its requests awaited (lab knob
   ``browser_event_restore_view``, on; stat ``…/views_restored``): the handlers fired next are
   the view's, not another's under its memory (MLflow's views each fired the home view's
-  handlers, reached by its logo's link, until their time cap).
+  handlers, reached by its logo's link, until their time cap). A link to the app's root view
+  (``#/``, ``#!/``: the document itself, when hash routes are pages) is not clicked, whatever
+  handler it has (MLflow sets one on every link).
 
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
 ``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
 firing brought no URL the page's URL template had not already given (its signature: tag, event,
 code or text) is not fired again on that template's pages (``…/skipped_repeat``); a hash
-route's template is its route's (``/#/runs/{n}``), and a handler that brought nothing on
-:data:`BARREN_ROUTES` of a document's route templates and never anything on any is not fired
-on its other routes either (:meth:`PageEvents._document`; lab knob
-``browser_event_route_memory``, on; off, the routes of a document share one memory). An event
+route's template is its document's: the routes of a single-page app share one memory (its
+chrome's handlers are fired once, not on every view). With the lab knob
+``browser_event_route_memory`` (off) a hash route's template is its route's
+(``/#/runs/{n}``), and a handler that brought nothing on :data:`BARREN_ROUTES` of a document's
+route templates and never anything on any is not fired on its other routes either
+(:meth:`PageEvents._document`): a control of the chrome whose route depends on the view it is
+pressed on is pressed on each kind of view, but the chrome is fired again on each, and
+MLflow's renders in 80 s fell from 35 and 37 to 32 and 32 with no unit found more
+(``docs/design-notes.md``). An event
 answered by a dialog and no URL (a handler that refuses while the page is busy: "one request
 at a time", the last event's request still out on a slow server) is fired once more when the
 page's requests have ended, awaited at most lab knob ``browser_event_retry`` s (``…/retried``).
@@ -236,12 +243,17 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) =>
     const el = all[i], tag = el.tagName.toLowerCase(), own = recorded && recorded.get(el);
     const attr = (name) => el.getAttribute(name) || "";
     const mine = own && !container(el, tag);  // script listeners fired on the element itself
-    const have = types.filter((t) => typeof el["on" + t] === "function" || (mine && own.has(t)));
+    // the document's root elements: nothing of their own is fired (a handler there, a property
+    // or a listener, serves the clicks of their descendants)
+    const root = containers && (tag === "html" || tag === "body");
+    const have = root ? [] : types.filter(
+      (t) => typeof el["on" + t] === "function" || (mine && own.has(t)));
     const href = tag === "a" || tag === "area" ? attr("href") : "";
     // a hash route (#/page, #!/page): the app routes on the hash change it makes; clicked,
     // unless hash routes are pages of their own (followed as links: hiddenweb.routes)
     const route = """ + ROUTE_HREF_JS + """.test(href);
-    if (route && routes) {
+    // the app's root view (#/, #!/), when hash routes are pages: the document itself
+    if ((route || /^\\s*#!?\\/\\s*$/.test(href)) && routes) {
       const k = have.indexOf("click");
       if (k >= 0) have.splice(k, 1);
     } else if ((js(href) || route) && !have.includes("click")) have.push("click");

@@ -2,16 +2,17 @@
 (:mod:`hiddenweb.browser.events`): the app's chrome (a logo that links home, a mode switch whose
 route depends on the view it is pressed on) is shared by every view, its root element listens
 to every mouse and key event for its descendants (a framework's delegation), and ``<body>``
-listens to keys. Three rules, each with its lab knob off in one arm:
+listens to keys. Three rules, each with its lab knob turned in one arm:
 
 * ``browser_event_containers``: the root element's and ``<body>``'s own listeners are not fired
   on them (an event there is nobody's gesture: the app asks ``/hit/…`` when one is);
-* ``browser_event_route_memory``: the mode switch brought nothing new on the second view, but
-  on a project's view it routes to the project's runs (``/run/1``, linked only there);
+* ``browser_event_route_memory`` (off by default: its cost on a real app, docs/design-notes.md):
+  the mode switch brought nothing new on the second view, but on a project's view it routes to
+  the project's runs (``/run/1``, linked only there); without the knob it is not pressed there;
 * ``browser_event_restore_view``: the "Home" control's click takes the page home; the
   project's view is taken again, and its "Details" control, after "Home" in document order,
   reveals ``/detail/1``. (The logo, a link to the app's root view ``#/``, the document itself,
-  is not clicked.)
+  is not clicked, though it has a click handler of its own.)
 
 The views are reached one after another (home, about, help, a project), so that the memory
 shared by every route (the knob off) has judged the switch fruitless before the project's view.
@@ -37,6 +38,7 @@ APP = rb"""<!doctype html><html><head><title>lab</title></head><body>
 <main id="view">loading</main></div>
 <script>
 var app = document.getElementById("app"), view = document.getElementById("view");
+document.getElementById("logo").onclick = function () {};  // an analytics hook on every link
 // no path is written whole in the script (the crawl reads path-shaped strings in scripts)
 function path() { return [""].concat(Array.prototype.slice.call(arguments)).join("/"); }
 var views = {
@@ -103,22 +105,23 @@ def _crawl(tmp_path: Path, lab: dict) -> tuple[list[str], dict]:
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
 def test_a_single_page_apps_events_are_fired_view_by_view(tmp_path):
     log, stats = _crawl(tmp_path, {})
-    assert "/run/1" in log, log  # the mode switch, pressed on the project's view
-    assert "/detail/1" in log, log  # the project's own control, after the logo's click
+    assert "/detail/1" in log, log  # the project's own control, after the Home control's click
+    assert "/run/1" not in log, log  # the mode switch: fruitless twice, never pressed again
     assert not [p for p in log if p.startswith("/hit/")], log  # nothing fired on containers
     assert stats.get("hiddenweb/browser/events/views_restored", 0) >= 1
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
-@pytest.mark.parametrize("knob", ["browser_event_containers", "browser_event_route_memory",
-                                  "browser_event_restore_view"])
-def test_each_rule_off_loses_what_it_reaches(tmp_path, knob):
-    log, stats = _crawl(tmp_path, {knob: False})
+@pytest.mark.parametrize(("knob", "value"), [("browser_event_containers", False),
+                                             ("browser_event_route_memory", True),
+                                             ("browser_event_restore_view", False)])
+def test_each_rule_turned_changes_what_is_reached(tmp_path, knob, value):
+    log, stats = _crawl(tmp_path, {knob: value})
     if knob == "browser_event_containers":
         assert [p for p in log if p.startswith("/hit/app/")], log
         assert "/hit/body" in log, log
-    elif knob == "browser_event_route_memory":
-        assert "/run/1" not in log and "/detail/1" in log, log
+    elif knob == "browser_event_route_memory":  # pressed on the project's view
+        assert "/run/1" in log and "/detail/1" in log, log
     else:
         assert "/detail/1" not in log, log
         assert "hiddenweb/browser/events/views_restored" not in stats
@@ -131,6 +134,7 @@ PARTS = b"""<!doctype html><html><head><title>parts</title></head><body>
 <div id="card">a card <a href="/author/1">its author</a></div>
 <script>
 document.body.addEventListener("keydown", function () {});
+document.body.onclick = function () {};
 var wrapper = document.getElementById("wrapper");
 wrapper.addEventListener("click", function () {});
 wrapper.addEventListener("mouseover", function () {});
@@ -182,5 +186,6 @@ def test_a_containers_listeners_are_not_fired_on_it_but_a_forms_and_a_cards_are(
         on = pool.submit(_offered, url + "/", True).result()
         off = pool.submit(_offered, url + "/", False).result()
     assert on == [("find", "submit"), ("card", "click")], on
-    assert {("BODY", "keydown"), ("wrapper", "click"), ("wrapper", "mouseover")} <= set(off), off
+    assert {("BODY", "keydown"), ("BODY", "click"), ("wrapper", "click"),
+            ("wrapper", "mouseover")} <= set(off), off
     assert set(on) < set(off)
