@@ -64,8 +64,9 @@ once:
   ``browser_event_restore_view``, on; stat ``…/views_restored``): the handlers fired next are
   the view's, not another's under its memory (MLflow's views each fired the home view's
   handlers, reached by its logo's link, until their time cap). A link to the app's root view
-  (``#/``, ``#!/``: the document itself, when hash routes are pages) is not clicked, whatever
-  handler it has (MLflow sets one on every link).
+  (``#/``, ``#!/``: the document itself, when hash routes are pages) is not clicked, unless its
+  markup gives it an ``onclick`` (a handler a script set, MLflow's on every link, is not its
+  own).
 
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
 ``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
@@ -252,8 +253,11 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) =>
     // a hash route (#/page, #!/page): the app routes on the hash change it makes; clicked,
     // unless hash routes are pages of their own (followed as links: hiddenweb.routes)
     const route = """ + ROUTE_HREF_JS + """.test(href);
-    // the app's root view (#/, #!/), when hash routes are pages: the document itself
-    if ((route || /^\\s*#!?\\/\\s*$/.test(href)) && routes) {
+    // the app's root view (#/, #!/), when hash routes are pages: the document itself, unless
+    // its markup gives it a click handler (then what it does is that handler's; a handler set
+    // by script on every link, a framework's or an analytics hook, is not the link's own)
+    const home = /^\\s*#!?\\/\\s*$/.test(href) && !el.hasAttribute("onclick");
+    if ((route || home) && routes) {
       const k = have.indexOf("click");
       if (k >= 0) have.splice(k, 1);
     } else if ((js(href) || route) && !have.includes("click")) have.push("click");
