@@ -16,14 +16,14 @@ once:
   ``hash_route_pages``, on,
   they are not clicked, nor clicked as delegated clicks: the crawl follows them as pages of
   their own, :mod:`hiddenweb.routes`) and forms with a ``javascript:`` action (submitted);
-* not a *container*'s own listeners added by script (lab knob ``browser_event_containers``,
-  on): ``<html>``, ``<body>`` or an element holding :data:`CONTAINER_CONTROLS` controls or
-  more (links, buttons, fields, elements with a ``role``), but a form, listens for its
-  descendants; fired
-  on the container itself, an event is nobody's gesture and brings nothing (MLflow's app
-  wrapper and ``<body>`` listen to every mouse and key event: 25 events a view, each awaited,
-  signed by the view's text and so never remembered as fruitless); its descendants get its
-  clicks as delegated ones (below), and an ``on*`` attribute or property is fired as ever;
+* not a *container*'s own (lab knob ``browser_event_containers``, on): nothing of ``<html>``'s
+  or ``<body>``'s, nor the listeners added by script of an element holding
+  :data:`CONTAINER_CONTROLS` controls or more (links, buttons, fields, elements with a
+  ``role``), but a form: such an element listens for its descendants, and an event fired on
+  it is nobody's gesture and brings nothing (MLflow's app wrapper and ``<body>`` listen to
+  every mouse and key event: 25 events a view, each awaited, signed by the view's text and so
+  never remembered as fruitless); its descendants get its clicks as delegated ones (below),
+  and another element's ``on*`` attribute or property is fired as ever;
 * then *delegated* clicks: a click listener on an ancestor, the document or the window (jQuery's
   ``$(document).on("click", ".more", f)``, a framework's one listener on its root; or a
   ``mousedown`` / ``pointerdown`` one: tabs and menus that act on the press) handles the
@@ -109,7 +109,13 @@ from playwright.async_api import Error as PlaywrightError
 
 from hiddenweb.browser.config import BrowserConfig
 from hiddenweb.browser.guard import Guard, Render
-from hiddenweb.browser.scripts import FOUND_JS, PRESS_CLICK_JS, ROUTE_HREF_JS, ROUTES_JS
+from hiddenweb.browser.scripts import (
+    FOUND_JS,
+    PRESS_CLICK_JS,
+    ROOT_HREF_JS,
+    ROUTE_HREF_JS,
+    ROUTES_JS,
+)
 from hiddenweb.pagetext import template_key
 from hiddenweb.routes import is_route
 from hiddenweb.safety import SafetyPolicy
@@ -194,7 +200,7 @@ CLICKABLE_JS = """(el, st) => {
     // root view (#/, #!/: the document itself, read as the crawl's page)
     yes = !/^\\s*[^#\\s]/.test(attr("href"))
       && !(st.routes && (""" + ROUTE_HREF_JS + """.test(attr("href"))
-                         || /^\\s*#!?\\/\\s*$/.test(attr("href"))));
+                         || """ + ROOT_HREF_JS + """.test(attr("href"))));
   }
   else if (tag === "button") yes = !(el.form && (el.type || "").toLowerCase() === "submit");
   else if (/^(button|link|tab|menuitem|menuitemcheckbox|menuitemradio|option|treeitem|switch)$"""\
@@ -216,12 +222,10 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) =>
   if (!st) return null;
   st.routes = routes;
   // a container's own script listeners are its descendants' (delegated clicks), not fired on
-  // it: the document's root elements, or one that holds CONTAINER_CONTROLS controls or more
+  // it: one that holds CONTAINER_CONTROLS controls or more (the root elements: below)
   st.container = st.container || new WeakMap();
   const container = (el, tag) => {
-    if (!containers) return false;
-    if (tag === "html" || tag === "body") return true;
-    if (tag === "form") return false;  // its submit listener is the form's own
+    if (!containers || tag === "form") return false;  // a form's submit listener is its own
     if (!st.container.has(el)) st.container.set(el, el.querySelectorAll(
       "a[href], button, input, select, textarea, [role]").length >= """ \
     + str(CONTAINER_CONTROLS) + """);
@@ -243,10 +247,10 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) =>
   for (let i = 0; i < n; i++) {
     const el = all[i], tag = el.tagName.toLowerCase(), own = recorded && recorded.get(el);
     const attr = (name) => el.getAttribute(name) || "";
-    const mine = own && !container(el, tag);  // script listeners fired on the element itself
     // the document's root elements: nothing of their own is fired (a handler there, a property
     // or a listener, serves the clicks of their descendants)
     const root = containers && (tag === "html" || tag === "body");
+    const mine = own && !root && !container(el, tag);  // script listeners fired on it
     const have = root ? [] : types.filter(
       (t) => typeof el["on" + t] === "function" || (mine && own.has(t)));
     const href = tag === "a" || tag === "area" ? attr("href") : "";
@@ -256,7 +260,7 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) =>
     // the app's root view (#/, #!/), when hash routes are pages: the document itself, unless
     // its markup gives it a click handler (then what it does is that handler's; a handler set
     // by script on every link, a framework's or an analytics hook, is not the link's own)
-    const home = /^\\s*#!?\\/\\s*$/.test(href) && !el.hasAttribute("onclick");
+    const home = """ + ROOT_HREF_JS + """.test(href) && !el.hasAttribute("onclick");
     if ((route || home) && routes) {
       const k = have.indexOf("click");
       if (k >= 0) have.splice(k, 1);
@@ -470,12 +474,11 @@ class PageEvents:
                 links += fresh
                 forms += new_forms
                 got = ({*render.found, *(u for _, u in render.captured)} - urls_before) | set(fresh)
-                if logger.isEnabledFor(logging.DEBUG):
-                    logger.debug("Fired %s on <%s> %r of %s: %d URLs (%d new to its memory), "
-                                 "%d forms", target["type"], target["tag"],
-                                 target["text"][:60], page.url, len(got), len(got - brought),
-                                 new_forms)
-                useless = not (got - brought) and not new_forms
+                new_urls = got - brought
+                logger.debug("Fired %s on <%s> %r of %s: %d URLs (%d new to its memory), "
+                             "%d forms", target["type"], target["tag"], target["text"][:60],
+                             page.url, len(got), len(new_urls), new_forms)
+                useless = not new_urls and not new_forms
                 if useless and len(fruitless) < MAX_MEMORY:
                     fruitless.add(signature)
                 if chrome is not None and (signature in chrome or len(chrome) < MAX_MEMORY):
@@ -484,7 +487,8 @@ class PageEvents:
                     record[1] |= not useless
                 if len(brought) < MAX_MEMORY:
                     brought.update(got)
-                if self.restore_view and await page.evaluate(RESTORE_VIEW_JS, home):
+                if self.restore_view and page.url != home \
+                        and await page.evaluate(RESTORE_VIEW_JS, home):
                     self.stats.inc_value("hiddenweb/browser/events/views_restored")
                     await self._quiet(page, render,
                                       max(0.0, min(self.wait, deadline - loop.time())))
@@ -558,23 +562,10 @@ class PageEvents:
         memory served every route). Else None."""
         if not (self.routes and self.route_memory and is_route(url)):
             return None
-        key = template_key(url.split("#", 1)[0])
-        if key in self.documents:
-            self.documents.move_to_end(key)
-        else:
-            self.documents[key] = {}
-            if len(self.documents) > MAX_TEMPLATES:
-                self.documents.popitem(last=False)
-        return self.documents[key]
+        return _recent(self.documents, template_key(url.split("#", 1)[0]), dict)
 
     def _memory(self, template: str) -> tuple[set[str], set[str]]:
-        if template in self.memory:
-            self.memory.move_to_end(template)
-        else:
-            self.memory[template] = (set(), set())
-            if len(self.memory) > MAX_TEMPLATES:
-                self.memory.popitem(last=False)
-        return self.memory[template]
+        return _recent(self.memory, template, lambda: (set(), set()))
 
     async def _again(self, page: Any, render: Render, key: str, deadline: float) -> None:
         """The event just fired was answered by a dialog and brought no URL: a handler that
@@ -621,6 +612,18 @@ def refusal(safety: SafetyPolicy, target: dict[str, Any], page_url: str) -> str 
         if not verdict.allowed:
             return verdict.reason
     return None
+
+
+def _recent(store: OrderedDict, key: str, make: Any) -> Any:
+    """``store[key]``, made by ``make()`` if missing, as the most recent of at most
+    :data:`MAX_TEMPLATES` keys (the oldest dropped)."""
+    if key in store:
+        store.move_to_end(key)
+    else:
+        store[key] = make()
+        if len(store) > MAX_TEMPLATES:
+            store.popitem(last=False)
+    return store[key]
 
 
 def _barren(chrome: dict[str, list[int]] | None, signature: str) -> bool:

@@ -119,6 +119,9 @@ PRESS_CLICK_JS = """(el, skip, pressed) => {
 # ``#/``, ``#!``, ``#!/``, often the href of a link a click handler acts on), as a JS regex: the
 # scripts' one test of it, which agrees with the crawl's (hiddenweb.routes.route_of)
 ROUTE_HREF_JS = r"/^\s*#(?!(?:\/|!|!\/)\s*$)[!\/]/"
+# The href of a link to a single-page app's root view (``#/``, ``#!/``): the document itself,
+# when hash routes are pages (hiddenweb.browser.events does not click it)
+ROOT_HREF_JS = r"/^\s*#!?\/\s*$/"
 # A hash route's render, once its document settled: the route taken again as a hash change (the
 # URL set back to the document's, then the hash set), for an app that routes on "hashchange"
 # alone and never reads the hash it was loaded with; an app that routed on load is told the same
