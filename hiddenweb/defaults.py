@@ -181,6 +181,9 @@ LAB: dict = {
     # an event that took the page to another view of its document: the view taken again
     # before the next event (events.py)
     "browser_event_restore_view": True,
+    # the share of a page's event budget and time kept for delegated clicks (a framework's
+    # tabs and menus) while its own handlers are left; what they leave goes back (events.py)
+    "browser_event_delegated_share": 0.25,
     # a document's hash routes are no longer rendered (but a few) once 2 × browser_min_renders
     # of them were judged and fewer than this share added anything (detect.worth_routing; 0: off)
     "browser_route_share": 0.25,

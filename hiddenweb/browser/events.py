@@ -217,7 +217,7 @@ CLICKABLE_JS = """(el, st) => {
 }"""
 # the next (element, event) not fired yet, in document order, then the next delegated click:
 # its description, or null
-NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) => {
+NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers, own]) => {
   const st = window.__hiddenwebFiring, recorded = window.__hiddenwebListeners;
   if (!st) return null;
   st.routes = routes;
@@ -244,15 +244,16 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers]) =>
   };
   const all = (""" + ELEMENTS_JS + """)(limit), n = all.length;
   const js = (v) => /^\\s*javascript:/i.test(v || "");
-  for (let i = 0; i < n; i++) {
-    const el = all[i], tag = el.tagName.toLowerCase(), own = recorded && recorded.get(el);
+  // the elements' own handlers (not while the budget kept for delegated clicks is spent)
+  for (let i = 0; own && i < n; i++) {
+    const el = all[i], tag = el.tagName.toLowerCase(), mine = recorded && recorded.get(el);
     const attr = (name) => el.getAttribute(name) || "";
     // the document's root elements: nothing of their own is fired (a handler there, a property
     // or a listener, serves the clicks of their descendants)
     const root = containers && (tag === "html" || tag === "body");
-    const mine = own && !root && !container(el, tag);  // script listeners fired on it
+    const listens = mine && !root && !container(el, tag);  // script listeners fired on it
     const have = root ? [] : types.filter(
-      (t) => typeof el["on" + t] === "function" || (mine && own.has(t)));
+      (t) => typeof el["on" + t] === "function" || (listens && mine.has(t)));
     const href = tag === "a" || tag === "area" ? attr("href") : "";
     // a hash route (#/page, #!/page): the app routes on the hash change it makes; clicked,
     // unless hash routes are pages of their own (followed as links: hiddenweb.routes)
@@ -401,6 +402,10 @@ class PageEvents:
         self.containers = config.event_containers  # lab knob browser_event_containers
         self.route_memory = config.event_route_memory  # lab knob browser_event_route_memory
         self.restore_view = config.event_restore_view  # lab knob browser_event_restore_view
+        # lab knob browser_event_delegated_share: kept for delegated clicks while own handlers
+        # are left, of the budget (at most MAX_DELEGATED events) and of the time
+        self.share = config.event_delegated_share
+        self.reserve = min(MAX_DELEGATED, int(self.budget * self.share))
         # URL template -> (signatures of handlers that brought nothing new, URLs brought)
         self.memory: OrderedDict[str, tuple[set[str], set[str]]] = OrderedDict()
         # a document whose hash routes are pages -> signature -> [route templates on whose
@@ -430,17 +435,27 @@ class PageEvents:
         links: list[str] = []  # appeared after an event, in order
         fired = offered = forms = delegated = 0
         reached = False  # ``until`` said so
+        # own handlers stop here while delegated clicks are left (their share of the budget
+        # and of the time); once those are done, own handlers have what is left
+        own_budget = self.budget - self.reserve
+        own_deadline = deadline - self.seconds * self.share
+        delegated_done = not self.reserve and not self.share
         render.firing = True
         try:
             while fired < self.budget and offered < 4 * self.budget:
-                if loop.time() >= deadline:
+                now = loop.time()
+                if now >= deadline:
                     self.stats.inc_value("hiddenweb/browser/events/time_capped")
                     break
+                own = delegated_done or (fired - delegated < own_budget and now < own_deadline)
                 target = await page.evaluate(NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS,
                                                        delegated < MAX_DELEGATED, self.routes,
-                                                       self.press, self.containers])
+                                                       self.press, self.containers, own])
                 if target is None:
-                    break
+                    if own:
+                        break
+                    delegated_done = True  # none left: own handlers take the rest
+                    continue
                 offered += 1
                 reason = self.unsafe(target, render.request.url)
                 if reason:

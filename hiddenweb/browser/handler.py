@@ -510,6 +510,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                  if urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname == render.host]
         if found:
             self.stats.inc_value("hiddenweb/browser/found_urls", len(found))
+            logger.debug("URLs found by the render of %s: %s", render.request.url, found)
         if render.captured:  # the page's script requests (guard: capture)
             render.request.meta["hiddenweb_xhr"] = [list(c) for c in render.captured]
             self.stats.inc_value("hiddenweb/browser/xhr_captured", len(render.captured))
