@@ -294,6 +294,11 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers, own
     const el = all[i];
     const done = st.done.get(el);
     if (done && done.has("click")) continue;
+    // while the own handlers' turn is not over, an element with a click handler of its own
+    // (not a root's, nor a container's listener) waits for that turn: not a delegated click
+    if (!own && !/^(html|body)$/i.test(el.tagName) && (typeof el.onclick === "function"
+        || (recorded && recorded.has(el) && recorded.get(el).has("click")
+            && !container(el, el.tagName.toLowerCase())))) continue;
     if (!anywhere && !delegatedClick(el, recorded, PRESSES)) continue;
     if (!clickable(el, st)) continue;
     const tag = el.tagName.toLowerCase();

@@ -168,7 +168,7 @@ def _offered(url: str, containers: bool) -> list[tuple[str, str]]:
             offered = []
             while (target := page.evaluate(
                     NEXT_JS, [list(EVENT_TYPES), MAX_SCAN, MAX_OPTIONS, False, True, True,
-                              containers])) is not None:
+                              containers, True])) is not None:
                 offered.append((page.evaluate("() => window.__hiddenwebFiring.current.id "
                                               "|| window.__hiddenwebFiring.current.tagName"),
                                 target["type"]))
