@@ -92,7 +92,9 @@ _OFFERS = "//a[@href] | //area[@href] | //iframe[@src] | //frame[@src]"
 def offer_items(page: Selector, url: str,
                 acts_on: Callable[[str, str, Selector, str], bool] | None = None) -> set[str]:
     """What a page offers a crawler: the targets of its links and frames (absolute, no
-    fragment) and its forms (``form``, method, action and field names). ``acts_on``
+    fragment) and its forms (``form``, method, action and field names; a GET form's action
+    without its query, which its submission replaces with the form's fields: a form without an
+    ``action`` on a form's answer, ``/?q=a``, is the form of ``/``, not a new one). ``acts_on``
     (``"link"`` or ``"form"``, the absolute target, the element, ``url``): whether the crawl
     would follow that link or submit that form (in scope, allowed by the safety policy); an
     item it would not is left out. A link to the page itself (an in-page anchor: a script
@@ -107,10 +109,20 @@ def offer_items(page: Selector, url: str,
     for form in page.xpath("//form"):
         fields = sorted(set(form.xpath(".//*[@name]/@name").getall()))
         action = urljoin(url, form.attrib.get("action") or "")
+        method = (form.attrib.get("method") or "get").strip().lower()
         if acts_on is None or acts_on("form", action, form, url):
-            items.add(" ".join(["form", (form.attrib.get("method") or "get").lower(), action,
-                                *fields]))
+            items.add(" ".join(["form", method, _submitted_to(action, method), *fields]))
     return items
+
+
+def _submitted_to(action: str, method: str) -> str:
+    """Where a form's submission goes, as an offer: a GET form's action without its query
+    (HTML's form submission replaces the action's query with the form's fields); any other's
+    as it is."""
+    if method not in ("get", ""):
+        return action
+    parts = urlsplit(action)
+    return parts._replace(query="").geturl() if parts.query else action
 
 
 #: the :func:`page_offer` mark of a page that links another view of itself (:func:`is_view_of`)

@@ -69,7 +69,14 @@ once:
   own).
 
 Bounds: ``HIDDENWEB_BROWSER_EVENT_BUDGET`` events fired per page, lab knob
-``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. A handler whose
+``browser_event_seconds`` (and at most 40 % of ``DOWNLOAD_TIMEOUT``) per page. Of both, a share
+(lab knob ``browser_event_delegated_share``, 0.25; of the budget at most :data:`MAX_DELEGATED`
+events) is kept for the delegated clicks while own handlers are left: the own handlers are
+fired until the rest is spent, then the delegated clicks (an element with a click handler of
+its own is not one of them while the own handlers' turn lasts), then the own handlers again
+with whatever the delegated clicks left. MLflow's run page has more own handlers (icon
+buttons, hover cards) than its budget, all before its tabs (a design system's, pressed through
+its root's listener), and spent the budget with its Artifacts tab never pressed. A handler whose
 firing brought no URL the page's URL template had not already given (its signature: tag, event,
 code or text) is not fired again on that template's pages (``…/skipped_repeat``); a hash
 route's template is its document's: the routes of a single-page app share one memory (its

@@ -44,6 +44,22 @@ def test_a_page_offer_is_its_link_targets_and_forms_not_its_text():
     assert page_offer(d, "http://h/p") == page_offer(a, "http://h/p")
 
 
+def test_a_get_forms_offer_is_where_it_submits_whatever_its_actions_query():
+    """A form without an ``action`` on a GET form's answer (``/?q=a``) has the answer's URL for
+    action; its submission replaces that query with the form's fields: it is the form of ``/``,
+    not a new one on each answer. A POST form's query stays (it is sent)."""
+    form = '<form{}><input name=q></form>'
+    bare = page_offer(Selector(text=form.format("")), "http://h/")
+    for url in ("http://h/?q=a", "http://h/?q=b&page=2"):
+        assert page_offer(Selector(text=form.format("")), url) == bare
+        assert page_offer(Selector(text=form.format(" method=GET")), url) == bare
+    assert page_offer(Selector(text=form.format(' action="/?sort=new"')), "http://h/x") == bare
+    post = form.format(' method="post"')
+    assert page_offer(Selector(text=post), "http://h/?q=a") != page_offer(Selector(text=post),
+                                                                          "http://h/")
+    assert page_offer(Selector(text=form.format(' action="/find"')), "http://h/") != bare
+
+
 def test_a_template_is_judged_after_its_first_renders():
     policy = BrowserPolicy("auto", min_seen=4, useful_share=0.1, sample=10)
     for i in range(4):
