@@ -251,16 +251,20 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers, own
   };
   const all = (""" + ELEMENTS_JS + """)(limit), n = all.length;
   const js = (v) => /^\\s*javascript:/i.test(v || "");
+  // whether an element has a handler of its own for an event type: an on* property, or a script
+  // listener of its own; nothing of the document's root elements (a handler there, a property
+  // or a listener, serves the clicks of their descendants), nor a container's listeners
+  const ownHas = (el, tag, t) => {
+    if (containers && (tag === "html" || tag === "body")) return false;
+    if (typeof el["on" + t] === "function") return true;
+    const mine = recorded && recorded.get(el);
+    return !!mine && mine.has(t) && !container(el, tag);
+  };
   // the elements' own handlers (not while the budget kept for delegated clicks is spent)
   for (let i = 0; own && i < n; i++) {
-    const el = all[i], tag = el.tagName.toLowerCase(), mine = recorded && recorded.get(el);
+    const el = all[i], tag = el.tagName.toLowerCase();
     const attr = (name) => el.getAttribute(name) || "";
-    // the document's root elements: nothing of their own is fired (a handler there, a property
-    // or a listener, serves the clicks of their descendants)
-    const root = containers && (tag === "html" || tag === "body");
-    const listens = mine && !root && !container(el, tag);  // script listeners fired on it
-    const have = root ? [] : types.filter(
-      (t) => typeof el["on" + t] === "function" || (listens && mine.has(t)));
+    const have = types.filter((t) => ownHas(el, tag, t));
     const href = tag === "a" || tag === "area" ? attr("href") : "";
     // a hash route (#/page, #!/page): the app routes on the hash change it makes; clicked,
     // unless hash routes are pages of their own (followed as links: hiddenweb.routes)
@@ -302,10 +306,8 @@ NEXT_JS = """([types, limit, options, delegate, routes, pressed, containers, own
     const done = st.done.get(el);
     if (done && done.has("click")) continue;
     // while the own handlers' turn is not over, an element with a click handler of its own
-    // (not a root's, nor a container's listener) waits for that turn: not a delegated click
-    if (!own && !/^(html|body)$/i.test(el.tagName) && (typeof el.onclick === "function"
-        || (recorded && recorded.has(el) && recorded.get(el).has("click")
-            && !container(el, el.tagName.toLowerCase())))) continue;
+    // waits for that turn: not a delegated click
+    if (!own && ownHas(el, el.tagName.toLowerCase(), "click")) continue;
     if (!anywhere && !delegatedClick(el, recorded, PRESSES)) continue;
     if (!clickable(el, st)) continue;
     const tag = el.tagName.toLowerCase();
@@ -451,7 +453,7 @@ class PageEvents:
         # and of the time); once those are done, own handlers have what is left
         own_budget = self.budget - self.reserve
         own_deadline = deadline - self.seconds * self.share
-        delegated_done = not self.reserve and not self.share
+        delegated_done = False  # with no share, ``own`` below is always true
         render.firing = True
         try:
             while fired < self.budget and offered < 4 * self.budget:

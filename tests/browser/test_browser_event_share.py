@@ -19,11 +19,10 @@ handlers). Counted from the server's own log; real Chromium."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from crawlrun import run_crawl
+from crawlrun import browser_crawl
 from localsite import SiteHandler, serve  # tests/ is on sys.path (rootdir)
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -68,13 +67,9 @@ class Share(SiteHandler):
 
 def _crawl(tmp_path: Path, lab: dict) -> tuple[list[str], dict]:
     with serve(Share) as url:
-        run = run_crawl(tmp_path, "-a", f"seed={url}/",
-                        settings={"HIDDENWEB_BROWSER_EVENT_BUDGET": str(BUDGET),
-                                  "HIDDENWEB_BROWSER_TIMEOUT": "10", "DOWNLOAD_TIMEOUT": "60",
-                                  "HIDDENWEB_LAB": json.dumps({"browser_event_seconds": 20,
-                                                               **lab}),
-                                  "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
-                        timeout=300)
+        run = browser_crawl(tmp_path, url, 60, HIDDENWEB_BROWSER_EVENT_BUDGET=str(BUDGET),
+                            HIDDENWEB_BROWSER_TIMEOUT="10",
+                            HIDDENWEB_LAB={"browser_event_seconds": 20, **lab})
         log = list(Share.log)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stats is not None
