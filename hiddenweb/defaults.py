@@ -168,6 +168,9 @@ LAB: dict = {
     # a hash route (/#/runs/7) is a page of its own, rendered, not a link clicked in its page
     # (hiddenweb.routes)
     "hash_route_pages": True,
+    # a view met under one record's hash route (#/items/1/history) is asked for under the other
+    # records met under the same parent (#/items/2/history): guessed links (routesiblings.py)
+    "route_siblings": True,
     # a fired click is pressed first (pointerdown, mousedown, pointerup, mouseup), and a press
     # listener on an ancestor makes delegated clicks (hiddenweb.browser.events)
     "browser_press_clicks": True,

@@ -74,6 +74,7 @@ from hiddenweb.pagetext import (
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.redis_shared import seen_content, shown_text
+from hiddenweb.routesiblings import RouteSiblings
 from hiddenweb.safety import SafetyPolicy, anchor_markup, link_markup
 from hiddenweb.urlsources import (
     SKIPPED_EXTENSIONS,
@@ -133,6 +134,7 @@ class HwdlaSpider(scrapy.Spider):
             raise ValueError('hwdla: find=1 needs a seed and a query: -a query="contact, phone"')
         self.seen = SeenContent()
         self.previews: Previews | None = None  # lab knob dla_previews (from_crawler)
+        self.siblings: RouteSiblings | None = None  # lab knob route_siblings (from_crawler)
         self.oracle = None
         self.finder = None
 
@@ -175,6 +177,8 @@ class HwdlaSpider(scrapy.Spider):
         spider.shown = shown_text(crawler, lab(s, "novelty"))  # in Redis in shared mode
         spider.seen = seen_content(crawler)  # in Redis when HIDDENWEB_REDIS_URL is set
         spider.previews = Previews() if lab(s, "dla_previews") else None
+        spider.siblings = RouteSiblings() if lab(s, "route_siblings") and spider.url_guesses \
+            and spider.browser.hash_routes and spider.browser.mode != "never" else None
         crawler.signals.connect(spider.recheck, signal=hw_signals.recheck_wanted)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -335,6 +339,7 @@ class HwdlaSpider(scrapy.Spider):
                 meta[PREVIEW_META] = True  # the DLA feedback: a penalty (dla/previews.py)
                 stats.inc_value("hiddenweb/dla/previews")
             yield from links
+            yield from self.sibling_requests(response, [response.url, *(r.url for r in links)])
             yield from self.source_requests(response, found, {r.url for r in links})
             yield from self.xhr_requests(response)
         if not deferred:  # else: those of the rendered copy (held: renders.RenderGate)
@@ -520,6 +525,21 @@ class HwdlaSpider(scrapy.Spider):
             return
         yield from self.source_requests(response, [Found(u, "redirect-body") for u in urls],
                                         set())
+
+    def sibling_requests(self, response: Response, urls: list[str]
+                         ) -> Iterator[scrapy.Request]:
+        """Requests of the sibling views of the hash routes among ``urls`` (a page read and its
+        links: :mod:`hiddenweb.routesiblings`, lab knob ``route_siblings``; none with
+        ``HIDDENWEB_URL_GUESSES`` off), source ``sibling``, guessed links each allowed by the
+        safety policy."""
+        if self.siblings is None:
+            return
+        for url in urls:
+            for sibling in self.siblings.met(url):
+                if not self.in_scope(sibling) or not self.link_allowed(sibling, "", {}):
+                    continue  # SAFETY: a link
+                self.crawler.stats.inc_value("hiddenweb/sources/sibling")
+                yield self.follow(response, sibling, "", "sibling", guess=True)
 
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,

@@ -1,0 +1,96 @@
+"""Sibling views of a single-page app's records: :class:`RouteSiblings`.
+
+A single-page app routed on the hash (:mod:`hiddenweb.routes`) keys its records by a route
+segment and shows each record's views under it: ``#/experiments/1/runs``,
+``#/experiments/1/traces``, ``#/projects/7/settings``. The views are often reached by controls
+that set the route (a tab strip, a view switch, an app that redirects a record to the view it
+last showed), not by links, and which view a record opens on can differ record by record: one
+record's page shows a link to its ``/runs`` view, its siblings' pages open another view and name
+it nowhere. A crawler that renders each record then reaches each view only where the app
+happened to show it.
+
+Contract: with the lab knob ``route_siblings`` (on) and hash routes on, every hash route the
+crawl meets (a page read, a link, a URL a render found) is split at each of its id segments
+(a digit run, an opaque key: :func:`~hiddenweb.pagetext.fold_path`'s ``{n}`` and ``{id}``)
+into a parent (the segments before it, as written, with the ids before it), the id, and a view
+(the segments after it: none of them an id, at least one). For each parent, the ids met and the
+views met are kept; each new pair of an id and a view met under the same parent of the same
+document gives the route ``#/parent/id/view`` (without a query: a route's query is a view's
+options, :func:`~hiddenweb.routes.route_page`), which the spider requests as a guessed link
+(``hiddenweb_source`` ``sibling``; it teaches nothing to the site's public links, and the safety
+policy judges it as any link). At most ``max_views`` views and ``max_ids`` ids per parent are
+kept (the first met), so one parent gives at most their product.
+
+Not for paths (``/items/7/edit``): a server-side site links its records' views, and a guess
+there is a download a 404 may answer; a hash route is a render of the document the crawl has,
+and a route the app does not know shows its shell, judged idle by the render gate. This is the
+kind of guess a tester makes by hand (CWE-639 style enumeration of a record's views), applied
+only to names the app itself showed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from hiddenweb.pagetext import fold_path
+from hiddenweb.routes import route_of
+
+MAX_VIEWS = 12  # views kept per parent (the first met)
+MAX_IDS = 50  # ids kept per parent (the first met)
+
+
+def _is_id(segment: str) -> bool:
+    return bool(segment) and fold_path(segment) in ("{n}", "{id}")
+
+
+class RouteSiblings:
+    """The ids and views met under each parent of a document's hash routes (module docstring);
+    :meth:`met` returns the sibling routes a route newly makes known."""
+
+    def __init__(self, max_views: int = MAX_VIEWS, max_ids: int = MAX_IDS) -> None:
+        self.max_views, self.max_ids = max_views, max_ids
+        #: (document, prefix, parent segments) -> ids / views met, in the order met
+        self.ids: dict[tuple[str, str, tuple[str, ...]], dict[str, None]] = defaultdict(dict)
+        self.views: dict[tuple[str, str, tuple[str, ...]], dict[tuple[str, ...], None]] = \
+            defaultdict(dict)
+        self.known: set[str] = set()  # routes met or given, without their query
+
+    def met(self, url: str) -> list[str]:
+        """Record hash route ``url``; the sibling routes (full URLs) it makes known, not met nor
+        given before. Any other URL: nothing."""
+        route = route_of(url)
+        if route is None:
+            return []
+        document = url.partition("#")[0]
+        path = route.split("?", 1)[0]
+        mark = "!" if path.startswith("!") else ""
+        segments = path.lstrip("!").split("/")
+        lead = "/" if segments and segments[0] == "" else ""
+        segments = [s for s in segments if s != ""]
+        self.known.add(self._url(document, mark, lead, segments))
+        out: list[str] = []
+        for k, segment in enumerate(segments):
+            if not _is_id(segment):
+                continue
+            key = (document, mark + lead, tuple(segments[:k]))
+            view = tuple(segments[k + 1:])
+            new_id = segment not in self.ids[key] and len(self.ids[key]) < self.max_ids
+            new_view = bool(view) and not any(_is_id(s) for s in view) \
+                and view not in self.views[key] and len(self.views[key]) < self.max_views
+            if new_id:
+                self.ids[key][segment] = None
+            if new_view:
+                self.views[key][view] = None
+            pairs = [(segment, v) for v in self.views[key]] if new_id else []
+            if new_view:
+                pairs += [(i, view) for i in self.ids[key]]
+            for id_, v in pairs:
+                sibling = self._url(document, mark, lead, [*segments[:k], id_, *v])
+                if sibling not in self.known:
+                    self.known.add(sibling)
+                    out.append(sibling)
+        return out
+
+    @staticmethod
+    def _url(document: str, mark: str, lead: str, segments: list[str]) -> str:
+        return f"{document}#{mark}{lead}{'/'.join(segments)}"
