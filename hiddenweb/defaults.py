@@ -171,6 +171,7 @@ LAB: dict = {
     # a view met under one record's hash route (#/items/1/history) is asked for under the other
     # records met under the same parent (#/items/2/history): guessed links (routesiblings.py)
     "route_siblings": True,
+    "route_siblings_last": False,  # ... served last, as the guessed URL sources are
     # a fired click is pressed first (pointerdown, mousedown, pointerup, mouseup), and a press
     # listener on an ancestor makes delegated clicks (hiddenweb.browser.events)
     "browser_press_clicks": True,

@@ -14,9 +14,12 @@ crawl meets (a page read, a link, a URL a render found) is split at each of its 
 (a digit run, an opaque key: :func:`~hiddenweb.pagetext.fold_path`'s ``{n}`` and ``{id}``)
 into a parent (the segments before it, as written, with the ids before it), the id, and a view
 (the segments after it: none of them an id, at least one). For each parent, the ids met and the
-views met are kept; each new pair of an id and a view met under the same parent of the same
-document gives the route ``#/parent/id/view`` (without a query: a route's query is a view's
-options, :func:`~hiddenweb.routes.route_page`), which the spider requests as a guessed link
+views met are kept, and which views are *proven*: a render of the view under some record added
+something to follow (the render gate's verdict, :data:`~hiddenweb.pagetext.RENDER_ADDED_META`;
+a view that shows nothing new under one record is not asked for under the others). Each pair of
+an id and a proven view under the same parent of the same document gives the route
+``#/parent/id/view`` (without a query: a route's query is a view's options,
+:func:`~hiddenweb.routes.route_page`), which the spider requests as a guessed link
 (``hiddenweb_source`` ``sibling``; it teaches nothing to the site's public links, and the safety
 policy judges it as any link). At most ``max_views`` views and ``max_ids`` ids per parent are
 kept (the first met), so one parent gives at most their product.
@@ -37,6 +40,8 @@ from hiddenweb.routes import route_of
 
 MAX_VIEWS = 12  # views kept per parent (the first met)
 MAX_IDS = 50  # ids kept per parent (the first met)
+#: a parent: its document, the route's lead (``/``, ``!/``, ``!``) and the segments before the id
+_Parent = tuple[str, str, tuple[str, ...]]
 
 
 def _is_id(segment: str) -> bool:
@@ -44,20 +49,30 @@ def _is_id(segment: str) -> bool:
 
 
 class RouteSiblings:
-    """The ids and views met under each parent of a document's hash routes (module docstring);
-    :meth:`met` returns the sibling routes a route newly makes known."""
+    """The ids and views met under each parent of a document's hash routes, and the views proven
+    (module docstring); :meth:`met` and :meth:`proven` return the sibling routes they make
+    known."""
 
     def __init__(self, max_views: int = MAX_VIEWS, max_ids: int = MAX_IDS) -> None:
         self.max_views, self.max_ids = max_views, max_ids
-        #: (document, prefix, parent segments) -> ids / views met, in the order met
-        self.ids: dict[tuple[str, str, tuple[str, ...]], dict[str, None]] = defaultdict(dict)
-        self.views: dict[tuple[str, str, tuple[str, ...]], dict[tuple[str, ...], None]] = \
-            defaultdict(dict)
+        #: (document, lead, parent segments) -> ids / views met, in the order met (a view
+        #: maps to whether it was proven)
+        self.ids: dict[_Parent, dict[str, None]] = defaultdict(dict)
+        self.views: dict[_Parent, dict[tuple[str, ...], bool]] = defaultdict(dict)
         self.known: set[str] = set()  # routes met or given, without their query
 
     def met(self, url: str) -> list[str]:
-        """Record hash route ``url``; the sibling routes (full URLs) it makes known, not met nor
-        given before. Any other URL: nothing."""
+        """Record hash route ``url`` (a page read, a link): its ids and views; the sibling
+        routes (full URLs) it makes known, not met nor given before: a new id's proven views.
+        Any other URL: nothing."""
+        return self._record(url, proven=False)
+
+    def proven(self, url: str) -> list[str]:
+        """Hash route ``url``'s render added something: its views are proven; the sibling routes
+        this makes known (each proven view under every id met), not met nor given before."""
+        return self._record(url, proven=True)
+
+    def _record(self, url: str, proven: bool) -> list[str]:
         route = route_of(url)
         if route is None:
             return []
@@ -65,32 +80,33 @@ class RouteSiblings:
         path = route.split("?", 1)[0]
         mark = "!" if path.startswith("!") else ""
         segments = path.lstrip("!").split("/")
-        lead = "/" if segments and segments[0] == "" else ""
+        lead = mark + ("/" if segments and segments[0] == "" else "")
         segments = [s for s in segments if s != ""]
-        self.known.add(self._url(document, mark, lead, segments))
+        self.known.add(self._url(document, lead, segments))
         out: list[str] = []
         for k, segment in enumerate(segments):
             if not _is_id(segment):
                 continue
-            key = (document, mark + lead, tuple(segments[:k]))
+            key = (document, lead, tuple(segments[:k]))
+            ids, views = self.ids[key], self.views[key]
             view = tuple(segments[k + 1:])
-            new_id = segment not in self.ids[key] and len(self.ids[key]) < self.max_ids
-            new_view = bool(view) and not any(_is_id(s) for s in view) \
-                and view not in self.views[key] and len(self.views[key]) < self.max_views
-            if new_id:
-                self.ids[key][segment] = None
-            if new_view:
-                self.views[key][view] = None
-            pairs = [(segment, v) for v in self.views[key]] if new_id else []
-            if new_view:
-                pairs += [(i, view) for i in self.ids[key]]
+            pairs: list[tuple[str, tuple[str, ...]]] = []
+            if segment not in ids and len(ids) < self.max_ids:
+                ids[segment] = None
+                pairs += [(segment, v) for v, sure in views.items() if sure]
+            if view and not any(_is_id(s) for s in view) \
+                    and (view in views or len(views) < self.max_views):
+                if proven and not views.get(view):
+                    pairs += [(i, view) for i in ids]
+                views[view] = views.get(view, False) or proven
             for id_, v in pairs:
-                sibling = self._url(document, mark, lead, [*segments[:k], id_, *v])
+                sibling = self._url(document, lead, [*segments[:k], id_, *v])
                 if sibling not in self.known:
                     self.known.add(sibling)
                     out.append(sibling)
         return out
 
     @staticmethod
-    def _url(document: str, mark: str, lead: str, segments: list[str]) -> str:
-        return f"{document}#{mark}{lead}{'/'.join(segments)}"
+    def _url(document: str, lead: str, segments: list[str]) -> str:
+        return f"{document}#{lead}{'/'.join(segments)}"
+

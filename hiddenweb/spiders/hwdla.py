@@ -65,6 +65,7 @@ from hiddenweb.pagetext import (
     NOVEL_META,
     READ_META,
     RECHECK_META,
+    RENDER_ADDED_META,
     SeenContent,
     echoed_words,
     is_markup,
@@ -135,6 +136,7 @@ class HwdlaSpider(scrapy.Spider):
         self.seen = SeenContent()
         self.previews: Previews | None = None  # lab knob dla_previews (from_crawler)
         self.siblings: RouteSiblings | None = None  # lab knob route_siblings (from_crawler)
+        self.siblings_last = False  # lab knob route_siblings_last (from_crawler)
         self.oracle = None
         self.finder = None
 
@@ -179,6 +181,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.previews = Previews() if lab(s, "dla_previews") else None
         spider.siblings = RouteSiblings() if lab(s, "route_siblings") and spider.url_guesses \
             and spider.browser.hash_routes and spider.browser.mode != "never" else None
+        spider.siblings_last = lab(s, "route_siblings_last")  # served last, as other guesses
         crawler.signals.connect(spider.recheck, signal=hw_signals.recheck_wanted)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -534,12 +537,14 @@ class HwdlaSpider(scrapy.Spider):
         safety policy."""
         if self.siblings is None:
             return
-        for url in urls:
-            for sibling in self.siblings.met(url):
+        added = bool(response.meta.get(RENDER_ADDED_META))  # the page's render: its views proven
+        for i, url in enumerate(urls):
+            for sibling in (self.siblings.proven if added and not i else self.siblings.met)(url):
                 if not self.in_scope(sibling) or not self.link_allowed(sibling, "", {}):
                     continue  # SAFETY: a link
                 self.crawler.stats.inc_value("hiddenweb/sources/sibling")
-                yield self.follow(response, sibling, "", "sibling", guess=True)
+                yield self.follow(response, sibling, "", "sibling", nofollow=self.siblings_last,
+                                  guess=True)
 
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,

@@ -91,24 +91,26 @@ def test_a_view_linked_under_one_record_is_asked_for_under_its_siblings(tmp_path
     assert "/api/projects/2/files.json" not in off and "/api/projects/3/files.json" not in off
 
 
-def test_siblings_pair_each_id_with_each_view_under_the_same_parent_once():
+def test_siblings_pair_each_id_with_each_proven_view_under_the_same_parent_once():
     s = RouteSiblings(max_views=2, max_ids=3)
     base = "http://h:1/"
     assert s.met(base + "#/p/1") == []
-    assert s.met(base + "#/p/2/files?sort=name") == [base + "#/p/1/files"]  # no query
-    assert s.met(base + "#/p/3") == [base + "#/p/3/files"]
-    assert s.met(base + "#/p/3/files") == []  # given already
+    assert s.met(base + "#/p/2/files?sort=name") == []  # a link: the view not proven yet
+    assert s.proven(base + "#/p/2/files?sort=name") == [base + "#/p/1/files"]  # no query
+    assert s.met(base + "#/p/3") == [base + "#/p/3/files"]  # a new id: its proven views
+    assert s.met(base + "#/p/3/files") == [] and s.proven(base + "#/p/3/files") == []  # given
     # a view holding an id is another record's, not a view (a run under a project)
     assert s.met(base + "#/p/1/runs/4f1e2d3c4b5a69788796a5b4c3d2e1f0") == []
-    assert s.met(base + "#/p/1/runs/4f1e2d3c4b5a69788796a5b4c3d2e1f0/log") == []
+    assert s.proven(base + "#/p/1/runs/4f1e2d3c4b5a69788796a5b4c3d2e1f0/log") == []
     assert s.met(base + "#/p/1/runs/0a1b2c3d4e5f60718293a4b5c6d7e8f9") \
         == [base + "#/p/1/runs/0a1b2c3d4e5f60718293a4b5c6d7e8f9/log"]  # parent p/1/runs
     assert s.met(base + "#/p/1/runs/77") == [base + "#/p/1/runs/77/log"]
     # at most max_views views and max_ids ids per parent
-    assert s.met(base + "#/p/1/history") == [base + f"#/p/{n}/history" for n in (2, 3)]
-    assert s.met(base + "#/p/2/settings") == []
+    assert s.met(base + "#/p/1/history") == []
+    assert s.proven(base + "#/p/1/history") == [base + f"#/p/{n}/history" for n in (2, 3)]
+    assert s.proven(base + "#/p/2/settings") == []
     assert s.met(base + "#/p/4") == []
     # another document, the bare path (no route), a hashbang
     assert s.met("http://h:1/other#/p/9") == []
-    assert s.met("http://h:1/p/1/files") == []
-    assert s.met(base + "#!/q/1/a") == [] and s.met(base + "#!/q/2") == [base + "#!/q/2/a"]
+    assert s.proven("http://h:1/p/1/files") == []
+    assert s.proven(base + "#!/q/1/a") == [] and s.met(base + "#!/q/2") == [base + "#!/q/2/a"]
