@@ -149,6 +149,9 @@ LAB: dict = {
     "browser_judge_views": True,
     "browser_judge_known": True,
     "form_inert_repeats": True,
+    # a form submitted in Chromium whose first 2 answered submissions sent no request (it only
+    # changes the page: a bookmark kept in the page's storage) is submitted no more (0: off)
+    "form_page_only_after": 2,
     # the words of every value typed into a form submitted in Chromium are echoes on its
     # answers, not new text: the page keeps its storage (hiddenweb.forms.crawl.typed_echoes)
     "form_typed_echoes": True,

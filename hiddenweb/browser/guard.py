@@ -116,6 +116,10 @@ MAX_CAPTURED = 100  # script requests (fetch, XHR) recorded by one render
 LONG_REQUEST = IDLE_CAP
 #: the resource types of a script's own requests, recorded (:meth:`Render.capture`)
 CAPTURED = frozenset({"fetch", "xhr", "eventsource"})
+#: what a page sends once a form was submitted in it (:attr:`Render.sent`): a navigation, a
+#: script's request, a beacon; not the images, styles and scripts an answer shown in the page
+#: loads
+SUBMIT_SENDS = CAPTURED | {"ping", "websocket"}
 MAX_REDIRECTS = 10  # hops of one redirect chain followed by the guard; a longer one is aborted
 MAX_DOCUMENT = 4 * 1024 * 1024  # bytes of a request's own HTML document kept to judge its render
 
@@ -189,6 +193,10 @@ class Render:
     # (METHOD, URL) of the form the crawler submits by page actions, once its submitting
     # action ran: the form's script sending it there is the submission the policy allowed
     form_send: tuple[str, str] | None = None
+    # set by the crawler's submitting page action; then the requests the page sent: its
+    # navigations and its scripts' requests (SUBMIT_SENDS), any host (submit_sent, the handler)
+    submitted: bool = False
+    sent: int = 0
 
     @property
     def host(self) -> str | None:
@@ -394,6 +402,8 @@ class Guard:
         if render is None:  # idle in the pool: a leftover timer or poll
             await route.abort("aborted")
             return
+        if render.submitted and (navigation or request.resource_type in SUBMIT_SENDS):
+            render.sent += 1  # the submission talked to a server (hiddenweb.forms.crawl)
         if parts.hostname != render.host:
             self._offsite(url, render)
             await route.abort("aborted" if navigation else "blockedbyclient")

@@ -98,7 +98,7 @@ from hiddenweb.browser.formtarget import (
 )
 from hiddenweb.browser.guard import Guard, Render
 from hiddenweb.browser.pool import PagePool, browser_of
-from hiddenweb.browser.requests import DOCUMENT_META
+from hiddenweb.browser.requests import DOCUMENT_META, SUBMIT_SENT_META
 from hiddenweb.browser.scripts import (
     FOUND_JS,
     HOLD_SUBMIT_JS,
@@ -321,6 +321,8 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             job.stage = "page actions"
             await self._actions(page, methods, render)
             await self._settle(page, render)
+            if render.submitted:  # what the submission sent (hiddenweb.forms.crawl)
+                request.meta[SUBMIT_SENT_META] = render.sent
         # where a redirect chain ended (guard); before the events, whose routes change page.url
         url = render.landed.get(page.url, page.url)
         # a form submitted by page actions: its answer is read as it came, no event fired
@@ -434,6 +436,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 if _submits(pm):  # the crawler's own submission navigates: allowed
                     await page.evaluate(RELEASE_SUBMIT_JS)
                     render.navigations += 1
+                    render.submitted = True
                     sends = (render.request.meta.get(FORM_TARGET_META) or {}).get("sends")
                     if sends:  # and so does its script's request of the form's action
                         render.form_send = (str(sends[0]).upper(), str(sends[1]))

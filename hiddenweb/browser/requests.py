@@ -27,6 +27,10 @@ DOCUMENT_META = "hiddenweb_document"
 #: ``browser_meta``), not for a render of its own: read over plain HTTP after all when the
 #: template no longer goes there once the request has a page (RenderGate.at_dispatch)
 DIRECT_META = "hiddenweb_direct"
+#: meta of a form's submission by page actions, once submitted: how many requests the page sent
+#: after the crawler's submitting action (navigations, script requests, beacons; the guard's
+#: ``Render.sent``); 0: the form only changed the page (hiddenweb.forms.crawl)
+SUBMIT_SENT_META = "hiddenweb_submit_sent"
 #: meta of a plain response that a re-render must judge again, not inherit
 _JUDGED = ("hiddenweb_explore", "hiddenweb_new_content", "hiddenweb_novel",
            "hiddenweb_shown", "hiddenweb_new_forms", "hiddenweb_preview", READ_META)

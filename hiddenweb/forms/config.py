@@ -63,6 +63,10 @@ class FormsConfig:
     #: lab knob form_browser_slow_start: a form submitted in Chromium sends its defaults alone
     #: first, and grows its wave by its answers (FormExplorer.first_wave)
     browser_slow_start: bool = True
+    #: lab knob form_page_only_after: a form submitted in Chromium whose first this many
+    #: answered submissions sent nothing (no navigation, no script request: it only changed
+    #: the page) and none of which sent anything is submitted no more (FormCrawler.heard); 0 off
+    page_only_after: int = 2
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> FormsConfig:
@@ -94,4 +98,5 @@ class FormsConfig:
             inert_repeats=lab(s, "form_inert_repeats"),
             typed_echoes=lab(s, "form_typed_echoes"),
             browser_slow_start=lab(s, "form_browser_slow_start"),
+            page_only_after=lab(s, "form_page_only_after"),
         )

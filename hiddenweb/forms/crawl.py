@@ -42,6 +42,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response, TextResponse
 
 from hiddenweb.browser import submitted_by_script
+from hiddenweb.browser.requests import SUBMIT_SENT_META
 from hiddenweb.dla.previews import PREVIEW_META
 from hiddenweb.forms.config import FormsConfig
 from hiddenweb.forms.endpoint import Endpoint, matched_fields, offer_record
@@ -423,6 +424,36 @@ class FormCrawler:
         logger.info("Form %s of %s is not on a fresh render of its page: no more submissions "
                     "of it", explorer.signature, explorer.page)
 
+    def heard(self, explorer: FormExplorer, sent: int) -> None:
+        """A submission of ``explorer`` in Chromium was answered having sent ``sent`` requests
+        after the submitting action (its navigations, its script's requests, beacons: meta
+        :data:`~hiddenweb.browser.requests.SUBMIT_SENT_META`). From its first answer that sent
+        none, it is sent one at a time (its wave 1, back to its own once one sends something);
+        once ``page_only_after`` of its answered submissions (lab knob
+        ``form_page_only_after``) sent none and none sent any,
+        the form only changes its page (a script keeps what is typed in the page's own storage,
+        a calculator, a filter of what the page shows already): what it shows next comes from
+        no server, so nothing more is sent (``hiddenweb/forms/page_only``); those in flight
+        come back as usual. A form whose submission the browser refused (a required field left
+        empty) counts the same: its next values are as refused."""
+        after = self.config.page_only_after
+        if sent:
+            if not explorer.heard and explorer.silent and after:
+                explorer.wave = explorer.full_wave  # it talks to a server after all
+            explorer.heard = True
+            return
+        explorer.silent += 1
+        if not after or explorer.heard or explorer.silent > after:
+            return
+        if explorer.silent < after:  # one at a time until it is judged
+            explorer.full_wave, explorer.wave = explorer.wave, 1
+            return
+        explorer.limit = explorer.submitted
+        self.stats.inc_value("hiddenweb/forms/page_only")
+        logger.info("Form %s of %s sent no request when submitted (%d times): it only changes "
+                    "its page; no more submissions of it", explorer.signature, explorer.page,
+                    after)
+
     def typed_echoes(self, meta: dict) -> AbstractSet[str]:
         """The words of every value typed so far into the form whose answer has ``meta``, when
         it was submitted in Chromium (lab knob ``form_typed_echoes``), else none: the spider
@@ -540,6 +571,8 @@ class FormCrawler:
         if explorer.answered_before(data):  # a duplicate after a JOBDIR resume: judged once
             self.stats.inc_value("hiddenweb/forms/answered_twice")
             return
+        if SUBMIT_SENT_META in meta:
+            self.heard(explorer, meta[SUBMIT_SENT_META])
         success = empty = False
         words: list[str] = []
         if response is not None and response.status == 200 \

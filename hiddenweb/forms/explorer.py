@@ -85,6 +85,11 @@ class FormExplorer:
     #: its form was not on a fresh render of its page: nothing more is sent
     #: (:meth:`FormCrawler.gone`)
     gone = False
+    #: submitted in Chromium: its answered submissions that sent no request, and whether one
+    #: did (:meth:`FormCrawler.heard`)
+    silent = 0
+    heard = False
+    full_wave = 8  # its wave while it is sent one at a time, silent so far
     typed: frozenset[str] = frozenset()  # ... and this (set in __init__)
     first_wave = 8  # ... and this (set in __init__)
 

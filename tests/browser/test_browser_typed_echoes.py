@@ -5,7 +5,8 @@ typed so far: text no page showed before, and, were it read as new, a new page f
 explorer on every submission. The words typed into the form are echoes of it
 (:meth:`hiddenweb.forms.crawl.FormCrawler.typed_echoes`), so its answers show nothing new and
 the form is ended as inert. Counted from the server's own log: each submission in Chromium
-loads the form's page."""
+loads the form's page. (This form sends nothing when submitted, so by default it is ended
+sooner, after its first two answers: ``test_browser_page_only_forms``; that rule is off here.)"""
 
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def _crawl(tmp_path: Path, typed_echoes: bool):
     with serve(App) as url:
         run = browser_crawl(tmp_path, url, 10, HIDDENWEB_BROWSER_SCROLL_STEPS="0",
                             HIDDENWEB_MAX_SUBMISSIONS_PER_FORM=str(LIMIT),
-                            HIDDENWEB_LAB=json.dumps({"form_typed_echoes": typed_echoes}))
+                            HIDDENWEB_LAB=json.dumps({"form_typed_echoes": typed_echoes,
+                                                      "form_page_only_after": 0}))
         log = list(App.log)
     assert run.returncode == 0, run.stderr[-3000:]
     return run, sum(urlsplit(p).path == "/" for p in log)
