@@ -52,6 +52,9 @@ swf           yes        a Flash movie's strings (uncompressed, zlib or LZMA) th
                          and loaders ask for, read without a Flash player
 redirect-body            ``<a>``/``<area>`` of a redirect's own HTML body, which Scrapy's redirect
                          drops (:mod:`hiddenweb.redirectbody`; read there, followed by the spider)
+sibling       yes        a single-page app's hash route for a record, with a view proven under
+                         another record (:mod:`hiddenweb.routesiblings`; made by the spider, not
+                         served last)
 ============  =========  ===============================================================
 
 *Guessed* sources name URLs a person never follows from the page as it is shown; the spider
