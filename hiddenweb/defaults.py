@@ -194,6 +194,9 @@ LAB: dict = {
     # a document's hash routes are no longer rendered (but a few) once 2 × browser_min_renders
     # of them were judged and fewer than this share added anything (detect.worth_routing; 0: off)
     "browser_route_share": 0.25,
+    # ... and a hash route whose template (a record's view) was rendered idle, but a few
+    # (detect.worth_routing)
+    "browser_route_templates": True,
     # a render's script GET of a URL the crawl read over plain HTTP already adds nothing
     # (detect.BrowserPolicy.read_plain)
     "browser_judge_read": True,

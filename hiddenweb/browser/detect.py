@@ -213,8 +213,10 @@ class BrowserPolicy:
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
                  useful_share: float = 0.5, sample: int = 10, min_templates: int = 3,
                  judge_new: bool = True, route_share: float = 0.0,
-                 judge_read: bool = False) -> None:
+                 judge_read: bool = False, route_templates: bool = False) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
+        #: lab knob browser_route_templates (:meth:`worth_routing`)
+        self.route_templates = route_templates
         #: lab knob browser_route_share (:meth:`worth_routing`); 0: every route is rendered
         self.route_share = route_share
         #: lab knob browser_judge_read (:meth:`read_plain`); nothing kept when nothing renders
@@ -370,8 +372,19 @@ class BrowserPolicy:
         (:meth:`routes_idle`: a documentation site whose every page's links are in its
         sidebar, read already), its other routes are not rendered at all, but for a few, as
         for the pages of an idle template: the ``sample``-th skipped, then the one at twice
-        that count, and so on; a useful render brings the gap back to ``sample``."""
-        if self.mode != "auto" or not is_route(url) or not self.routes_idle(url):
+        that count, and so on; a useful render brings the gap back to ``sample``. With
+        ``route_templates`` (lab knob ``browser_route_templates``) a route whose template (a
+        view of a record: ``#/experiments/{n}/traces``) was rendered idle (:meth:`verdict`:
+        ``min_seen`` renders, fewer than ``useful_share`` of them useful) is not rendered
+        either, but for a few, as for the pages of an idle template."""
+        if self.mode != "auto" or not is_route(url):
+            return True
+        if self.route_templates and self.verdict(url) == "idle":  # this view: idle records
+            key = template_key(url)
+            self.skipped[key] += 1
+            if not self._looked_at(key, self.skipped[key], self.gap, self.due):
+                return False
+        if not self.routes_idle(url):
             return True
         document = _document(url)
         self.route_skipped[document] += 1

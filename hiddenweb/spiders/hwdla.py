@@ -164,7 +164,8 @@ class HwdlaSpider(scrapy.Spider):
                                       useful_share=lab(s, "browser_useful_share"),
                                       judge_new=lab(s, "browser_judge_new_templates"),
                                       route_share=lab(s, "browser_route_share"),
-                                      judge_read=lab(s, "browser_judge_read"))
+                                      judge_read=lab(s, "browser_judge_read"),
+                                      route_templates=lab(s, "browser_route_templates"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render,
                                     lab(s, "render_trace") or None,

@@ -174,6 +174,24 @@ def test_the_routes_of_a_document_whose_routes_render_idle_are_not_rendered_but_
     assert off.worth_routing("http://h/docs/#/next")
 
 
+def test_a_record_view_whose_routes_render_idle_is_not_rendered_under_other_records_but_a_few():
+    """A hash route whose template (a record's view, ``#/experiments/{n}/traces``) was rendered
+    idle (min_seen renders, fewer than half useful) is not rendered, but the 10th, 20th, …;
+    the record's other views and the document's other routes are; off, every route is."""
+    policy = BrowserPolicy("auto", min_seen=2, sample=10, route_templates=True)
+    for n in (1, 2):
+        policy.rendered(f"http://h/#/experiments/{n}/traces", False)
+        policy.rendered(f"http://h/#/experiments/{n}/runs", n == 1)
+    looked = [n for n in range(3, 33) if policy.worth_routing(f"http://h/#/experiments/{n}/traces")]
+    assert looked == [12, 22]  # the 10th and 20th skipped (the gap doubles: next the 40th)
+    assert policy.worth_routing("http://h/#/experiments/3/runs")  # 1 of 2 useful: not idle
+    assert policy.worth_routing("http://h/#/experiments/3/datasets")  # not judged yet
+    off = BrowserPolicy("auto", min_seen=2, sample=10)
+    for n in (1, 2):
+        off.rendered(f"http://h/#/experiments/{n}/traces", False)
+    assert off.worth_routing("http://h/#/experiments/3/traces")
+
+
 def test_new_templates_wait_for_the_verdict_on_their_scripts_when_enough_renders_are_out():
     """A site whose every page is its own template (a table's drop, export, import … pages),
     all on one bundle: once the renders sent (8 over 3 templates or more) are enough to judge
