@@ -446,7 +446,8 @@ class FormCrawler:
         if not after or explorer.heard or explorer.silent > after:
             return
         if explorer.silent < after:  # one at a time until it is judged
-            explorer.full_wave, explorer.wave = explorer.wave, 1
+            if explorer.silent == 1:
+                explorer.full_wave, explorer.wave = explorer.wave, 1
             return
         explorer.limit = explorer.submitted
         self.stats.inc_value("hiddenweb/forms/page_only")
