@@ -27,8 +27,8 @@ kept (the first met), so one parent gives at most their product.
 Not for paths (``/items/7/edit``): a server-side site links its records' views, and a guess
 there is a download a 404 may answer; a hash route is a render of the document the crawl has,
 and a route the app does not know shows its shell, judged idle by the render gate. This is the
-kind of guess a tester makes by hand (CWE-639 style enumeration of a record's views), applied
-only to names the app itself showed.
+guess a tester makes by hand (the same view under another record's id), made only of names the
+app itself showed.
 """
 
 from __future__ import annotations
