@@ -190,8 +190,12 @@ def test_the_routes_of_an_app_whose_route_renders_add_nothing_stop_being_rendere
         run = run_crawl(tmp_path, "-a", f"seed={url}/",
                         settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
                                   "HIDDENWEB_BROWSER_MAX_PAGES": "2",
+                                  # share 0 with the template rule off too: the 16 routes
+                                  # are one template (#/topic-{n}), which it judges as well
                                   "HIDDENWEB_LAB": json.dumps({"browser_route_share": share,
-                                                               "browser_judge_read": judge_read}),
+                                                               "browser_judge_read": judge_read,
+                                                               "browser_route_templates":
+                                                                   bool(share)}),
                                   "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
                         timeout=300)
         log = list(Docs.log)
@@ -203,3 +207,25 @@ def test_the_routes_of_an_app_whose_route_renders_add_nothing_stop_being_rendere
         assert withdrawn >= len(PAGES) // 2 and len(routes) + withdrawn == len(PAGES), routes
     else:
         assert not withdrawn and len(routes) == len(PAGES), routes
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
+def test_the_routes_of_one_idle_view_template_stop_being_rendered_by_the_template_alone(tmp_path):
+    """The document rule off (browser_route_share 0): the 16 routes are one template
+    (``#/topic-{n}``), judged idle once 2 of its renders (browser_min_renders) added nothing,
+    and its other routes are not rendered but the 10th skipped (browser_route_templates)."""
+    with serve(Docs) as url:
+        run = run_crawl(tmp_path, "-a", f"seed={url}/",
+                        settings={"HIDDENWEB_BROWSER_TIMEOUT": "5", "DOWNLOAD_TIMEOUT": "10",
+                                  "HIDDENWEB_BROWSER_MAX_PAGES": "2",
+                                  "HIDDENWEB_LAB": json.dumps({"browser_route_share": 0.0,
+                                                               "browser_route_templates": True}),
+                                  "CLOSESPIDER_TIMEOUT": "120", "LOG_LEVEL": "INFO"},
+                        timeout=300)
+        log = list(Docs.log)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert {f"/text/{p}.txt" for p in PAGES} <= set(log), sorted(log)  # read over plain HTTP
+    routes = [i["url"] for i in run.items if "#/" in i["url"]]
+    withdrawn = run.stats.get("hiddenweb/browser/routes_withdrawn", 0)
+    # judged after 2, 2 more in flight (2 pages), the 10th skipped looked at: 5 rendered or so
+    assert withdrawn >= len(PAGES) // 2 and len(routes) + withdrawn == len(PAGES), routes
