@@ -341,6 +341,11 @@ class BrowserPolicy:
         (the class docstring), so that the template is looked at again."""
         if self.mode != "auto":
             return self.mode == "always"
+        return self._template_looked_at(url)
+
+    def _template_looked_at(self, url: str) -> bool:
+        """True unless ``url``'s template is idle (:meth:`verdict`) and ``url`` is not one of
+        the few of its pages looked at again (:meth:`_looked_at`), counted as skipped."""
         if self.verdict(url) != "idle":
             return True
         key = template_key(url)
@@ -379,11 +384,8 @@ class BrowserPolicy:
         either, but for a few, as for the pages of an idle template."""
         if self.mode != "auto" or not is_route(url):
             return True
-        if self.route_templates and self.verdict(url) == "idle":  # this view: idle records
-            key = template_key(url)
-            self.skipped[key] += 1
-            if not self._looked_at(key, self.skipped[key], self.gap, self.due):
-                return False
+        if self.route_templates and not self._template_looked_at(url):  # a view idle on
+            return False  # the records rendered
         if not self.routes_idle(url):
             return True
         document = _document(url)

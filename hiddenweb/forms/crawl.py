@@ -428,7 +428,8 @@ class FormCrawler:
         """A submission of ``explorer`` in Chromium was answered having sent ``sent`` requests
         after the submitting action (its navigations, its script's requests, beacons: meta
         :data:`~hiddenweb.browser.requests.SUBMIT_SENT_META`). From its first answer that sent
-        none, it is sent one at a time (its wave 1, back to its own once one sends something);
+        none, it is sent one at a time (its wave 1, back to a browser form's, :meth:`wave_for`,
+        once one sends something);
         once ``page_only_after`` of its answered submissions (lab knob
         ``form_page_only_after``) sent none and none sent any,
         the form only changes its page (a script keeps what is typed in the page's own storage,
@@ -439,15 +440,14 @@ class FormCrawler:
         after = self.config.page_only_after
         if sent:
             if not explorer.heard and explorer.silent and after:
-                explorer.wave = explorer.full_wave  # it talks to a server after all
+                explorer.wave = self.wave_for(True)  # it talks to a server after all
             explorer.heard = True
             return
         explorer.silent += 1
         if not after or explorer.heard or explorer.silent > after:
             return
         if explorer.silent < after:  # one at a time until it is judged
-            if explorer.silent == 1:
-                explorer.full_wave, explorer.wave = explorer.wave, 1
+            explorer.wave = 1
             return
         explorer.limit = explorer.submitted
         self.stats.inc_value("hiddenweb/forms/page_only")

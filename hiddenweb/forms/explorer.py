@@ -89,7 +89,6 @@ class FormExplorer:
     #: did (:meth:`FormCrawler.heard`)
     silent = 0
     heard = False
-    full_wave = 8  # its wave while it is sent one at a time, silent so far
     typed: frozenset[str] = frozenset()  # ... and this (set in __init__)
     first_wave = 8  # ... and this (set in __init__)
 

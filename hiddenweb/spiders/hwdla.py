@@ -26,7 +26,8 @@ and picklable, are listed in ``docs/architecture.md``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
+from itertools import chain
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -343,7 +344,7 @@ class HwdlaSpider(scrapy.Spider):
                 meta[PREVIEW_META] = True  # the DLA feedback: a penalty (dla/previews.py)
                 stats.inc_value("hiddenweb/dla/previews")
             yield from links
-            yield from self.sibling_requests(response, [response.url, *(r.url for r in links)])
+            yield from self.sibling_requests(response, (r.url for r in links))
             yield from self.source_requests(response, found, {r.url for r in links})
             yield from self.xhr_requests(response)
         if not deferred:  # else: those of the rendered copy (held: renders.RenderGate)
@@ -530,22 +531,24 @@ class HwdlaSpider(scrapy.Spider):
         yield from self.source_requests(response, [Found(u, "redirect-body") for u in urls],
                                         set())
 
-    def sibling_requests(self, response: Response, urls: list[str]
+    def sibling_requests(self, response: Response, links: Iterable[str]
                          ) -> Iterator[scrapy.Request]:
-        """Requests of the sibling views of the hash routes among ``urls`` (a page read and its
-        links: :mod:`hiddenweb.routesiblings`, lab knob ``route_siblings``; none with
-        ``HIDDENWEB_URL_GUESSES`` off), source ``sibling``, guessed links each allowed by the
-        safety policy."""
+        """Requests of the sibling views of the hash routes of the page read and of its
+        ``links`` (:mod:`hiddenweb.routesiblings`, lab knob ``route_siblings``; none with
+        ``HIDDENWEB_URL_GUESSES`` off): the page's views are proven when its render added
+        something. Source ``sibling``, guessed links each allowed by the safety policy (in
+        scope: each shares its document with an in-scope URL)."""
         if self.siblings is None:
             return
-        added = bool(response.meta.get(RENDER_ADDED_META))  # the page's render: its views proven
-        for i, url in enumerate(urls):
-            for sibling in (self.siblings.proven if added and not i else self.siblings.met)(url):
-                if not self.in_scope(sibling) or not self.link_allowed(sibling, "", {}):
-                    continue  # SAFETY: a link
-                self.crawler.stats.inc_value("hiddenweb/sources/sibling")
-                yield self.follow(response, sibling, "", "sibling", nofollow=self.siblings_last,
-                                  guess=True)
+        siblings = self.siblings
+        given = (siblings.proven if response.meta.get(RENDER_ADDED_META) else siblings.met)(
+            response.url)
+        for url in chain(given, *(siblings.met(link) for link in links)):
+            if not self.link_allowed(url, "", {}):  # SAFETY: a link
+                continue
+            self.crawler.stats.inc_value("hiddenweb/sources/sibling")
+            yield self.follow(response, url, "", "sibling", nofollow=self.siblings_last,
+                              guess=True)
 
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,

@@ -14,11 +14,12 @@ from hiddenweb.forms.crawl import FormCrawler
 
 def _crawler(after: int) -> SimpleNamespace:
     stats = MemoryStatsCollector(get_crawler())
-    return SimpleNamespace(config=SimpleNamespace(page_only_after=after), stats=stats)
+    return SimpleNamespace(config=SimpleNamespace(page_only_after=after), stats=stats,
+                           wave_for=lambda by_browser: 8)  # a browser form's wave
 
 
 def _explorer() -> SimpleNamespace:
-    return SimpleNamespace(silent=0, heard=False, wave=8, full_wave=8, limit=400, submitted=3,
+    return SimpleNamespace(silent=0, heard=False, wave=8, limit=400, submitted=3,
                            signature="GET / [bookmark]", page="http://h/")
 
 
@@ -27,7 +28,11 @@ def test_a_form_sending_nothing_goes_one_at_a_time_then_ends_at_the_nth_silent_a
     FormCrawler.heard(forms, explorer, 0)
     assert (explorer.wave, explorer.limit) == (1, 400)  # judged one at a time
     FormCrawler.heard(forms, explorer, 0)
-    assert (explorer.wave, explorer.full_wave, explorer.limit) == (1, 8, 400)
+    assert (explorer.wave, explorer.limit) == (1, 400)
+    again = _explorer()  # the same two silent answers, then one that sends: its own wave back
+    for sent in (0, 0, 1):
+        FormCrawler.heard(forms, again, sent)
+    assert (again.wave, again.limit) == (8, 400)
     explorer.submitted = 5
     FormCrawler.heard(forms, explorer, 0)
     assert explorer.limit == 5  # ended: nothing more is sent
