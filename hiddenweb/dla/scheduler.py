@@ -97,7 +97,8 @@ Settings: ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs ``dla_max_steps``
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
 Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
 waits,unserializable,budget_exhausted,lifted,fresh}`` (``waits``: times ``next_request`` held the
-best request back; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
+best request back, and ``waits/{better,speculative,nofollow}`` by the rule that held it, 1–3 of
+"Concurrency"; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
 serve_first`; ``fresh``: link kinds whose groups keep their age, ``_keep_age``); the spider
 counts ``hiddenweb/dla/previews`` (form answers penalised as previews of queued pages,
 :mod:`hiddenweb.dla.previews`).
@@ -306,9 +307,11 @@ class DLAScheduler(GroupHeap):
                     self._rekey(group)
                     continue
             score = round(self._last(gkey) - heap_key, SCORE_DECIMALS)
-            if self.config.wait and (self._after_others(gkey) or self._waits(score)):
+            reason = self._wait_reason(gkey, score) if self.config.wait else None
+            if reason is not None:
                 heapq.heappush(self.heap, (heap_key, breadth, group.seq, version, gkey))
                 self.stats.inc_value("hiddenweb/dla/waits")
+                self.stats.inc_value(f"hiddenweb/dla/waits/{reason}")
                 return None
             request = self._pop_from(group)
             if request is None:
@@ -376,13 +379,21 @@ class DLAScheduler(GroupHeap):
         kind = (request.meta.get(KINDS_META) or [""])[0]
         return la.relative(kind) if la is not None and kind in la else 0.0
 
+    def _wait_reason(self, gkey: str, score: float) -> str | None:
+        """Why the best pending request (of group ``gkey``, scoring ``score``) waits, by the
+        rules of "Concurrency": ``nofollow`` (3), ``better`` (1), ``speculative`` (2); None
+        when it does not (stat ``hiddenweb/dla/waits/REASON``)."""
+        if self._after_others(gkey):
+            return "nofollow"
+        return self._waits(score)
+
     def _after_others(self, gkey: str) -> bool:
         """Rule 3 of "Concurrency": a group served last (links marked nofollow) waits while a
         request of any other group is in flight, whose answer may bring requests that go first."""
         return is_nofollow(gkey) and any(
             not is_nofollow(r.meta[GROUP_META]) for r in self._awaited())
 
-    def _waits(self, score: float) -> bool:
+    def _waits(self, score: float) -> str | None:
         """Whether the best pending request, scoring ``score``, waits for the answers in flight
         (module docstring, "Concurrency"): (1) while one of them scores more than
         ``score / wait``; (2) when ``score`` is speculative (below ``wait`` times the best
@@ -392,7 +403,7 @@ class DLAScheduler(GroupHeap):
         speculative = wait * self.best_served
         cap = self.config.explore_in_flight if score < speculative else 0
         if score >= wait and not cap:
-            return False  # (1) cannot hold: no score is above 1
+            return None  # (1) cannot hold: no score is above 1
         scores: dict[str, float] = {}  # requests of one group score alike: one look-up each
         low = 0
         for request in self._awaited():
@@ -403,9 +414,9 @@ class DLAScheduler(GroupHeap):
             if current is None:  # rounded as the heap keys ``score``: 0 is not below 1e-17
                 current = scores[key] = round(self.current_score(request), SCORE_DECIMALS)
             if score < wait * current:
-                return True
+                return "better"
             low += current < speculative
-        return low >= cap > 0
+        return "speculative" if low >= cap > 0 else None
 
     # -- learning --------------------------------------------------------------------------
     def learn(self, request_meta: dict[str, Any], url: str, outcome: Outcome | None) -> None:

@@ -224,6 +224,8 @@ def test_best_pending_waits_while_a_better_answer_is_in_flight() -> None:
     s.in_flight = lambda: [flying]
     assert s.next_request() is None and len(s) == 1
     assert s.stats.get_value("hiddenweb/dla/waits") == 1
+    assert s.stats.get_value("hiddenweb/dla/waits/better") == 1  # why: rule 1
+    assert s.stats.get_value("hiddenweb/dla/waits/speculative") is None
     s.in_flight = lambda: [pages[0]]  # a worse request in flight holds nothing back
     assert drain(s) == ["/p/7"]
     s.enqueue_request(link("/p/1", "/p/8"))
@@ -258,6 +260,8 @@ def test_speculative_requests_go_a_few_at_a_time_once_the_site_paid(tmp_path: Pa
     served.pop(0)  # one answer came back: room for one more
     served.append(s.next_request())
     assert served[-1].url == SITE + "/q/3" and s.next_request() is None
+    waits = s.stats.get_value("hiddenweb/dla/waits")
+    assert waits and s.stats.get_value("hiddenweb/dla/waits/speculative") == waits  # rule 2
 
     fresh = make({"HIDDENWEB_LAB": {"dla_explore_in_flight": 3}})  # no reward yet: no cap
     for i in range(30):
