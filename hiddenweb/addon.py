@@ -27,7 +27,9 @@ It sets, at Scrapy's ``addon`` priority (a project's own settings still win):
 * Chromium through scrapy-playwright unless ``HIDDENWEB_BROWSER = "never"``
   (:class:`hiddenweb.browser.BrowserAddon`; it needs Scrapy's default asyncio reactor);
 
-adds the ``hwdla`` spider to the project (``hiddenweb.spiders`` in ``SPIDER_MODULES``), and
+keeps Scrapy's public suffix list on the machine (:mod:`hiddenweb.suffixlist`: no look-up of
+``publicsuffix.org`` at the first cookie), adds the ``hwdla`` spider to the project
+(``hiddenweb.spiders`` in ``SPIDER_MODULES``), and
 refuses, at start-up, a ``HIDDENWEB_*`` setting it does not know (a typo) or a value out of
 range, with a message naming the setting (:func:`hiddenweb.config.check`).
 
@@ -45,6 +47,7 @@ from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from hiddenweb.browser import BrowserAddon
 from hiddenweb.config import check
+from hiddenweb.suffixlist import keep_suffix_list_local
 
 SPIDERS = "hiddenweb.spiders"
 DLA_SCHEDULER = "hiddenweb.dla.scheduler.DLAScheduler"
@@ -73,7 +76,9 @@ class Addon:
     @classmethod
     def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
         """The ``hwdla`` spider in any project: ``hiddenweb.spiders`` joins ``SPIDER_MODULES``
-        (read by the spider loader before any crawler, hence here)."""
+        (read by the spider loader before any crawler, hence here); and the public suffix
+        list read from disk, not fetched (:mod:`hiddenweb.suffixlist`)."""
+        keep_suffix_list_local()
         modules = settings.getlist("SPIDER_MODULES")
         if SPIDERS not in modules:
             settings.set("SPIDER_MODULES", [*modules, SPIDERS],

@@ -32,14 +32,15 @@ class CrawlRun:
 
 
 def run_crawl(out_dir: Path, *args: str, settings: dict | None = None,
-              timeout: int = 600) -> CrawlRun:
-    """Run ``scrapy crawl hwdla *args`` with ``-s`` for each of ``settings``, in ``out_dir``."""
+              timeout: int = 600, env: dict[str, str] | None = None) -> CrawlRun:
+    """Run ``scrapy crawl hwdla *args`` with ``-s`` for each of ``settings``, in ``out_dir``
+    (``env``: variables set for the crawl, beside this process's)."""
     out, stats = out_dir / "items.jsonl", out_dir / "stats.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", "hwdla", *args, "-O", f"{out}:jsonlines",
            "-s", "HIDDENWEB_STORE_ENABLED=0", "-s", f"HIDDENWEB_STATS_FILE={stats}",
            "-s", "HIDDENWEB_KEEP_TOKENS=1"]
     cmd += setting_args(settings)
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings"}
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "hiddenweb.settings", **(env or {})}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
     items = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
