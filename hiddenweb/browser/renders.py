@@ -122,8 +122,9 @@ class RenderGate:
                  withdraw: bool = False,
                  acts_on: Callable[[str, str, Selector, str], bool] | None = None,
                  judge_views: bool = False, redo_scripts: bool = False,
-                 judge_known: bool = False) -> None:
+                 judge_known: bool = False, earned: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
+        self.earned = earned  # lab knob browser_earned_renders (offer, _settle)
         self.judge_views = judge_views  # lab knob browser_judge_views (judged)
         self.judge_known = judge_known  # lab knob browser_judge_known (judged)
         #: what a render's additions are judged by (page_offer): those the crawl acts on
@@ -160,7 +161,13 @@ class RenderGate:
         key = template_key(url)
         # renders in flight before a verdict: one where these scripts were idle elsewhere
         first = 1 if self.policy.scripts_idle(url) else self.policy.min_seen
-        if self.enabled and self.hold and self.policy.verdict(url) is None \
+        verdict = self.policy.verdict(url)
+        if self.enabled and self.hold and verdict == "useful" and self.earned \
+                and len(self.held[key]) < MAX_HELD and self.pending[key] >= self._earned(key):
+            self.held[key].append((request, response))  # its renders out are all it earned
+            self.crawler.stats.inc_value("hiddenweb/browser/held_unearned")
+            return "held"
+        if self.enabled and self.hold and verdict is None \
                 and len(self.held[key]) < MAX_HELD:
             if self.pending[key] >= first:
                 self.held[key].append((request, response))
@@ -345,9 +352,20 @@ class RenderGate:
                 for request in self.dropped(plain) if self.dropped else ():
                     self.crawler.engine.crawl(request)
             return
+        if self.earned:  # as many as it earned, the rest held for the next verdicts
+            room = max(0, self._earned(key) - self.pending[key])
+            held, self.held[key] = held[:room], held[room:]
         for request, _ in held:
             self._issue(key)
             self.crawler.engine.crawl(request)
+
+    def _earned(self, key: str) -> int:
+        """How many renders of template ``key`` a useful verdict lets out at once (lab knob
+        ``browser_earned_renders``): ``min_seen``, or one per render of it that added
+        something, if more. A verdict made on ``min_seen`` renders, one of them useful, is a
+        guess: its next renders confirm it or turn it idle before the template's other pages
+        are all in Chromium."""
+        return max(self.policy.min_seen, self.policy.useful.get(key, 0))
 
     def _release_trial(self, sig: str) -> None:
         """The signature ``sig`` was judged: the pages held for it are offered again (idle

@@ -174,7 +174,8 @@ class HwdlaSpider(scrapy.Spider):
                                     spider.acts_on if lab(s, "browser_judge_acted") else None,
                                     judge_views=lab(s, "browser_judge_views"),
                                     judge_known=lab(s, "browser_judge_known"),
-                                    redo_scripts=lab(s, "browser_withdraw_by_scripts"))
+                                    redo_scripts=lab(s, "browser_withdraw_by_scripts"),
+                                    earned=lab(s, "browser_earned_renders"))
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)

@@ -27,6 +27,7 @@ from hiddenweb.browser.detect import page_offer, script_signature
 from hiddenweb.browser.renders import OFFER_META, RenderGate
 from hiddenweb.browser.requests import DOCUMENT_META
 from hiddenweb.defaults import LAB
+from hiddenweb.pagetext import template_key
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
@@ -222,6 +223,78 @@ def test_new_templates_wait_for_the_verdict_on_their_scripts_when_enough_renders
     forms = [r.url for r in sent if "form=1" in r.url]
     assert rendered == [f"http://h/{NAMES[8 + n - 1]}/" for n in (10, 20)]
     assert len(forms) == 28 and not any(gate.held.values())
+
+
+@pytest.mark.parametrize("earned", [True, False])
+def test_a_useful_verdict_lets_out_only_the_renders_its_useful_ones_earned(earned: bool):
+    """A tracker's message pages: the first render adds something (an endpoint its script
+    calls), the second nothing: 1 of 2, a "useful" verdict (``useful_share`` 0.5). With
+    ``browser_earned_renders`` the template's held pages go to Chromium ``min_seen`` (2) at a
+    time, and once those two add nothing (1 of 4: idle) the rest are not rendered (their plain
+    copy's forms are sent). Without it, all 30 held pages were let out at that first verdict
+    (Roundup: 13 message pages rendered, one useful)."""
+    crawler = get_crawler(Spider)
+    sent: list[Request] = []
+    crawler.engine = SimpleNamespace(crawl=sent.append)
+    policy = BrowserPolicy("auto", min_seen=2, useful_share=0.5, sample=10)
+    gate = RenderGate(crawler, policy, in_scope=lambda url: True, earned=earned,
+                      dropped=lambda plain: [Request(plain.url + "?form=1")])
+    body = b"<html><body><script src='/app.js'></script><a href='/'>home</a></body></html>"
+    more = b"<html><body><a href='/'>home</a><a href='/api/notes'>notes</a></body></html>"
+
+    def offer(n: int) -> Request | str:
+        url = f"http://h/msg{n}"
+        plain = HtmlResponse(url, body=body, encoding="utf-8", request=Request(url))
+        return gate.offer(plain, Request(url, meta={"rerender": True}))
+
+    def judge(request: Request, added: bool) -> None:
+        gate.judged(HtmlResponse(request.url, body=more if added else body, encoding="utf-8",
+                                 request=request))
+
+    first = [offer(n) for n in range(2)]
+    assert all(isinstance(r, Request) for r in first)
+    assert [offer(n) for n in range(2, 32)] == ["held"] * 30  # before any verdict
+    judge(first[0], True)
+    judge(first[1], False)
+    assert policy.verdict("http://h/msg99") == "useful"
+    rendered = [r for r in sent if "form=1" not in r.url]
+    if not earned:
+        assert len(rendered) == 30 and not any(gate.held.values())
+        return
+    assert [r.url for r in rendered] == ["http://h/msg2", "http://h/msg3"]
+    assert offer(32) == "held"  # a page met now waits too: its template has 2 renders out
+    assert crawler.stats.get_value("hiddenweb/browser/held_unearned") == 1
+    judge(rendered[0], False)
+    judge(rendered[1], False)
+    assert policy.verdict("http://h/msg99") == "idle"
+    assert len([r for r in sent if "form=1" not in r.url]) == 2  # no more renders
+    assert len([r for r in sent if "form=1" in r.url]) == 29 and not any(gate.held.values())
+
+
+def test_a_template_whose_renders_keep_adding_earns_more_renders_at_once():
+    """Each render that adds something lets one more of its template's pages out at once:
+    after the first two renders (both useful) two are out, then three, four, …"""
+    crawler = get_crawler(Spider)
+    sent: list[Request] = []
+    crawler.engine = SimpleNamespace(crawl=sent.append)
+    policy = BrowserPolicy("auto", min_seen=2, useful_share=0.5, sample=10)
+    gate = RenderGate(crawler, policy, in_scope=lambda url: True, earned=True)
+    body = b"<html><body><script src='/app.js'></script></body></html>"
+    for n in range(40):
+        url = f"http://h/app/{n}"
+        plain = HtmlResponse(url, body=body, encoding="utf-8", request=Request(url))
+        if isinstance(r := gate.offer(plain, Request(url, meta={"rerender": True})), Request):
+            sent.append(r)
+    key = template_key("http://h/app/0")
+    assert len(sent) == gate.pending[key] == 2
+    out_at_once = []
+    for n in range(12):  # the oldest render out comes back with a link of its own
+        request = sent.pop(0)
+        page = f"<html><body><a href='/secret/{n}'>s</a></body></html>".encode()
+        gate.judged(HtmlResponse(request.url, body=page, encoding="utf-8", request=request))
+        out_at_once.append(gate.pending[key])
+    assert out_at_once == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    assert len(sent) == 12 and len(gate.held[key]) == 40 - 12 - 12  # judged, out, held
 
 
 # distinct words: pages that differ only in numbers are one shape, a trap (trapguard.py)
