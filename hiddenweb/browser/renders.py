@@ -24,7 +24,11 @@ page of the template; :class:`~hiddenweb.browser.detect.BrowserPolicy`).
 Until a template's first ``min_seen`` renders are judged, at most ``min_seen`` of its pages are
 being rendered; its other pages are *held* (their re-render requests and plain copies kept, at
 most :data:`MAX_HELD` per template, beyond which they are rendered) and, once the template is
-judged, rendered (useful) or dropped (idle: their forms are then read from the plain copy). A
+judged, rendered (useful) or dropped (idle: their forms are then read from the plain copy);
+with the lab knob ``browser_earned_renders`` (on), a useful verdict lets out only as many at
+once as the template earned (``min_seen``, or one per render of it that added something), the
+others held for the verdicts that follow (stat ``held_unearned``: a verdict of 1 useful render
+in 2 is a guess, and let out a tracker's every message page at once). A
 render that fails counts as judged useful (the page keeps its chance); when the crawl is idle
 every held page is rendered (``spider_idle``), so nothing waits for a verdict that never comes.
 Where the same scripts (:func:`~hiddenweb.browser.detect.script_signature`) rendered idle on
