@@ -98,6 +98,7 @@ from hiddenweb.browser.detect import (
     script_signature,
 )
 from hiddenweb.browser.requests import DIRECT_META, DOCUMENT_META, browser_free
+from hiddenweb.browser.shells import RouteShells
 from hiddenweb.pagetext import RENDER_ADDED_META, is_markup, template_key
 
 if TYPE_CHECKING:
@@ -116,6 +117,11 @@ WITHDRAWN_KEYS = (OFFER_META, "hiddenweb_rerender", "hiddenweb_body", "hiddenweb
 MAX_HELD = 500  # held re-renders of one template; beyond, rendered without waiting
 
 
+def _form_answer(meta: dict) -> bool:
+    """Whether a request's meta is a form submission's (its answer is the form's to read)."""
+    return (meta.get("hiddenweb_reached_by") or {}).get("kind") == "form"
+
+
 class RenderGate:
     _VIEWS = offer_key(VIEWS_ITEM)
 
@@ -126,9 +132,12 @@ class RenderGate:
                  withdraw: bool = False,
                  acts_on: Callable[[str, str, Selector, str], bool] | None = None,
                  judge_views: bool = False, redo_scripts: bool = False,
-                 judge_known: bool = False, earned: bool = False) -> None:
+                 judge_known: bool = False, earned: bool = False,
+                 route_shells: bool = False) -> None:
         self.crawler, self.policy, self.in_scope = crawler, policy, in_scope
         self.earned = earned  # lab knob browser_earned_renders (offer, _settle)
+        #: lab knob browser_route_shells (judged_direct, at_dispatch)
+        self.shells = RouteShells() if route_shells else None
         self.judge_views = judge_views  # lab knob browser_judge_views (judged)
         self.judge_known = judge_known  # lab knob browser_judge_known (judged)
         #: what a render's additions are judged by (page_offer): those the crawl acts on
@@ -255,6 +264,8 @@ class RenderGate:
         document = response.meta.pop(DOCUMENT_META, None)
         if document is None or not is_markup(response):
             return
+        if self.shells is not None:
+            self.shells.note(response.url, document)
         text = document.decode(getattr(response, "encoding", None) or "utf-8", "replace")
         response.meta[OFFER_META] = page_offer(Selector(text=text), response.url)
         self.crawler.stats.inc_value("hiddenweb/browser/direct_judged")
@@ -280,7 +291,9 @@ class RenderGate:
         it as any plain page; stat ``…/direct_withdrawn``); a hash route of a document whose
         routes render idle is withdrawn too, with no plain read (its plain copy is the app's
         shell: :meth:`~hiddenweb.browser.detect.BrowserPolicy.worth_routing`, stat
-        ``…/routes_withdrawn``). Lab knob ``browser_withdraw``.
+        ``…/routes_withdrawn``); and a hash route whose page was rendered under another query
+        of the same app shell (:class:`~hiddenweb.browser.shells.RouteShells`, lab knob
+        ``browser_route_shells``; ``…/routes_same_shell``). Lab knob ``browser_withdraw``.
         With the lab knob ``browser_withdraw_by_scripts`` (on), a re-render of a template with
         no render judged, queued before its scripts were judged idle on other templates, is
         judged by them now (:meth:`~hiddenweb.browser.detect.BrowserPolicy.note`), as a
@@ -290,6 +303,10 @@ class RenderGate:
         if not self.enabled or not self.withdraw:
             return "render"
         if meta.get(DIRECT_META):
+            if self.shells is not None and not _form_answer(meta) \
+                    and not self.shells.claim(request.url):
+                self.crawler.stats.inc_value("hiddenweb/browser/routes_same_shell")
+                return "withdraw"  # read as this route of the shell under another query
             if not self.policy.worth_routing(request.url):  # a hash route of idle routes
                 self.crawler.stats.inc_value("hiddenweb/browser/routes_withdrawn")
                 return "withdraw"

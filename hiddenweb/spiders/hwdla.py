@@ -175,7 +175,8 @@ class HwdlaSpider(scrapy.Spider):
                                     judge_views=lab(s, "browser_judge_views"),
                                     judge_known=lab(s, "browser_judge_known"),
                                     redo_scripts=lab(s, "browser_withdraw_by_scripts"),
-                                    earned=lab(s, "browser_earned_renders"))
+                                    earned=lab(s, "browser_earned_renders"),
+                                    route_shells=lab(s, "browser_route_shells"))
         spider.safety = SafetyPolicy.from_settings(s)  # SAFETY: the policy and its opt-ins
         spider.forms = FormCrawler(crawler, spider, FormsConfig.from_settings(s))
         spider.mass = HiddenMass(crawler, lab(s, "estimate_trace") or None)
