@@ -25,7 +25,7 @@ Until a template's first ``min_seen`` renders are judged, at most ``min_seen`` o
 being rendered; its other pages are *held* (their re-render requests and plain copies kept, at
 most :data:`MAX_HELD` per template, beyond which they are rendered) and, once the template is
 judged, rendered (useful) or dropped (idle: their forms are then read from the plain copy);
-with the lab knob ``browser_earned_renders`` (on), a useful verdict lets out only as many at
+with the lab knob ``browser_earned_renders`` (off), a useful verdict lets out only as many at
 once as the template earned (``min_seen``, or one per render of it that added something), the
 others held for the verdicts that follow (stat ``held_unearned``: a verdict of 1 useful render
 in 2 is a guess, and let out a tracker's every message page at once). A
