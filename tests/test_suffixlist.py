@@ -9,12 +9,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
 from crawlrun import ROOT, run_crawl  # tests/ is on sys.path (rootdir)
+from localsite import SiteHandler, serve
 
 from hiddenweb.suffixlist import ENV
 
@@ -35,29 +33,12 @@ socket.getaddrinfo = _recorded
 '''
 
 
-class _CookiePages(BaseHTTPRequestHandler):
+class CookiePages(SiteHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         pages = {"/": b"<html><body><a href='/next'>next page</a></body></html>",
                  "/next": b"<html><body><p>the end</p></body></html>"}
-        body = pages.get(self.path, b"not found")
-        self.send_response(200 if self.path in pages else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Set-Cookie", "session=1; Path=/")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture
-def cookie_site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _CookiePages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
+        self._send(pages.get(self.path, b"not found"), status=200 if self.path in pages else 404,
+                   headers={"Set-Cookie": "session=1; Path=/"})
 
 
 def _watched(tmp_path: Path) -> tuple[dict[str, str], Path]:
@@ -89,13 +70,14 @@ def test_scrapys_cookie_check_alone_looks_up_the_suffix_lists_hosts(tmp_path: Pa
     assert "publicsuffix.org" in lookups.read_text().split()
 
 
-def test_a_crawl_that_gets_cookies_resolves_no_host_off_the_machine(tmp_path, cookie_site,
-                                                                   monkeypatch):
+def test_a_crawl_that_gets_cookies_resolves_no_host_off_the_machine(tmp_path, monkeypatch):
     env, lookups = _watched(tmp_path)
     # unset, as on a user's machine (an in-process crawl of another test may have set it)
     monkeypatch.delenv(ENV, raising=False)
-    run = run_crawl(tmp_path, "-a", f"seed={cookie_site}",
-                    settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"}, env=env)
+    with serve(CookiePages) as base:
+        cookie_site = f"{base}/"
+        run = run_crawl(tmp_path, "-a", f"seed={cookie_site}",
+                        settings={"HIDDENWEB_BROWSER": "never", "LOG_LEVEL": "INFO"}, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     read = {item["url"] for item in run.items if item["status"] == 200}
     assert read == {cookie_site, cookie_site + "next"}  # the cookie came with the first

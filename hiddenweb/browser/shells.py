@@ -25,7 +25,7 @@ import hashlib
 from collections import defaultdict
 from urllib.parse import urlsplit
 
-from hiddenweb.routes import is_route, route_of
+from hiddenweb.routes import route_of
 
 MAX_DOCUMENTS = 10_000  # documents whose shell hash is kept
 MAX_CLAIMS = 200_000  # route pages claimed
@@ -45,7 +45,7 @@ class RouteShells:
     """Which documents are one app shell, and the route pages claimed under each (module)."""
 
     def __init__(self) -> None:
-        self.shell: dict[str, bytes] = {}  # document (with its query) -> hash of its HTML
+        self.noted: set[str] = set()  # documents (with their query) whose HTML was hashed
         self.by_path: dict[str, dict[bytes, set[str]]] = defaultdict(lambda: defaultdict(set))
         self.blind: set[str] = set()  # paths whose queries are answered with one shell
         self.claims: dict[tuple[str, str], set[str]] = defaultdict(set)  # (path, route): queries
@@ -58,11 +58,10 @@ class RouteShells:
             return
         path, query, _ = split
         key = f"{path}?{query}"
-        if key in self.shell or len(self.shell) >= MAX_DOCUMENTS:
+        if key in self.noted or len(self.noted) >= MAX_DOCUMENTS:
             return
-        digest = hashlib.sha1(document).digest()[:8]
-        self.shell[key] = digest
-        queries = self.by_path[path][digest]
+        self.noted.add(key)
+        queries = self.by_path[path][hashlib.sha1(document).digest()[:8]]
         queries.add(query)
         if len(queries) > 1:
             self.blind.add(path)
@@ -72,7 +71,7 @@ class RouteShells:
         query and its route's page was claimed under another query of it; else it is claimed
         (True). Any URL but a hash route is rendered."""
         split = _split(url)
-        if split is None or not is_route(url):
+        if split is None:
             return True
         path, query, route = split
         queries = self.claims.get((path, route))
