@@ -165,7 +165,7 @@ LAB: dict = {
     "browser_judge_new_templates": True,
     # a direct render's verdict (against the document Chromium received) counts in the policy
     "browser_judge_direct": True,
-    "browser_earned_renders": False,  # off: a useful held page waited behind direct renders
+    "browser_earned_renders": True,
     "browser_route_shells": True,  # a route read under one query of its shell: not again
     "browser_withdraw": True,  # a queued render of a template judged idle since: not sent
     # ... nor one of a template not judged, queued before its scripts were judged idle

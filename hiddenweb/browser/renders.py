@@ -25,10 +25,13 @@ Until a template's first ``min_seen`` renders are judged, at most ``min_seen`` o
 being rendered; its other pages are *held* (their re-render requests and plain copies kept, at
 most :data:`MAX_HELD` per template, beyond which they are rendered) and, once the template is
 judged, rendered (useful) or dropped (idle: their forms are then read from the plain copy);
-with the lab knob ``browser_earned_renders`` (off), a useful verdict lets out only as many at
+with the lab knob ``browser_earned_renders`` (on), a useful verdict lets out only as many at
 once as the template earned (``min_seen``, or one per render of it that added something), the
 others held for the verdicts that follow (stat ``held_unearned``: a verdict of 1 useful render
-in 2 is a guess, and let out a tracker's every message page at once). A
+in 2 is a guess, and let out a tracker's every message page at once); while it holds pages, a
+page of it sent straight to Chromium is read over plain HTTP as it would start and held behind
+them, the first of them rendered in its place (stat ``direct_unearned``,
+:meth:`RenderGate._behind_held`). A
 render that fails counts as judged useful (the page keeps its chance); when the crawl is idle
 every held page is rendered (``spider_idle``), so nothing waits for a verdict that never comes.
 Where the same scripts (:func:`~hiddenweb.browser.detect.script_signature`) rendered idle on
@@ -72,7 +75,7 @@ idle, those whose additions earlier renders had made), ``direct_judged``, ``held
 ``held_for_scripts``, ``not_rendered`` (pages of an idle template not rendered: withdrawn
 re-renders too, and pages read over plain HTTP instead of straight in Chromium, once offered),
 ``renders_withdrawn``, ``withdrawn_by_scripts`` (of those, judged by their scripts as they
-started), ``direct_withdrawn``.
+started), ``direct_withdrawn``, ``direct_unearned``.
 """
 
 from __future__ import annotations
@@ -100,6 +103,7 @@ from hiddenweb.browser.detect import (
 from hiddenweb.browser.requests import DIRECT_META, DOCUMENT_META, browser_free
 from hiddenweb.browser.shells import RouteShells
 from hiddenweb.pagetext import RENDER_ADDED_META, is_markup, template_key
+from hiddenweb.routes import is_route
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -310,11 +314,15 @@ class RenderGate:
             if not self.policy.worth_routing(request.url):  # a hash route of idle routes
                 self.crawler.stats.inc_value("hiddenweb/browser/routes_withdrawn")
                 return "withdraw"
-            if self.policy.direct(request.url):
+            if not self.policy.direct(request.url):
+                stat = "direct_withdrawn"
+            elif self._behind_held(request):  # read plain and offered: held behind them
+                stat = "direct_unearned"
+            else:
                 return "render"
             for key in meta.keys() - browser_free(meta).keys():
                 del meta[key]
-            self.crawler.stats.inc_value("hiddenweb/browser/direct_withdrawn")
+            self.crawler.stats.inc_value(f"hiddenweb/browser/{stat}")
             return "plain"
         body = meta.get("hiddenweb_body")
         if OFFER_META not in meta or body is None:
@@ -379,6 +387,26 @@ class RenderGate:
         for request, _ in held:
             self._issue(key)
             self.crawler.engine.crawl(request)
+
+    def _behind_held(self, request: Request) -> bool:
+        """Whether a page sent straight to Chromium (``request``) by a template judged useful
+        should wait behind the template's pages held for what its renders earned (lab knob
+        ``browser_earned_renders``): it is then read over plain HTTP and offered as they were
+        (held behind them, stat ``…/direct_unearned``), and the first of them is rendered in
+        its place. Without this a held page, met first, waited while the pages met after it
+        went straight to Chromium, and was dropped unread when their renders turned the
+        template idle. A hash route (its plain copy is the app's shell) and a form's answer
+        always go."""
+        if not (self.earned and self.hold) or is_route(request.url) \
+                or _form_answer(request.meta):
+            return False
+        key = template_key(request.url)
+        if not self.held.get(key) or self.policy.verdict(request.url) != "useful":
+            return False
+        first, _ = self.held[key].pop(0)  # met first, rendered first
+        self._issue(key)
+        self.crawler.engine.crawl(first)
+        return True
 
     def _earned(self, key: str) -> int:
         """How many renders of template ``key`` a useful verdict lets out at once (lab knob

@@ -25,7 +25,7 @@ from scrapy.utils.test import get_crawler
 from hiddenweb.browser import BrowserPolicy
 from hiddenweb.browser.detect import page_offer, script_signature
 from hiddenweb.browser.renders import OFFER_META, RenderGate
-from hiddenweb.browser.requests import DOCUMENT_META
+from hiddenweb.browser.requests import DIRECT_META, DOCUMENT_META
 from hiddenweb.defaults import LAB
 from hiddenweb.pagetext import template_key
 
@@ -269,6 +269,42 @@ def test_a_useful_verdict_lets_out_only_the_renders_its_useful_ones_earned(earne
     assert policy.verdict("http://h/msg99") == "idle"
     assert len([r for r in sent if "form=1" not in r.url]) == 2  # no more renders
     assert len([r for r in sent if "form=1" in r.url]) == 29 and not any(gate.held.values())
+
+
+def test_a_page_sent_straight_to_chromium_waits_behind_the_pages_its_template_holds():
+    """With ``browser_earned_renders``, a template judged useful has pages held for what its
+    renders earned; a page of it met later and queued straight for Chromium does not pass
+    them as it starts: it is read over plain HTTP (offered, and held behind them) and the
+    page held first is rendered in its place. A hash route and a form's answer still go."""
+    crawler = get_crawler(Spider)
+    sent: list[Request] = []
+    crawler.engine = SimpleNamespace(crawl=sent.append)
+    policy = BrowserPolicy("auto", min_seen=2, useful_share=0.5, sample=10)
+    gate = RenderGate(crawler, policy, in_scope=lambda url: True, earned=True, withdraw=True)
+    body = b"<html><body><script src='/app.js'></script><a href='/'>home</a></body></html>"
+    more = b"<html><body><a href='/'>home</a><a href='/api/notes'>notes</a></body></html>"
+    offers = []
+    for n in range(6):
+        url = f"http://h/msg{n}"
+        policy.record(url, True)  # its markup asked for the browser
+        plain = HtmlResponse(url, body=body, encoding="utf-8", request=Request(url))
+        offers.append(gate.offer(plain, Request(url, meta={"rerender": True})))
+    assert offers[2:] == ["held"] * 4
+    for request, added in zip(offers[:2], (True, True), strict=True):
+        gate.judged(HtmlResponse(request.url, body=more if added else body, encoding="utf-8",
+                                 request=request))
+    assert [r.url for r in sent] == ["http://h/msg2", "http://h/msg3"]  # what it earned
+    key = template_key("http://h/msg0")
+    assert [r.url for r, _ in gate.held[key]] == ["http://h/msg4", "http://h/msg5"]
+    assert policy.direct("http://h/msg9")
+    late = Request("http://h/msg9", meta={DIRECT_META: True, "playwright": True})
+    assert gate.at_dispatch(late) == "plain" and "playwright" not in late.meta
+    assert [r.url for r in sent[2:]] == ["http://h/msg4"]  # held first, rendered first
+    assert crawler.stats.get_value("hiddenweb/browser/direct_unearned") == 1
+    answer = Request("http://h/msg10", meta={DIRECT_META: True,
+                                             "hiddenweb_reached_by": {"kind": "form"}})
+    assert gate.at_dispatch(answer) == "render"
+    assert [r.url for r, _ in gate.held[key]] == ["http://h/msg5"]
 
 
 def test_a_template_whose_renders_keep_adding_earns_more_renders_at_once():
