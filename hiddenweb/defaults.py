@@ -173,6 +173,9 @@ LAB: dict = {
     # a hash route (/#/runs/7) is a page of its own, rendered, not a link clicked in its page
     # (hiddenweb.routes)
     "hash_route_pages": True,
+    # ... but not the fragment of a document whose plain copy is a page of text, not an app's
+    # shell (#/Milestone on a wiki page: an anchor; BrowserPolicy.page_document)
+    "route_anchors": True,
     # a view met under one record's hash route (#/items/1/history) is asked for under the other
     # records met under the same parent (#/items/2/history): guessed links (routesiblings.py)
     "route_siblings": True,

@@ -26,7 +26,11 @@ of its own:
 * a rendered page's hash-route links are followed as pages, not clicked in the page
   (:mod:`hiddenweb.browser.events`), and a hash change the page makes by itself is a URL found.
 
-A hash route is a fragment that starts with ``/`` or ``!`` (:func:`route_of`).
+A hash route is a fragment that starts with ``/`` or ``!`` (:func:`route_of`). But a fragment of
+a document the crawl read over plain HTTP as a page of text, not an app's shell, is an anchor
+(lab knob ``route_anchors``, :meth:`~hiddenweb.browser.detect.BrowserPolicy.page_document`):
+the spider follows such a link as its document, and a route met before its document was read
+is not rendered (stats ``hiddenweb/links/route_anchors``, ``hiddenweb/browser/routes_of_pages``).
 """
 
 from __future__ import annotations

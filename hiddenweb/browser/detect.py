@@ -171,6 +171,11 @@ def script_signature(page: Selector, url: str) -> str:
     return hashlib.sha1("\n".join([*srcs, "", *calls]).encode("utf-8", "replace")).hexdigest()[:16]
 
 
+#: words of text (:func:`~hiddenweb.pagetext.text_blocks`) from which a document read over
+#: plain HTTP is a page, not a single-page app's shell (:meth:`BrowserPolicy.page_document`)
+PAGE_WORDS = 150
+
+
 def _document(url: str) -> str:
     """``url`` without its fragment: the document a hash route (or an anchor) is of."""
     return url.split("#", 1)[0]
@@ -207,14 +212,23 @@ class BrowserPolicy:
       something ends its verdict;
     * per document, its hash routes (:meth:`worth_routing`): they always go to the browser,
       but once ``2 * min_seen`` of them were judged and fewer than ``route_share`` of them
-      added anything, the others are not rendered at all, but for a few (as above).
+      added anything, the others are not rendered at all, but for a few (as above);
+    * a document read over plain HTTP whose text is a page's (:data:`PAGE_WORDS` words or
+      more, :meth:`read_plain`) is no app's shell: a fragment of it that looks like a hash
+      route is an anchor (:meth:`page_document`, lab knob ``route_anchors``). A single-page
+      app's shell shows almost no text before its script runs (MLflow's 9 words, Docsify's
+      none); a wiki page that links ``#/Milestone`` (Trac's search-in-page anchors) shows
+      thousands.
     """
 
     def __init__(self, mode: str, min_seen: int = 4, share: float = 0.5,
                  useful_share: float = 0.5, sample: int = 10, min_templates: int = 3,
                  judge_new: bool = True, route_share: float = 0.0,
-                 judge_read: bool = False, route_templates: bool = False) -> None:
+                 judge_read: bool = False, route_templates: bool = False,
+                 route_anchors: bool = False) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
+        self.route_anchors = route_anchors  # lab knob route_anchors (:meth:`page_document`)
+        self.page_documents: set[str] = set()
         #: lab knob browser_route_templates (:meth:`worth_routing`)
         self.route_templates = route_templates
         #: lab knob browser_route_share (:meth:`worth_routing`); 0: every route is rendered
@@ -297,11 +311,21 @@ class BrowserPolicy:
             and len(self.sig_templates[sig]) >= self.min_templates \
             and self.sig_useful.get(sig, 0) < self.useful_share * renders
 
-    def read_plain(self, url: str) -> None:
-        """The crawl read ``url`` over plain HTTP (a GET): a render's script GET of it is not
-        new (:meth:`new_script_requests`). At most :data:`MAX_ADDITIONS` kept."""
+    def read_plain(self, url: str, words: int = 0) -> None:
+        """The crawl read ``url`` over plain HTTP (a GET), a page of ``words`` words of text:
+        a render's script GET of it is not new (:meth:`new_script_requests`), and with
+        :data:`PAGE_WORDS` words or more it is a page, not an app's shell
+        (:meth:`page_document`). At most :data:`MAX_ADDITIONS` of each kept."""
         if self.judge_read and len(self.plain_reads) < MAX_ADDITIONS:
             self.plain_reads.add(_document(url))
+        if self.route_anchors and words >= PAGE_WORDS \
+                and len(self.page_documents) < MAX_ADDITIONS:
+            self.page_documents.add(_document(url))
+
+    def page_document(self, url: str) -> bool:
+        """Whether ``url``'s document (without its fragment) was read over plain HTTP as a
+        page of text (:meth:`read_plain`): its hash-route-like fragments are anchors."""
+        return _document(url) in self.page_documents
 
     def new_script_requests(self, urls: list[str]) -> bool:
         """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render

@@ -76,6 +76,7 @@ from hiddenweb.pagetext import (
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.redis_shared import seen_content, shown_text
+from hiddenweb.routes import is_route
 from hiddenweb.routesiblings import RouteSiblings
 from hiddenweb.safety import SafetyPolicy, anchor_markup, link_markup
 from hiddenweb.urlsources import (
@@ -166,7 +167,8 @@ class HwdlaSpider(scrapy.Spider):
                                       judge_new=lab(s, "browser_judge_new_templates"),
                                       route_share=lab(s, "browser_route_share"),
                                       judge_read=lab(s, "browser_judge_read"),
-                                      route_templates=lab(s, "browser_route_templates"))
+                                      route_templates=lab(s, "browser_route_templates"),
+                                      route_anchors=lab(s, "route_anchors"))
         spider.renders = RenderGate(crawler, spider.policy, spider.in_scope,
                                     lab(s, "browser_render_gate"), spider.dropped_render,
                                     lab(s, "render_trace") or None,
@@ -272,12 +274,14 @@ class HwdlaSpider(scrapy.Spider):
         rendered = "playwright" in (response.flags or [])
         if rendered:
             stats.inc_value("hiddenweb/browser/pages")
-        elif response.request is None or response.request.method == "GET":
-            self.policy.read_plain(response.url)  # a render's script GET of it adds nothing
+        blocks = text_blocks(response)  # (none in a binary reply: its fingerprint decides)
+        if not rendered and (response.request is None or response.request.method == "GET"):
+            # a render's script GET of it adds nothing; a page of text is no app's shell
+            self.policy.read_plain(response.url, sum(len(b.split()) for b in blocks)
+                                   if response.status == 200 else 0)
         if self.previews is not None:
             self.previews.page_read(response.url, *(
                 [response.request.url] if response.request is not None else []))
-        blocks = text_blocks(response)  # (none in a binary reply: its fingerprint decides)
         text = self.visible(response, blocks if is_markup(response) else None)
         found = self.named_urls(response)  # its URL sources: part of what makes a page new
         item = self.page_item(response, text, [f.url for f in found])
@@ -578,6 +582,9 @@ class HwdlaSpider(scrapy.Spider):
         for, ``FormCrawler.answer_meta``), with ``hiddenweb_source``; never to Chromium when it
         names data
         (:func:`~hiddenweb.urlsources.names_data`: its reply is read by type)."""
+        if is_route(url) and self.policy.page_document(url):  # an anchor of a page read
+            url = url.split("#", 1)[0]
+            self.crawler.stats.inc_value("hiddenweb/links/route_anchors")
         meta = response.meta if response is not None else {}
         form_only = bool(meta.get("hiddenweb_form_only"))
         answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
