@@ -27,10 +27,11 @@ most :data:`MAX_HELD` per template, beyond which they are rendered) and, once th
 judged, rendered (useful) or dropped (idle: their forms are then read from the plain copy);
 with the lab knob ``browser_earned_renders`` (on), a useful verdict lets out only as many at
 once as the template earned (``min_seen``, or one per render of it that added something), the
-others held for the verdicts that follow (stat ``held_unearned``: a verdict of 1 useful render
-in 2 is a guess, and let out a tracker's every message page at once); while it holds pages, a
-page of it sent straight to Chromium is read over plain HTTP as it would start and held behind
-them, the first of them rendered in its place (stat ``direct_unearned``,
+others held for the verdicts that follow (stats ``kept_unearned``, the held pages a verdict
+kept, and ``held_unearned``, a page met while the renders it earned are out: a verdict of 1
+useful render in 2 is a guess, and let out a tracker's every message page at once); while it
+holds pages, a page of it sent straight to Chromium is read over plain HTTP as it would start
+and held behind them, the first of them rendered in its place (stat ``direct_unearned``,
 :meth:`RenderGate._behind_held`). A
 render that fails counts as judged useful (the page keeps its chance); when the crawl is idle
 every held page is rendered (``spider_idle``), so nothing waits for a verdict that never comes.
@@ -387,6 +388,9 @@ class RenderGate:
         if self.earned:  # as many as it earned, the rest held for the next verdicts
             room = max(0, self._earned(key) - self.pending[key])
             held, self.held[key] = held[:room], held[room:]
+            if self.held[key]:
+                self.crawler.stats.inc_value("hiddenweb/browser/kept_unearned",
+                                             len(self.held[key]))
         for request, _ in held:
             self._issue(key)
             self.crawler.engine.crawl(request)

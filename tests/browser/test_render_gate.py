@@ -262,6 +262,7 @@ def test_a_useful_verdict_lets_out_only_the_renders_its_useful_ones_earned(earne
         assert len(rendered) == 30 and not any(gate.held.values())
         return
     assert [r.url for r in rendered] == ["http://h/msg2", "http://h/msg3"]
+    assert crawler.stats.get_value("hiddenweb/browser/kept_unearned") == 28
     assert offer(32) == "held"  # a page met now waits too: its template has 2 renders out
     assert crawler.stats.get_value("hiddenweb/browser/held_unearned") == 1
     judge(rendered[0], False)
