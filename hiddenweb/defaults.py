@@ -165,7 +165,7 @@ LAB: dict = {
     "browser_judge_new_templates": True,
     # a direct render's verdict (against the document Chromium received) counts in the policy
     "browser_judge_direct": True,
-    "browser_earned_renders": True,
+    "browser_earned_renders": True,  # a useful verdict lets out what its useful renders earned
     "browser_route_shells": True,  # a route read under one query of its shell: not again
     "browser_withdraw": True,  # a queued render of a template judged idle since: not sent
     # ... nor one of a template not judged, queued before its scripts were judged idle
@@ -174,7 +174,7 @@ LAB: dict = {
     # (hiddenweb.routes)
     "hash_route_pages": True,
     # ... but not the fragment of a document whose plain copy is a page of text, not an app's
-    # shell (#/Milestone on a wiki page: an anchor; BrowserPolicy.page_document)
+    # shell (#/Milestone on a wiki page: an anchor; BrowserPolicy.anchor_of)
     "route_anchors": True,
     # a view met under one record's hash route (#/items/1/history) is asked for under the other
     # records met under the same parent (#/items/2/history): guessed links (routesiblings.py)

@@ -28,7 +28,7 @@ of its own:
 
 A hash route is a fragment that starts with ``/`` or ``!`` (:func:`route_of`). But a fragment of
 a document the crawl read over plain HTTP as a page of text, not an app's shell, is an anchor
-(lab knob ``route_anchors``, :meth:`~hiddenweb.browser.detect.BrowserPolicy.page_document`):
+(lab knob ``route_anchors``, :meth:`~hiddenweb.browser.detect.BrowserPolicy.anchor_of`):
 the spider follows such a link as its document, and a route met before its document was read
 is not rendered (stats ``hiddenweb/links/route_anchors``, ``hiddenweb/browser/routes_of_pages``).
 """

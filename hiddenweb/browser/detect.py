@@ -172,7 +172,7 @@ def script_signature(page: Selector, url: str) -> str:
 
 
 #: words of text (:func:`~hiddenweb.pagetext.text_blocks`) from which a document read over
-#: plain HTTP is a page, not a single-page app's shell (:meth:`BrowserPolicy.page_document`)
+#: plain HTTP is a page, not a single-page app's shell (:meth:`BrowserPolicy.anchor_of`)
 PAGE_WORDS = 150
 
 
@@ -215,7 +215,7 @@ class BrowserPolicy:
       added anything, the others are not rendered at all, but for a few (as above);
     * a document read over plain HTTP whose text is a page's (:data:`PAGE_WORDS` words or
       more, :meth:`read_plain`) is no app's shell: a fragment of it that looks like a hash
-      route is an anchor (:meth:`page_document`, lab knob ``route_anchors``). A single-page
+      route is an anchor (:meth:`anchor_of`, lab knob ``route_anchors``). A single-page
       app's shell shows almost no text before its script runs (MLflow's 9 words, Docsify's
       none); a wiki page that links ``#/Milestone`` (Trac's search-in-page anchors) shows
       thousands.
@@ -227,7 +227,7 @@ class BrowserPolicy:
                  judge_read: bool = False, route_templates: bool = False,
                  route_anchors: bool = False) -> None:
         self.mode, self.min_seen, self.share = mode, min_seen, share
-        self.route_anchors = route_anchors  # lab knob route_anchors (:meth:`page_document`)
+        self.route_anchors = route_anchors  # lab knob route_anchors (:meth:`anchor_of`)
         self.page_documents: set[str] = set()
         #: lab knob browser_route_templates (:meth:`worth_routing`)
         self.route_templates = route_templates
@@ -315,17 +315,19 @@ class BrowserPolicy:
         """The crawl read ``url`` over plain HTTP (a GET), a page of ``words`` words of text:
         a render's script GET of it is not new (:meth:`new_script_requests`), and with
         :data:`PAGE_WORDS` words or more it is a page, not an app's shell
-        (:meth:`page_document`). At most :data:`MAX_ADDITIONS` of each kept."""
+        (:meth:`anchor_of`). At most :data:`MAX_ADDITIONS` of each kept."""
         if self.judge_read and len(self.plain_reads) < MAX_ADDITIONS:
             self.plain_reads.add(_document(url))
         if self.route_anchors and words >= PAGE_WORDS \
                 and len(self.page_documents) < MAX_ADDITIONS:
             self.page_documents.add(_document(url))
 
-    def page_document(self, url: str) -> bool:
-        """Whether ``url``'s document (without its fragment) was read over plain HTTP as a
-        page of text (:meth:`read_plain`): its hash-route-like fragments are anchors."""
-        return _document(url) in self.page_documents
+    def anchor_of(self, url: str) -> str | None:
+        """The document of hash route ``url`` (without its fragment) when that document was
+        read over plain HTTP as a page of text (:meth:`read_plain`): the route is an anchor of
+        it; else None."""
+        document = _document(url)
+        return document if is_route(url) and document in self.page_documents else None
 
     def new_script_requests(self, urls: list[str]) -> bool:
         """Whether any of ``urls`` (a render's script GETs) was not made by an earlier render

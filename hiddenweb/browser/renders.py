@@ -312,7 +312,7 @@ class RenderGate:
                     and not self.shells.claim(request.url):
                 self.crawler.stats.inc_value("hiddenweb/browser/routes_same_shell")
                 return "withdraw"  # read as this route of the shell under another query
-            if is_route(request.url) and self.policy.page_document(request.url):
+            if self.policy.anchor_of(request.url) is not None:
                 self.crawler.stats.inc_value("hiddenweb/browser/routes_of_pages")
                 return "withdraw"  # an anchor of a page read over plain HTTP since it was met
             if not self.policy.worth_routing(request.url):  # a hash route of idle routes

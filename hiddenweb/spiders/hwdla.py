@@ -76,7 +76,6 @@ from hiddenweb.pagetext import (
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.redis_shared import seen_content, shown_text
-from hiddenweb.routes import is_route
 from hiddenweb.routesiblings import RouteSiblings
 from hiddenweb.safety import SafetyPolicy, anchor_markup, link_markup
 from hiddenweb.urlsources import (
@@ -582,8 +581,8 @@ class HwdlaSpider(scrapy.Spider):
         for, ``FormCrawler.answer_meta``), with ``hiddenweb_source``; never to Chromium when it
         names data
         (:func:`~hiddenweb.urlsources.names_data`: its reply is read by type)."""
-        if is_route(url) and self.policy.page_document(url):  # an anchor of a page read
-            url = url.split("#", 1)[0]
+        if (document := self.policy.anchor_of(url)) is not None:  # an anchor of a page read
+            url = document
             self.crawler.stats.inc_value("hiddenweb/links/route_anchors")
         meta = response.meta if response is not None else {}
         form_only = bool(meta.get("hiddenweb_form_only"))

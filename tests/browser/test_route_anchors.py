@@ -1,6 +1,6 @@
 """A fragment that looks like a hash route (``#/Milestone``) on a page of text is an anchor,
 not an app's view (lab knob ``route_anchors``, :meth:`hiddenweb.browser.detect.BrowserPolicy.
-page_document`): a wiki page that links ``#/Milestone`` to find a word in itself was loaded in
+anchor_of`): a wiki page that links ``#/Milestone`` to find a word in itself was loaded in
 Chromium once more for each such link. A single-page app's shell, with no text of its own,
 keeps its routes. Counted from the server's log, with the rule on and off."""
 
@@ -85,9 +85,9 @@ def test_a_document_of_text_read_over_plain_http_has_anchors_not_routes():
     policy = BrowserPolicy("auto", route_anchors=True)
     policy.read_plain("http://h/", words=9)  # an app's shell: its text is its script's
     policy.read_plain("http://h/wiki/Links", words=PAGE_WORDS)
-    assert not policy.page_document("http://h/#/runs/7")
-    assert policy.page_document("http://h/wiki/Links#/Milestone")
-    assert not policy.page_document("http://h/wiki/Links?version=2#/Milestone")  # not read
+    assert not policy.anchor_of("http://h/#/runs/7")
+    assert policy.anchor_of("http://h/wiki/Links#/Milestone")
+    assert not policy.anchor_of("http://h/wiki/Links?version=2#/Milestone")  # not read
     off = BrowserPolicy("auto")
     off.read_plain("http://h/wiki/Links", words=10 * PAGE_WORDS)
-    assert not off.page_document("http://h/wiki/Links#/Milestone")
+    assert not off.anchor_of("http://h/wiki/Links#/Milestone")
