@@ -180,6 +180,10 @@ LAB: dict = {
     # records met under the same parent (#/items/2/history): guessed links (routesiblings.py)
     "route_siblings": True,
     "route_siblings_last": False,  # ... served last, as the guessed URL sources are
+    # the views a hash-routed app's router declares in its scripts ("/items/:id/details") are
+    # asked for under the records of the routes met (#/items/7 -> #/items/7/details): guessed
+    # links (routepatterns.py)
+    "route_patterns": True,
     # a fired click is pressed first (pointerdown, mousedown, pointerup, mouseup), and a press
     # listener on an ancestor makes delegated clicks (hiddenweb.browser.events)
     "browser_press_clicks": True,

@@ -104,6 +104,7 @@ from hiddenweb.browser.scripts import (
     SHARED_WORKERS,
 )
 from hiddenweb.config import lab
+from hiddenweb.routepatterns import route_patterns
 from hiddenweb.safety import SafetyPolicy
 
 logger = logging.getLogger(__name__)
@@ -197,6 +198,7 @@ class Render:
     # navigations and its scripts' requests (SUBMIT_SENDS), any host (submit_sent, the handler)
     submitted: bool = False
     sent: int = 0
+    scripts: list[str] = field(default_factory=list)  # the script URLs its page loaded
 
     @property
     def host(self) -> str | None:
@@ -236,6 +238,10 @@ class Guard:
         self._warned_offsite = False
         self.safety = SafetyPolicy.from_settings(crawler.settings)
         self.scripts = ScriptCache()
+        #: lab knob route_patterns: script URL -> the router patterns its text quotes, read once
+        #: (hiddenweb.routepatterns), put on the meta of each render that loaded it
+        self.route_patterns: dict[str, list[str]] | None = \
+            {} if lab(crawler.settings, "route_patterns") else None
         self._loading: dict[str, asyncio.Future[None]] = {}  # script URLs being fetched
 
     # -- set-up ------------------------------------------------------------------------------
@@ -468,6 +474,8 @@ class Guard:
         script = not navigation and request.method == "GET" \
             and request.resource_type == "script"
         if script:
+            if url not in render.scripts and len(render.scripts) < MAX_CAPTURED:
+                render.scripts.append(url)
             loading = self._loading.get(url)
             if loading is not None:  # another page's fetch of it is out: its answer first
                 await asyncio.shield(loading)
@@ -558,6 +566,9 @@ class Guard:
             return
         if keep:
             self.scripts.put(request.url, response.status, response.headers, body)
+            if self.route_patterns is not None and request.url not in self.route_patterns:
+                self.route_patterns[request.url] = route_patterns(
+                    body.decode("utf-8", "replace"))
         if reply:
             self.crawler.signals.send_catch_log(
                 xhr_replied, url=request.url, status=response.status,

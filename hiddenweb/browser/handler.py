@@ -514,6 +514,11 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         if found:
             self.stats.inc_value("hiddenweb/browser/found_urls", len(found))
             logger.debug("URLs found by the render of %s: %s", render.request.url, found)
+        if self.guard.route_patterns:  # the router patterns of the scripts it loaded
+            patterns = list(dict.fromkeys(p for u in render.scripts
+                                          for p in self.guard.route_patterns.get(u, ())))
+            if patterns:
+                render.request.meta["hiddenweb_route_patterns"] = patterns
         if render.captured:  # the page's script requests (guard: capture)
             render.request.meta["hiddenweb_xhr"] = [list(c) for c in render.captured]
             self.stats.inc_value("hiddenweb/browser/xhr_captured", len(render.captured))

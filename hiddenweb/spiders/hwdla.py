@@ -76,6 +76,7 @@ from hiddenweb.pagetext import (
 from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.redis_shared import seen_content, shown_text
+from hiddenweb.routepatterns import FIRST_RECORDS, MAX_GIVEN, RoutePatterns
 from hiddenweb.routesiblings import RouteSiblings
 from hiddenweb.safety import SafetyPolicy, anchor_markup, link_markup
 from hiddenweb.urlsources import (
@@ -138,6 +139,7 @@ class HwdlaSpider(scrapy.Spider):
         self.previews: Previews | None = None  # lab knob dla_previews (from_crawler)
         self.siblings: RouteSiblings | None = None  # lab knob route_siblings (from_crawler)
         self.siblings_last = False  # lab knob route_siblings_last (from_crawler)
+        self.patterns: RoutePatterns | None = None  # lab knob route_patterns (from_crawler)
         self.oracle = None
         self.finder = None
 
@@ -187,6 +189,11 @@ class HwdlaSpider(scrapy.Spider):
         spider.siblings = RouteSiblings() if lab(s, "route_siblings") and spider.url_guesses \
             and spider.browser.hash_routes and spider.browser.mode != "never" else None
         spider.siblings_last = lab(s, "route_siblings_last")  # served last, as other guesses
+        # a view a pattern names is asked for under its first records, then by the siblings
+        # rule under the others once a render proved it (routepatterns.py)
+        spider.patterns = RoutePatterns(FIRST_RECORDS if spider.siblings else MAX_GIVEN) \
+            if lab(s, "route_patterns") and spider.url_guesses and spider.browser.hash_routes \
+            and spider.browser.mode != "never" else None
         crawler.signals.connect(spider.recheck, signal=hw_signals.recheck_wanted)
         if spider.find:
             from hiddenweb.lostsheep.find import SheepFinder
@@ -350,6 +357,7 @@ class HwdlaSpider(scrapy.Spider):
                 stats.inc_value("hiddenweb/dla/previews")
             yield from links
             yield from self.sibling_requests(response, (r.url for r in links))
+            yield from self.pattern_requests(response, (r.url for r in links))
             yield from self.source_requests(response, found, {r.url for r in links})
             yield from self.xhr_requests(response)
         if not deferred:  # else: those of the rendered copy (held: renders.RenderGate)
@@ -554,6 +562,24 @@ class HwdlaSpider(scrapy.Spider):
             self.crawler.stats.inc_value("hiddenweb/sources/sibling")
             yield self.follow(response, url, "", "sibling", nofollow=self.siblings_last,
                               guess=True)
+
+    def pattern_requests(self, response: Response, links: Iterable[str]
+                         ) -> Iterator[scrapy.Request]:
+        """Requests of the views the router patterns of the page's scripts name under the hash
+        routes of the page read and of its ``links`` (:mod:`hiddenweb.routepatterns`, lab knob
+        ``route_patterns``; none with ``HIDDENWEB_URL_GUESSES`` off). Source
+        ``route-pattern``, guessed links each allowed by the safety policy."""
+        if self.patterns is None:
+            return
+        patterns = self.patterns
+        learned = response.meta.get("hiddenweb_route_patterns") or ()
+        given = chain(patterns.learn(response.url, list(learned)) if learned else (),
+                      patterns.met(response.url), *(patterns.met(link) for link in links))
+        for url in given:
+            if not self.link_allowed(url, "", {}):  # SAFETY: a link
+                continue
+            self.crawler.stats.inc_value("hiddenweb/sources/route_pattern")
+            yield self.follow(response, url, "", "route-pattern", guess=True)
 
     def xhr_requests(self, response: Response) -> Iterator[scrapy.Request]:
         """The same-site GETs the page's scripts made when Chromium rendered it (``fetch``,
