@@ -93,7 +93,9 @@ at a time", the last event's request still out on a slow server) is fired once m
 page's requests have ended, awaited at most lab knob ``browser_event_retry`` s (``…/retried``).
 
 What it returns is HTML for the handler to append to the page: the links and forms that
-appeared after an event and were gone again by the end (those still there are in the DOM);
+appeared after an event and were gone again by the end, and the links the page had before the
+first event and an event took away (those still there are in the DOM; MLflow's runs table lost
+its run links to its "Group by" control, and no run page was read);
 routes and ``window.open`` URLs go to :meth:`Render.find` (URLs found, ``meta["hiddenweb_found"]``).
 
 Stats (``hiddenweb/browser/events/``): ``pages``, ``fired``, ``delegated``, ``skipped_unsafe``,
@@ -164,7 +166,7 @@ START_JS = """() => {
                               forms: new WeakSet(Array.from(document.forms)), fresh: []};
   return null;
 }"""
-LINKS_JS = """() => {
+LINKS_JS = """(routes) => {
   const out = new Set(), roots = [document];
   for (let r = 0; r < roots.length && roots.length < 200; r++) {  // open shadow roots too
     for (const el of roots[r].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
@@ -172,7 +174,11 @@ LINKS_JS = """() => {
   for (const root of roots) {
     for (const el of root.querySelectorAll("a[href], area[href], iframe[src], frame[src]")) {
       const url = el.tagName === "A" || el.tagName === "AREA" ? el.href : el.src;
-      if (typeof url === "string" && /^https?:/i.test(url)) out.add(url.split("#")[0]);
+      if (typeof url !== "string" || !/^https?:/i.test(url)) continue;
+      // with routes: a hash route's link is its own (#/runs/7), another fragment dropped
+      const [doc, fragment] = url.split("#", 2);
+      const route = routes && fragment && fragment.length > 1 && "/!".includes(fragment[0]);
+      out.add(route ? url : doc);
       if (out.size >= 2000) return Array.from(out);
     }
   }
@@ -439,6 +445,7 @@ class PageEvents:
         render.navigations = 0  # a fired event's navigation is aborted, its URL found
         try:
             start = set(await page.evaluate(LINKS_JS))
+            hrefs = set(await page.evaluate(LINKS_JS, True))  # hash routes their own
             home = page.url  # the view events are fired on (a redirect on load taken)
             await page.evaluate(START_JS)
             self._routes(await page.evaluate(ROUTES_JS), render)  # routes taken while loading
@@ -531,7 +538,7 @@ class PageEvents:
                 # the forms read next are as the page gave them
                 await self._quiet(page, render, min(self.wait, max(0.5, deadline - loop.time())))
             gone_forms = await page.evaluate(END_JS)
-            current = set(await page.evaluate(LINKS_JS)) if links else set()
+            current = set(await page.evaluate(LINKS_JS, True))
         except PlaywrightError as exc:
             return self._failed(exc, page)
         finally:
@@ -548,7 +555,9 @@ class PageEvents:
                                  len(render.found) - found_before)
         if forms:
             self.stats.inc_value("hiddenweb/browser/events/found_forms", forms)
-        gone = [u for u in links if u not in current]
+        # gone by the end: those an event showed, and the page's own an event hid (a table's
+        # rows regrouped or collapsed by a control fired after them)
+        gone = [u for u in links if u not in current] + sorted(hrefs - current - set(links))
         return "".join(f'<a href="{html.escape(u, quote=True)}" data-hiddenweb-event></a>'
                        for u in gone) + "".join(gone_forms)
 

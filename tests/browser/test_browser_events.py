@@ -103,6 +103,14 @@ PAGES = {
     "docdelegated": _page("Document delegation", '<a class="more">More news</a>', (
         "<script>document.addEventListener('click', function (e) {"
         " if (e.target.matches('a.more')) location.href = '/t/' + 'docmore'; });</script>")),
+    # the links a script built are taken away by a control fired after them (a table's rows
+    # regrouped): read as the page had them, a hash route's too
+    "regroup": _page("Regroup", '<div id="rows"></div><button onclick="document.getElementById('
+                     "'rows').textContent='grouped'\">Group by</button>", (
+                         "<script>window.addEventListener('DOMContentLoaded', function () {"
+                         " document.getElementById('rows').innerHTML = '<a href=\"/t/' + 'row1"
+                         "\">row 1</a> <a href=\"#/rows/' + '7\">row 7</a>';"
+                         " if (location.hash === '#/rows/7') fetch('/t/' + 'row7'); });</script>")),
     # every click adds another button like itself and a link: bounded by the budget
     "endless": _page("Endless", '<div id="r"></div>', (
         "<script>var n = 0; function grow() { n++;"
@@ -118,7 +126,8 @@ HOME = _page("Home", "".join(f'<a href="/p/{name}">{name}</a> ' for name in PAGE
 REACHED = ["/t/click", "/t/hover", "/t/jslink", "/t/push", "/t/listener", "/t/stopped",
            "/t/first", "/t/second", "/route/alpha", "/route/beta", "/t/beta",
            "/api/go/alpha", "/api/go/beta", "/api/go/gamma", "/t/alpha", "/t/gamma",
-           "/t/docmore", "/t/hashclick", "/route/gamma"]
+           "/t/docmore", "/t/hashclick", "/route/gamma", "/t/row1",
+           "/t/row7"]
 
 
 class Site(SiteHandler):
