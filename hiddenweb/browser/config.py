@@ -11,7 +11,8 @@ Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.m
 ``browser_scroll_seconds``,
 ``browser_timer_horizon``, ``hash_route_pages``, ``browser_press_clicks``,
 ``browser_scripted_forms``, ``browser_event_containers``, ``browser_event_route_memory``,
-``browser_event_restore_view``, ``browser_event_delegated_share``.
+``browser_event_restore_view``, ``browser_event_delegated_share``,
+``browser_event_hidden_links``.
 A browser request as a
 whole is bounded by Scrapy's ``DOWNLOAD_TIMEOUT`` (meta ``download_timeout``).
 """
@@ -76,6 +77,7 @@ class BrowserConfig:
     event_containers: bool = True  # lab knob browser_event_containers (events.py)
     event_route_memory: bool = False  # lab knob browser_event_route_memory (events.py)
     event_restore_view: bool = True  # lab knob browser_event_restore_view (events.py)
+    event_hidden_links: bool = True  # lab knob browser_event_hidden_links (events.py)
     #: lab knob browser_event_delegated_share: the share of a page's event budget and time
     #: kept for delegated clicks while its own handlers are left (events.py; 0: none kept)
     event_delegated_share: float = 0.25
@@ -125,6 +127,7 @@ class BrowserConfig:
             event_containers=lab(settings, "browser_event_containers"),
             event_route_memory=lab(settings, "browser_event_route_memory"),
             event_restore_view=lab(settings, "browser_event_restore_view"),
+            event_hidden_links=lab(settings, "browser_event_hidden_links"),
             event_delegated_share=min(1.0, max(0.0, lab(settings,
                                                         "browser_event_delegated_share"))),
         )

@@ -94,8 +94,9 @@ page's requests have ended, awaited at most lab knob ``browser_event_retry`` s (
 
 What it returns is HTML for the handler to append to the page: the links and forms that
 appeared after an event and were gone again by the end, and the links the page had before the
-first event and an event took away (those still there are in the DOM; MLflow's runs table lost
-its run links to its "Group by" control, and no run page was read);
+first event and an event took away (lab knob ``browser_event_hidden_links``, on; those still
+there are in the DOM; MLflow's runs view lost its run links to the controls fired after them,
+and no run page was read in 80 s);
 routes and ``window.open`` URLs go to :meth:`Render.find` (URLs found, ``meta["hiddenweb_found"]``).
 
 Stats (``hiddenweb/browser/events/``): ``pages``, ``fired``, ``delegated``, ``skipped_unsafe``,
@@ -422,6 +423,7 @@ class PageEvents:
         self.containers = config.event_containers  # lab knob browser_event_containers
         self.route_memory = config.event_route_memory  # lab knob browser_event_route_memory
         self.restore_view = config.event_restore_view  # lab knob browser_event_restore_view
+        self.hidden_links = config.event_hidden_links  # lab knob browser_event_hidden_links
         # lab knob browser_event_delegated_share: kept for delegated clicks while own handlers
         # are left, of the budget (at most MAX_DELEGATED events) and of the time
         self.share = config.event_delegated_share
@@ -557,7 +559,9 @@ class PageEvents:
             self.stats.inc_value("hiddenweb/browser/events/found_forms", forms)
         # gone by the end: those an event showed, and the page's own an event hid (a table's
         # rows regrouped or collapsed by a control fired after them)
-        gone = [u for u in links if u not in current] + sorted(hrefs - current - set(links))
+        gone = [u for u in links if u not in current]
+        if self.hidden_links:
+            gone += sorted(hrefs - current - set(links))
         return "".join(f'<a href="{html.escape(u, quote=True)}" data-hiddenweb-event></a>'
                        for u in gone) + "".join(gone_forms)
 

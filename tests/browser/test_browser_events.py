@@ -195,6 +195,14 @@ def test_fired_events_reach_what_they_lead_to_and_nothing_unsafe(site, tmp_path)
     assert stats.get("hiddenweb/browser/events/delegated", 0) >= 4
 
 
+def test_links_an_event_took_away_are_lost_with_the_knob_off(site, tmp_path):
+    run = _crawl(tmp_path, site, HIDDENWEB_LAB='{"browser_event_hidden_links": false}')
+    assert run.returncode == 0, run.stderr[-3000:]
+    asked = {urlsplit(path).path for _, path in Site.log}
+    assert "/p/regroup" in asked and "/t/click" in asked
+    assert not {"/t/row1", "/t/row7"} & asked, sorted(asked)
+
+
 def test_events_off_fire_nothing(site, tmp_path):
     run = _crawl(tmp_path, site, HIDDENWEB_BROWSER_EVENTS="0")
     assert run.returncode == 0, run.stderr[-3000:]
