@@ -9,10 +9,14 @@ listens to keys. Three rules, each with its lab knob turned in one arm:
 * ``browser_event_route_memory`` (off by default: its cost on a real app, docs/design-notes.md):
   the mode switch brought nothing new on the second view, but on a project's view it routes to
   the project's runs (``/run/1``, linked only there); without the knob it is not pressed there;
-* ``browser_event_restore_view``: the "Home" control's click takes the page home; the
-  project's view is taken again, and its "Details" control, after "Home" in document order,
-  reveals ``/detail/1``. (The logo, a link to the app's root view ``#/``, the document itself,
-  is not clicked, though it has a click handler of its own.)
+* ``browser_event_restore_view``: on the home view the mode switch takes the page to its mode
+  page (``#/b``); the home view is taken again, and its "News" control, after the switch in
+  document order, reveals ``/news/1``; off, the controls after the switch are fired on the mode
+  page, and the home view's links the switch took away are read as the page had them (lab knob
+  ``browser_event_hidden_links``). (The logo, a link to the app's root view ``#/``, the
+  document itself, is not clicked, though it has a click handler of its own.) The project's
+  "Details" control reveals ``/detail/1`` in every arm: "Home", before it, brought nothing on the
+  views before and is not fired there.
 
 The views are reached one after another (home, about, help, a project), so that the memory
 shared by every route (the knob off) has judged the switch fruitless before the project's view.
@@ -42,7 +46,7 @@ document.getElementById("logo").onclick = function () {};  // an analytics hook 
 // no path is written whole in the script (the crawl reads path-shaped strings in scripts)
 function path() { return [""].concat(Array.prototype.slice.call(arguments)).join("/"); }
 var views = {
-  "": '<p>welcome</p><a href="#/about">about</a>',
+  "": '<p>welcome</p><a href="#/about">about</a> <div role="button" id="news">News</div>',
   "about": '<p>about the lab</p><a href="#/help">help</a>',
   "help": '<p>help</p><a href="#/projects/1">project 1</a>',
   "b": "<p>the runs of nothing</p>",
@@ -70,6 +74,8 @@ app.addEventListener("click", function (e) {
                                                  : "/b";
   } else if (e.target.closest("#details")) {
     view.insertAdjacentHTML("beforeend", '<a href="' + path("detail", 1) + '">detail 1</a>');
+  } else if (e.target.closest("#news")) {
+    view.insertAdjacentHTML("beforeend", '<a href="' + path("news", 1) + '">news 1</a>');
   }
 });
 window.addEventListener("hashchange", route);
@@ -82,7 +88,7 @@ class Lab(SiteHandler):
         self.log.append(self.path)
         if self.path == "/":
             return self._send(APP)
-        if self.path in ("/run/1", "/detail/1"):
+        if self.path in ("/run/1", "/detail/1", "/news/1"):
             return self._send(f"<html><body><h1>{self.path}</h1></body></html>".encode())
         if self.path.startswith("/hit/"):
             return self._send(b"", "text/plain")
@@ -105,7 +111,8 @@ def _crawl(tmp_path: Path, lab: dict) -> tuple[list[str], dict]:
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="scripts/install.sh installs it")
 def test_a_single_page_apps_events_are_fired_view_by_view(tmp_path):
     log, stats = _crawl(tmp_path, {})
-    assert "/detail/1" in log, log  # the project's own control, after the Home control's click
+    assert "/detail/1" in log, log  # the project's own control
+    assert "/news/1" in log, log  # the home view's own control, after the mode switch's click
     assert "/run/1" not in log, log  # the mode switch: fruitless twice, never pressed again
     assert not [p for p in log if p.startswith("/hit/")], log  # nothing fired on containers
     assert stats.get("hiddenweb/browser/events/views_restored", 0) >= 1
@@ -123,7 +130,8 @@ def test_each_rule_turned_changes_what_is_reached(tmp_path, knob, value):
     elif knob == "browser_event_route_memory":  # pressed on the project's view
         assert "/run/1" in log and "/detail/1" in log, log
     else:
-        assert "/detail/1" not in log, log
+        assert "/news/1" not in log, log
+        assert "/detail/1" in log, log  # the project's view reached by the home view's links
         assert "hiddenweb/browser/events/views_restored" not in stats
 
 
