@@ -8,10 +8,11 @@ gives it, and a crawler that renders the app's links never shows it. The quoted 
 script are URL sources already (:func:`~hiddenweb.urlsources.script_urls`), but a pattern with a
 parameter is no URL and is left out there.
 
-Contract: with the lab knob ``route_patterns`` (on), hash routes on and URL guesses on, the
-patterns of the scripts a render loaded (:func:`route_patterns`: quoted, absolute, at least one
-``:name`` segment; the browser's guard reads each script once, ``meta["hiddenweb_route_patterns"]``)
-are kept for the render's document. A hash route the crawl meets (a page read, a link) gives,
+Contract: with the lab knob ``route_patterns`` (off: its measurement is in
+docs/design-notes.md), hash routes and URL guesses on, the patterns of the scripts a render
+loaded (:func:`route_patterns`: quoted, absolute, at least one ``:name`` segment; the browser's
+guard reads each script once, ``meta["hiddenweb_route_patterns"]``) are kept for the render's
+document. A hash route the crawl meets (a page read, a link) gives,
 for each pattern it *extends*, the route the pattern names: the route (or one of its leading
 parts) matches the pattern's first segments, a literal segment the same, a parameter bound to an
 id segment (a digit run, an opaque key: :func:`~hiddenweb.pagetext.fold_path`'s ``{n}`` and
