@@ -40,7 +40,7 @@ import re
 from collections import defaultdict
 
 from hiddenweb.pagetext import fold_path
-from hiddenweb.routes import route_of
+from hiddenweb.routes import route_parts
 
 MAX_PATTERNS = 500  # patterns kept per document (the first learned)
 MAX_GIVEN = 200  # routes given per pattern
@@ -112,14 +112,10 @@ class RoutePatterns:
     def met(self, url: str) -> list[str]:
         """Record hash route ``url``; the routes the patterns of its document give from it, not
         met nor given before. Any other URL: nothing."""
-        route = route_of(url)
-        if route is None:
+        parts = route_parts(url)
+        if parts is None:
             return []
-        document = url.partition("#")[0]
-        path = route.split("?", 1)[0]
-        mark = "!" if path.startswith("!") else ""
-        lead = mark + ("/" if path.lstrip("!").startswith("/") else "")
-        segments = tuple(s for s in path.lstrip("!").split("/") if s)
+        document, lead, segments = parts
         self.known.add(self._url(document, lead, segments))
         if not segments or (lead, segments) in self.routes[document]:
             return []

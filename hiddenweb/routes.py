@@ -52,6 +52,18 @@ def route_of(url: str) -> str | None:
     return None
 
 
+def route_parts(url: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """A hash route's document (``url`` without its fragment), lead (``/``, ``!/``, ``!`` or
+    ``""``) and path segments, its query left out; None for any other URL."""
+    route = route_of(url)
+    if route is None:
+        return None
+    path = route.split("?", 1)[0]
+    mark = "!" if path.startswith("!") else ""
+    lead = mark + ("/" if path.lstrip("!").startswith("/") else "")
+    return url.partition("#")[0], lead, tuple(s for s in path.lstrip("!").split("/") if s)
+
+
 def is_route(url: str) -> bool:
     return route_of(url) is not None
 

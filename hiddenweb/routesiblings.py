@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from hiddenweb.pagetext import fold_path
-from hiddenweb.routes import route_of
+from hiddenweb.routes import route_parts
 
 MAX_VIEWS = 12  # views kept per parent (the first met)
 MAX_IDS = 50  # ids kept per parent (the first met)
@@ -73,15 +73,11 @@ class RouteSiblings:
         return self._record(url, proven=True)
 
     def _record(self, url: str, proven: bool) -> list[str]:
-        route = route_of(url)
-        if route is None:
+        parts = route_parts(url)
+        if parts is None:
             return []
-        document = url.partition("#")[0]
-        path = route.split("?", 1)[0]
-        mark = "!" if path.startswith("!") else ""
-        segments = path.lstrip("!").split("/")
-        lead = mark + ("/" if segments and segments[0] == "" else "")
-        segments = [s for s in segments if s != ""]
+        document, lead, found = parts
+        segments = list(found)
         self.known.add(self._url(document, lead, segments))
         out: list[str] = []
         for k, segment in enumerate(segments):
