@@ -180,6 +180,11 @@ LAB: dict = {
     # records met under the same parent (#/items/2/history): guessed links (routesiblings.py)
     "route_siblings": True,
     "route_siblings_last": False,  # ... served last, as the guessed URL sources are
+    # ... or served first: each is a view a render proved under another record
+    "route_siblings_first": True,
+    # each rendered document's localStorage and sessionStorage are its own, empty at first
+    # (browser/scripts.py FRESH_STORAGE_JS): no render shows what an earlier one stored
+    "browser_fresh_storage": False,
     # the views a hash-routed app's router declares in its scripts ("/items/:id/details") are
     # asked for under the records of the routes met (#/items/7 -> #/items/7/details): guessed
     # links (routepatterns.py)

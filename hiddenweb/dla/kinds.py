@@ -76,6 +76,10 @@ from hiddenweb.pagetext import fold_path
 from hiddenweb.routes import route_of
 
 ACTION_META = "hiddenweb_action"
+#: a request whose group the scheduler serves first until it empties, as a group the stale rule
+#: lifts (``serve_first``): a proven view asked for under another record (:mod:`hiddenweb.
+#: routesiblings`, lab knob ``route_siblings_first``)
+SERVE_FIRST_META = "hiddenweb_serve_first"
 
 _WORD = re.compile(r"[^\W_]{2,}")
 MAX_LABEL_WORDS = 8

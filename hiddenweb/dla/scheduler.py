@@ -99,9 +99,11 @@ Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,auto
 waits,unserializable,budget_exhausted,lifted,fresh}`` (``waits``: times ``next_request`` held the
 best request back, and ``waits/{better,speculative,nofollow}`` by the rule that held it, 1–3 of
 "Concurrency"; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
-serve_first`; ``fresh``: link kinds whose groups keep their age, ``_keep_age``); the spider
-counts ``hiddenweb/dla/previews`` (form answers penalised as previews of queued pages,
-:mod:`hiddenweb.dla.previews`).
+serve_first`; ``lifted_on_arrival``: groups served first since a request of theirs asked so,
+meta ``hiddenweb_serve_first``, the spider's sibling views of a single-page app's records,
+:mod:`hiddenweb.routesiblings`; ``fresh``: link kinds whose groups keep their age,
+``_keep_age``); the spider counts ``hiddenweb/dla/previews`` (form answers penalised as
+previews of queued pages, :mod:`hiddenweb.dla.previews`).
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ from hiddenweb.dla.kinds import (
     PURSUE,
     RENDER,
     ROOT_KINDS,
+    SERVE_FIRST_META,
     SKIP,
     action_of,
     is_nofollow,
@@ -283,6 +286,11 @@ class DLAScheduler(GroupHeap):
             if request.meta.get(RERENDER_META):
                 group = page + RENDER
         self._push(request, key, group, page, ks[0])
+        if request.meta.get(SERVE_FIRST_META) and self.config.transfer \
+                and group not in self.lifted and not is_nofollow(group):
+            self.lifted.add(group)  # served first until it empties, as serve_first lifts it
+            self._rekey(self.groups[group])
+            self.stats.inc_value("hiddenweb/dla/lifted_on_arrival")
         self.stats.inc_value("hiddenweb/dla/enqueued")
 
     def next_request(self) -> Request | None:

@@ -52,6 +52,7 @@ from hiddenweb.browser.requests import (
     rerender_request,
 )
 from hiddenweb.config import lab
+from hiddenweb.dla.kinds import SERVE_FIRST_META
 from hiddenweb.dla.previews import PREVIEW_META, Previews
 from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
@@ -139,6 +140,7 @@ class HwdlaSpider(scrapy.Spider):
         self.previews: Previews | None = None  # lab knob dla_previews (from_crawler)
         self.siblings: RouteSiblings | None = None  # lab knob route_siblings (from_crawler)
         self.siblings_last = False  # lab knob route_siblings_last (from_crawler)
+        self.siblings_first = False  # lab knob route_siblings_first (from_crawler)
         self.patterns: RoutePatterns | None = None  # lab knob route_patterns (from_crawler)
         self.oracle = None
         self.finder = None
@@ -189,6 +191,7 @@ class HwdlaSpider(scrapy.Spider):
         spider.siblings = RouteSiblings() if lab(s, "route_siblings") and spider.url_guesses \
             and spider.browser.hash_routes and spider.browser.mode != "never" else None
         spider.siblings_last = lab(s, "route_siblings_last")  # served last, as other guesses
+        spider.siblings_first = lab(s, "route_siblings_first") and not spider.siblings_last
         # a view a pattern names is asked for under its first records, then by the siblings
         # rule under the others once a render proved it (routepatterns.py)
         spider.patterns = RoutePatterns(FIRST_RECORDS if spider.siblings else MAX_GIVEN) \
@@ -554,14 +557,19 @@ class HwdlaSpider(scrapy.Spider):
         if self.siblings is None:
             return
         siblings = self.siblings
-        given = (siblings.proven if response.meta.get(RENDER_ADDED_META) else siblings.met)(
-            response.url)
+        proven = bool(response.meta.get(RENDER_ADDED_META))
+        given = (siblings.proven if proven else siblings.met)(response.url)
+        # a proven view under another record: the scheduler serves its group first
+        first = {SERVE_FIRST_META: True} if self.siblings_first else None
+        if given:
+            self.logger.debug("Sibling views of %s (%s): %s", response.url,
+                              "proven" if proven else "met", given[:5])
         for url in chain(given, *(siblings.met(link) for link in links)):
             if not self.link_allowed(url, "", {}):  # SAFETY: a link
                 continue
             self.crawler.stats.inc_value("hiddenweb/sources/sibling")
             yield self.follow(response, url, "", "sibling", nofollow=self.siblings_last,
-                              guess=True)
+                              guess=True, extra=first)
 
     def pattern_requests(self, response: Response, links: Iterable[str]
                          ) -> Iterator[scrapy.Request]:

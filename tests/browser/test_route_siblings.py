@@ -70,14 +70,18 @@ class App(SiteHandler):
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 
-def _crawl(tmp_path: Path, siblings: bool) -> list[str]:
+def _crawl(tmp_path: Path, siblings: bool, first: bool = True) -> list[str]:
     with serve(App) as url:
         run = browser_crawl(tmp_path, url, HIDDENWEB_URL_GUESSES="1",
-                            HIDDENWEB_LAB=json.dumps({"route_siblings": siblings}))
+                            HIDDENWEB_LAB=json.dumps({"route_siblings": siblings,
+                                                      "route_siblings_first": first}))
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stats is not None
     assert run.stats.get("hiddenweb/sources/sibling", 0) == (2 if siblings else 0), \
         run.stats
+    # lab knob route_siblings_first: their group (one view template) is served first
+    lifted = run.stats.get("hiddenweb/dla/lifted_on_arrival", 0)
+    assert (lifted >= 1) if siblings and first else lifted == 0, run.stats
     return App.log
 
 
@@ -86,6 +90,8 @@ def test_a_view_linked_under_one_record_is_asked_for_under_its_siblings(tmp_path
     on = _crawl(tmp_path / "on", siblings=True)
     assert {f"/api/projects/{n}/files.json" for n in PROJECTS} <= set(on), sorted(on)
     assert not [p for p in on if "delete" in p], sorted(on)  # SAFETY: not under any record
+    unlifted = _crawl(tmp_path / "unlifted", siblings=True, first=False)  # as any guessed link
+    assert {f"/api/projects/{n}/files.json" for n in PROJECTS} <= set(unlifted), sorted(unlifted)
     off = _crawl(tmp_path / "off", siblings=False)
     assert "/api/projects/1/files.json" in off, sorted(off)
     assert "/api/projects/2/files.json" not in off and "/api/projects/3/files.json" not in off

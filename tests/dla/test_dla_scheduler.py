@@ -17,6 +17,7 @@ from scrapy.http import HtmlResponse
 
 from hiddenweb.dla.jobdir import STATE_FILE
 from hiddenweb.dla.journal import JOURNAL_FILE
+from hiddenweb.dla.kinds import SERVE_FIRST_META
 from hiddenweb.dla.middleware import DLAFeedbackMiddleware
 from hiddenweb.dla.scheduler import DLAScheduler
 from hiddenweb.items import PageItem
@@ -579,6 +580,33 @@ def test_groups_a_closing_rule_wants_read_are_served_first(transfer: bool, jobdi
     s.enqueue_request(link("/list", "/detail/4"))
     s.enqueue_request(link("/y", "/page/c"))
     assert drain(s) == ["/detail/4", "/page/c"]
+    s.close("finished")
+
+
+@pytest.mark.parametrize("transfer", [True, False])
+def test_a_request_asking_to_be_served_first_lifts_its_group_on_arrival(transfer: bool) -> None:
+    """A request with meta ``hiddenweb_serve_first`` (the spider's sibling views of an app's
+    records) lifts its group as the stale rule's ``serve_first`` does: it goes before older
+    groups of the same score, with the requests of its group queued later while it holds any;
+    an emptied group is no longer lifted. Nothing is lifted without transfer (a group is then a
+    page, not a kind)."""
+    s = make({"HIDDENWEB_LAB": {"dla_transfer": transfer}})
+    for n in range(1, 4):
+        s.enqueue_request(link("/", f"/tab/{n}"))
+    first = link("/p/1", "/files/2")
+    first.meta[SERVE_FIRST_META] = True
+    s.enqueue_request(first)
+    s.enqueue_request(link("/p/1", "/files/3"))  # its group: lifted with it
+    s.enqueue_request(link("/", "/about"))
+    if transfer:
+        assert drain(s) == ["/files/2", "/files/3", "/tab/1", "/tab/2", "/tab/3", "/about"]
+        assert s.stats.get_value("hiddenweb/dla/lifted_on_arrival") == 1 and not s.lifted
+        s.enqueue_request(link("/", "/tab/4"))
+        s.enqueue_request(link("/p/2", "/files/4"))  # no longer lifted: the older group first
+        assert drain(s) == ["/tab/4", "/files/4"]
+    else:
+        assert drain(s) == ["/tab/1", "/tab/2", "/tab/3", "/about", "/files/2", "/files/3"]
+        assert s.stats.get_value("hiddenweb/dla/lifted_on_arrival") is None
     s.close("finished")
 
 
