@@ -73,7 +73,10 @@ Per page, once: its requests in flight are counted (:meth:`Guard.in_flight`: the
 (:data:`~hiddenweb.browser.scripts.RECORD_OPEN_JS`); a popup that opens anyway (a form's
 ``target=_blank``) is closed and its requests aborted by a context-wide route
 (``hiddenweb/browser/popups``); a WebSocket connects only to the host being rendered. Service
-workers are blocked by the handler (they would bypass page routes).
+workers are blocked by the handler (they would bypass page routes). With the lab knob
+``browser_fresh_storage``, each document's ``localStorage`` and ``sessionStorage`` are its own,
+empty at first (:data:`~hiddenweb.browser.scripts.FRESH_STORAGE_JS`): what one render stored is
+not what the next render of the origin starts from.
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ from scrapy_playwright.headers import use_scrapy_headers
 from hiddenweb.browser.config import CLOSE_TIMEOUT, IDLE_CAP
 from hiddenweb.browser.replies import xhr_replied
 from hiddenweb.browser.scripts import (
+    FRESH_STORAGE_JS,
     MAY_POST,
     RECORD_EVENTS_JS,
     RECORD_OPEN_JS,
@@ -231,6 +235,8 @@ class Guard:
             weakref.WeakKeyDictionary()
         #: lab knob browser_long_requests: requests long in flight are not waited for
         self.skip_long = bool(lab(crawler.settings, "browser_long_requests"))
+        # lab knob browser_fresh_storage: each document's Web Storage its own (scripts.py)
+        self.fresh_storage = bool(lab(crawler.settings, "browser_fresh_storage"))
         self._pages: weakref.WeakSet[Any] = weakref.WeakSet()
         self._contexts: weakref.WeakSet[Any] = weakref.WeakSet()
         self._robots: RobotsTxtMiddleware | None | bool = None
@@ -267,6 +273,8 @@ class Guard:
             await page.add_init_script(RECORD_TIMERS_JS)
             if self.skip_long:
                 await page.add_init_script(RECORD_SHARED_WORKERS_JS)
+            if self.fresh_storage:
+                await page.add_init_script(FRESH_STORAGE_JS)
         context = page.context
         if context not in self._contexts:
             self._contexts.add(context)

@@ -1,7 +1,8 @@
 """Scripts run in the page: :data:`WRITE_DOCUMENT_JS` (render a body in place),
 :data:`DEPENDENT_PROBE_JS` (read a script-filled select's options), :data:`RECORD_OPEN_JS`
 (``window.open`` records its URL instead of opening a window), :data:`RECORD_EVENTS_JS`
-(``addEventListener`` and History-API routes recorded, for :mod:`hiddenweb.browser.events`)."""
+(``addEventListener`` and History-API routes recorded, for :mod:`hiddenweb.browser.events`),
+:data:`FRESH_STORAGE_JS` (each document's Web Storage its own)."""
 
 # A page already showing the request's origin renders the next body in place: the URL becomes
 # the request's (history.replaceState: relative links, fetches and pushState resolve as after a
@@ -232,6 +233,49 @@ RECORD_WRITES_JS = """(() => {
   }
 })();"""
 WRITES_JS = "() => (window.__hiddenwebWrites || []).splice(0)"  # read and clear
+
+
+# Installed in every page and frame before its scripts (lab knob browser_fresh_storage): the
+# document's localStorage and sessionStorage are its own, empty at first, kept in memory for as
+# long as the document lives and never written to the browser's storage. Every page of a crawl
+# renders in one browser context, whose origin storage all its pages share: what one render's
+# script or fired events stored (a view switch, the tab a record "last showed", a dismissed
+# banner) changed what every later render of the origin showed, and what concurrent renders
+# showed depended on their order. A render now shows what a first visit of its URL shows, with
+# the crawl's cookies (as a Scrapy request carries them and nothing else of an earlier one).
+# Keys are read and written as a Storage's are: getItem/setItem/removeItem/clear/key/length
+# and as properties; no "storage" event is sent (no other document shares the storage).
+FRESH_STORAGE_JS = """(() => {
+  const fresh = () => {
+    const items = new Map();
+    const api = {
+      getItem: (k) => (items.has(String(k)) ? items.get(String(k)) : null),
+      setItem: (k, v) => { items.set(String(k), String(v)); },
+      removeItem: (k) => { items.delete(String(k)); },
+      clear: () => { items.clear(); },
+      key: (i) => {
+        const keys = [...items.keys()];
+        return i >= 0 && i < keys.length ? keys[i] : null;
+      },
+    };
+    return new Proxy(api, {
+      get: (t, p) => p === "length" ? items.size
+        : p in t ? t[p] : typeof p === "string" && items.has(p) ? items.get(p) : undefined,
+      set: (t, p, v) => { if (p in t) return false; items.set(String(p), String(v)); return true; },
+      has: (t, p) => p in t || items.has(String(p)),
+      deleteProperty: (t, p) => { items.delete(String(p)); return true; },
+      ownKeys: () => [...items.keys()],
+      getOwnPropertyDescriptor: (t, p) => items.has(String(p))
+        ? {value: items.get(String(p)), enumerable: true, configurable: true, writable: true}
+        : undefined,
+    });
+  };
+  for (const name of ["localStorage", "sessionStorage"]) {
+    try {
+      Object.defineProperty(window, name, {value: fresh(), configurable: true, enumerable: true});
+    } catch (e) {}
+  }
+})();"""
 
 
 # Installed in every page with RECORD_OPEN_JS: the event types each element got a listener for
