@@ -287,9 +287,7 @@ class DLAScheduler(GroupHeap):
                 group = page + RENDER
         self._push(request, key, group, page, ks[0])
         if request.meta.get(SERVE_FIRST_META) and self.config.transfer \
-                and group not in self.lifted and not is_nofollow(group):
-            self.lifted.add(group)  # served first until it empties, as serve_first lifts it
-            self._rekey(self.groups[group])
+                and self._lift(self.groups[group]):
             self.stats.inc_value("hiddenweb/dla/lifted_on_arrival")
         self.stats.inc_value("hiddenweb/dla/enqueued")
 
@@ -345,17 +343,28 @@ class DLAScheduler(GroupHeap):
         URL. Returns the number of groups lifted (stat ``hiddenweb/dla/lifted``)."""
         lifted = 0
         for group in list(self.groups.values()):
-            if group.key in self.lifted or is_nofollow(group.key) or is_render(group.key):
-                continue
-            if any(bucket.url is not None and wanted(bucket.url)
-                   or any(wanted(r.url) for r in bucket.mq or ())
-                   for bucket in group.buckets.values()):
-                self.lifted.add(group.key)
-                self._rekey(group)
-                lifted += 1
+            if self._liftable(group) and any(
+                    bucket.url is not None and wanted(bucket.url)
+                    or any(wanted(r.url) for r in bucket.mq or ())
+                    for bucket in group.buckets.values()):
+                lifted += self._lift(group)
         if lifted:
             self.stats.inc_value("hiddenweb/dla/lifted", lifted)
         return lifted
+
+    def _liftable(self, group: Group) -> bool:
+        """Whether ``group`` can be lifted: not yet, not served last (links marked nofollow),
+        not the re-renders (served first already)."""
+        return not (group.key in self.lifted or is_nofollow(group.key) or is_render(group.key))
+
+    def _lift(self, group: Group) -> bool:
+        """Serve ``group`` before any other but the re-renders until it empties (``serve_first``,
+        and a request with meta ``hiddenweb_serve_first`` on arrival); False if it cannot be."""
+        if not self._liftable(group):
+            return False
+        self.lifted.add(group.key)
+        self._rekey(group)
+        return True
 
     # -- waiting for answers in flight ----------------------------------------------------
     def in_flight(self) -> list[Request]:
