@@ -27,6 +27,8 @@ class DLAConfig:
     explore_in_flight: int = 0
     nofollow_last: bool = True
     wait_for_browser: bool = True
+    hold_full_slot: bool = True  # lab knob dla_hold_full_slot (DLAScheduler._full_slots)
+    lifted_go: bool = True  # lab knob dla_lifted_go (DLAScheduler._wait_reason)
     fresh_views: bool = False  # lab knob dla_fresh_views (DLAScheduler._keep_age)
     fewer_keys_first: bool = True  # lab knob dla_fewer_keys_first (GroupHeap._breadth)
 
@@ -66,6 +68,8 @@ class DLAConfig:
             explore_in_flight=explore,
             nofollow_last=lab(settings, "dla_nofollow_last"),
             wait_for_browser=lab(settings, "dla_wait_for_browser"),
+            hold_full_slot=lab(settings, "dla_hold_full_slot"),
+            lifted_go=lab(settings, "dla_lifted_go"),
             fresh_views=lab(settings, "dla_fresh_views"),
             fewer_keys_first=lab(settings, "dla_fewer_keys_first"),
         )

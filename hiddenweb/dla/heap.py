@@ -148,6 +148,19 @@ class GroupHeap:
         self._end(group)
         return None
 
+    def _peek(self, group: Group) -> Request | None:
+        """The request ``_pop_from`` would give next, left in its bucket (None: none)."""
+        while group.heap:
+            _, _, version, bkey = group.heap[0]
+            bucket = group.buckets.get(bkey)
+            if bucket is None or bucket.version != version:
+                heapq.heappop(group.heap)
+                continue
+            if bucket.mq:
+                return bucket.mq[0]
+            return bucket.dq.peek() if bucket.dq is not None else None
+        return None
+
     def _end(self, group: Group) -> None:
         """Delete an emptied group; its last version is kept for a group of the same key made
         again (its entries left in the heap must not match that one's)."""

@@ -65,6 +65,17 @@ it updates the right automata whenever it arrives. The best pending request *wai
    answer may bring content links, which go first; with a thin frontier of content links the
    free slots would otherwise go to nofollow pages and the forms they show).
 
+A lifted group (served first: the stale rule's, a request asking so on arrival) waits for
+neither 1 nor 2 (lab knob ``dla_lifted_go``, on). And a request naming a download slot of its
+own in its meta (``download_slot``: Chromium's pages) stays pending while that slot holds as
+many requests as its concurrency; the best group whose request can go is served instead (lab
+knob ``dla_hold_full_slot``, on; stat ``hiddenweb/dla/slot_full``, groups passed over, at most
+:data:`MAX_HELD_GROUPS` a call). Scrapy's engine takes requests while the downloader has room
+in all (``CONCURRENT_REQUESTS``, which the browser add-on raises by the browser's pages), and a
+slot's queue is FIFO: on a single-page app, whose every view is a render, 16 renders waited
+there in the order they were served, and a group lifted meanwhile (its sibling views) went
+after them, 20-30 s later.
+
 Nothing waits with nothing in flight, so the crawl never stalls. "In flight" is the engine's
 downloader and scraper sets; scores in flight are compared rounded as the heap keys the pending
 one (:data:`SCORE_DECIMALS`). The measurements: ``docs/design-notes.md``.
@@ -96,14 +107,15 @@ Settings: ``HIDDENWEB_DLA_WAIT`` (docs/settings.md); lab knobs ``dla_max_steps``
 ``dla_explore_in_flight`` (``HIDDENWEB_LAB``, docs/design-notes.md). Also Scrapy's
 ``DUPEFILTER_CLASS``, ``JOBDIR`` and ``SCHEDULER_DEBUG``.
 Stats: ``hiddenweb/dla/{enqueued,dequeued,rewards,penalties,neutral,actions,automata,kinds,
-waits,unserializable,budget_exhausted,lifted,fresh}`` (``waits``: times ``next_request`` held the
-best request back, and ``waits/{better,speculative,nofollow}`` by the rule that held it, 1–3 of
-"Concurrency"; ``lifted``: groups served first at the stale rule's asking, :meth:`DLAScheduler.
-serve_first`; ``lifted_on_arrival``: groups served first since a request of theirs asked so,
-meta ``hiddenweb_serve_first``, the spider's sibling views of a single-page app's records,
-:mod:`hiddenweb.routesiblings`; ``fresh``: link kinds whose groups keep their age,
-``_keep_age``); the spider counts ``hiddenweb/dla/previews`` (form answers penalised as
-previews of queued pages, :mod:`hiddenweb.dla.previews`).
+waits,unserializable,budget_exhausted,lifted,fresh,slot_full}`` (``waits``: times
+``next_request`` held the best request back, and ``waits/{better,speculative,nofollow}`` by the
+rule that held it, 1–3 of "Concurrency"; ``lifted``: groups served first at the stale rule's
+asking, :meth:`DLAScheduler.serve_first`; ``lifted_on_arrival``: groups served first since a
+request of theirs asked so, meta ``hiddenweb_serve_first``, the spider's sibling views of a
+single-page app's records, :mod:`hiddenweb.routesiblings`; ``fresh``: link kinds whose groups
+keep their age, ``_keep_age``; ``slot_full``: groups passed over while their download slot was
+full); the spider counts ``hiddenweb/dla/previews`` (form answers penalised as previews of
+queued pages, :mod:`hiddenweb.dla.previews`).
 """
 
 from __future__ import annotations
@@ -156,6 +168,9 @@ KINDS_META = "hiddenweb_dla_kinds"
 RERENDER_META = "hiddenweb_rerender"
 SCORE_META = "hiddenweb_dla_score"
 GROUP_META = "hiddenweb_dla_group"
+#: groups passed over in one ``next_request`` because their download slot is full, at most;
+#: beyond, the next one is served into its slot's queue (``dla_hold_full_slot``)
+MAX_HELD_GROUPS = 64
 
 
 class DLAScheduler(GroupHeap):
@@ -179,6 +194,7 @@ class DLAScheduler(GroupHeap):
         self.paid: set[str] = set()
         self.groups: dict[str, Group] = {}
         self.lifted: set[str] = set()  # groups served first until emptied (serve_first)
+        self.named_slots: set[str] = set()  # download slots named by requests' meta
         self.heap: list[tuple[float, int, int, int, str]] = []
         self.pending = 0
         self.steps = 0
@@ -286,6 +302,8 @@ class DLAScheduler(GroupHeap):
             if request.meta.get(RERENDER_META):
                 group = page + RENDER
         self._push(request, key, group, page, ks[0])
+        if slot := request.meta.get("download_slot"):
+            self.named_slots.add(slot)
         if request.meta.get(SERVE_FIRST_META) and self.config.transfer \
                 and self._lift(self.groups[group]):
             self.stats.inc_value("hiddenweb/dla/lifted_on_arrival")
@@ -303,8 +321,21 @@ class DLAScheduler(GroupHeap):
         settle(self)
         if self.journal is not None and holding_for_commit(self):
             return None
+        held: list[tuple[float, int, int, int, str]] = []  # groups whose slot is full
+        try:
+            return self._serve(self._full_slots(), held)
+        finally:
+            for entry in held:
+                heapq.heappush(self.heap, entry)
+
+    def _serve(self, full: set[str], held: list[tuple[float, int, int, int, str]]
+               ) -> Request | None:
+        """The best pending request that may go now (``next_request``): a group whose next
+        request names a download slot in ``full`` is passed over, its heap entry put in
+        ``held`` (the caller pushes them back)."""
         while self.heap:
-            heap_key, breadth, _, version, gkey = heapq.heappop(self.heap)
+            entry = heapq.heappop(self.heap)
+            heap_key, breadth, _, version, gkey = entry
             group = self.groups.get(gkey)
             if group is None or group.version != version:
                 continue
@@ -319,6 +350,10 @@ class DLAScheduler(GroupHeap):
                 self.stats.inc_value("hiddenweb/dla/waits")
                 self.stats.inc_value(f"hiddenweb/dla/waits/{reason}")
                 return None
+            if full and len(held) < MAX_HELD_GROUPS and self._slot_of(group) in full:
+                held.append(entry)
+                self.stats.inc_value("hiddenweb/dla/slot_full")
+                continue
             request = self._pop_from(group)
             if request is None:
                 continue
@@ -334,6 +369,27 @@ class DLAScheduler(GroupHeap):
                 self.journal.served(request)
             return request
         return None
+
+    def _full_slots(self) -> set[str]:
+        """The download slots named by requests' meta (``download_slot``: Chromium's pages,
+        :mod:`hiddenweb.browser.requests`) that have as many requests in the downloader as the
+        slot takes at once (its ``concurrency``, from ``DOWNLOAD_SLOTS``): a request for one of
+        them would wait in the slot's FIFO queue, out of the scheduler's order, so it stays
+        pending (lab knob ``dla_hold_full_slot``; stat ``hiddenweb/dla/slot_full``, groups
+        passed over). Counted in the downloader's ``active`` set, which a request joins as the
+        engine takes it: the slot's own ``active`` set is joined only once the downloader
+        middlewares have run, after the engine has taken the next requests."""
+        if not (self.config.hold_full_slot and self.named_slots) or self.engine is None:
+            return set()
+        downloader = self.engine.downloader
+        taken = Counter(key for r in getattr(downloader, "active", ())
+                        if (key := r.meta.get("download_slot")) in self.named_slots)
+        return {key for key, n in taken.items() if n >= _concurrency(downloader, key)}
+
+    def _slot_of(self, group: Group) -> str | None:
+        """The download slot its next request names in its meta (None: its host's)."""
+        request = self._peek(group)
+        return request.meta.get("download_slot") if request is not None else None
 
     def serve_first(self, wanted: Callable[[str], bool], **kwargs: Any) -> int:
         """``serve_first_wanted`` (sent by the stale rule, :mod:`hiddenweb.stale`): the groups
@@ -399,9 +455,13 @@ class DLAScheduler(GroupHeap):
     def _wait_reason(self, gkey: str, score: float) -> str | None:
         """Why the best pending request (of group ``gkey``, scoring ``score``) waits, by the
         rules of "Concurrency": ``nofollow`` (3), ``better`` (1), ``speculative`` (2); None
-        when it does not (stat ``hiddenweb/dla/waits/REASON``)."""
+        when it does not (stat ``hiddenweb/dla/waits/REASON``). A lifted group waits for
+        none of 1 and 2 (lab knob ``dla_lifted_go``, on): a guess the crawl wants read now (a
+        single-page app's sibling views) otherwise waited behind four speculative renders."""
         if self._after_others(gkey):
             return "nofollow"
+        if self.config.lifted_go and gkey in self.lifted:
+            return None  # served first means now (lab knob dla_lifted_go)
         return self._waits(score)
 
     def _after_others(self, gkey: str) -> bool:
@@ -581,3 +641,13 @@ class DLAScheduler(GroupHeap):
         for ancestor in (parent_kind(gkey), self.roots.get(gkey)):
             if ancestor and self._follows(gkey, ancestor):
                 self.heirs.setdefault(ancestor, set()).add(gkey)
+
+
+def _concurrency(downloader: Any, key: str) -> int:
+    """How many requests the downloader's slot ``key`` takes at once (``DOWNLOAD_SLOTS``, else
+    ``CONCURRENT_REQUESTS_PER_DOMAIN``), read from the slot once it exists."""
+    slot = getattr(downloader, "slots", {}).get(key)
+    if slot is not None:
+        return slot.concurrency
+    settings = getattr(downloader, "per_slot_settings", {}).get(key, {})
+    return settings.get("concurrency", getattr(downloader, "domain_concurrency", 8))

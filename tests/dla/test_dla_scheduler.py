@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import pytest_twisted
 from dlakit import SITE, drain, form, link, make  # noqa: E402  (tests/ is on sys.path)
 from scrapy import Request
+from scrapy.core.downloader import Slot
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
@@ -607,6 +609,68 @@ def test_a_request_asking_to_be_served_first_lifts_its_group_on_arrival(transfer
     else:
         assert drain(s) == ["/tab/1", "/tab/2", "/tab/3", "/about", "/files/2", "/files/3"]
         assert s.stats.get_value("hiddenweb/dla/lifted_on_arrival") is None
+    s.close("finished")
+
+
+@pytest.mark.parametrize("jobdir", [False, True])
+@pytest.mark.parametrize("hold", [True, False])
+def test_a_request_for_a_full_download_slot_stays_pending(tmp_path: Path, jobdir: bool,
+                                                          hold: bool) -> None:
+    """A request naming a download slot of its own (meta ``download_slot``: Chromium's pages)
+    is not served while that slot holds as many requests as its concurrency (Scrapy's
+    ``Slot.active``, queued or transferring): the next group whose request can go is served
+    instead, and the held one keeps its place, served first once the slot has room. A request
+    of the host's own slot is never held; with lab knob ``dla_hold_full_slot`` off the order is
+    the heap's alone (the browser request would wait in the slot's FIFO queue)."""
+    settings: dict[str, Any] = {"HIDDENWEB_LAB": {"dla_hold_full_slot": hold}}
+    if jobdir:
+        settings["JOBDIR"] = str(tmp_path / "job")
+    s = make(settings)
+    # the engine's downloader: its active set (joined as the engine takes a request) and a
+    # slot of one place for Chromium (DOWNLOAD_SLOTS)
+    downloader = SimpleNamespace(active=set(), slots={"chromium": Slot(concurrency=1, delay=0)})
+    s.engine = SimpleNamespace(downloader=downloader, scraper=SimpleNamespace(slot=None))
+    for path in ("/view/a", "/view/b"):
+        request = link("/", path)
+        request.meta["download_slot"] = "chromium"
+        s.enqueue_request(request)
+    s.enqueue_request(link("/p/1", "/plain/1"))  # a younger group: ties go to the older
+    s.enqueue_request(link("/p/1", "/plain/2"))
+    first = s.next_request()
+    assert first.url.endswith("/view/a")
+    downloader.active.add(first)  # Chromium's one place taken (not yet in the slot's own set)
+    if hold:
+        assert drain(s) == ["/plain/1", "/plain/2"] and len(s) == 1
+        assert s.stats.get_value("hiddenweb/dla/slot_full") == 3  # 2 plain served, then none
+        downloader.active.clear()  # the render ended
+        assert drain(s) == ["/view/b"]
+    else:
+        assert drain(s) == ["/view/b", "/plain/1", "/plain/2"]
+        assert s.stats.get_value("hiddenweb/dla/slot_full") is None
+    s.close("finished")
+
+
+@pytest.mark.parametrize("go", [True, False])
+def test_a_lifted_group_does_not_wait_for_better_answers_in_flight(go: bool) -> None:
+    """A group lifted (served first: a request asking so on arrival, the stale rule's
+    ``serve_first``) is served while a better request is in flight (rule 1 of "Concurrency"
+    would hold it), with lab knob ``dla_lifted_go``; off, it waits as any other, and an
+    unlifted request of the same kind still waits either way."""
+    s, flying, _ = _paying_form_and_sinking_links({"HIDDENWEB_LAB": {"dla_lifted_go": go}})
+    s.in_flight = lambda: [flying]
+    sibling = link("/p/1", "/p/9")
+    sibling.meta[SERVE_FIRST_META] = True
+    s.enqueue_request(sibling)
+    if go:
+        assert drain(s) == ["/p/9"]
+    else:
+        assert s.next_request() is None
+        assert s.stats.get_value("hiddenweb/dla/waits/better") == 1
+        s.in_flight = lambda: []
+        assert drain(s) == ["/p/9"]
+    s.in_flight = lambda: [flying]
+    s.enqueue_request(link("/p/1", "/p/10"))  # its group emptied: no longer lifted
+    assert s.next_request() is None and len(s) == 1
     s.close("finished")
 
 
