@@ -84,11 +84,11 @@ LAB: dict = {
     "dla_explore_in_flight": 4,  # speculative requests (below WAIT x the best) in flight
     "dla_wait_for_browser": True,  # requests in Chromium count as in flight for waiting
     # a request for Chromium stays pending while its pages are all taken, not queued in the
-    # download slot's FIFO out of the scheduler's order (hiddenweb.dla.scheduler)
-    "dla_hold_full_slot": True,
+    # download slot's FIFO out of the scheduler's order (hiddenweb.dla.scheduler; measured, off)
+    "dla_hold_full_slot": False,
     # a lifted group (served first: the stale rule's, a single-page app's sibling views) does
-    # not wait for the answers in flight (HIDDENWEB_DLA_WAIT's rules 1 and 2)
-    "dla_lifted_go": True,
+    # not wait for the answers in flight (HIDDENWEB_DLA_WAIT's rules 1 and 2; measured, off)
+    "dla_lifted_go": False,
     "dla_nofollow_last": True,  # links marked rel="nofollow" wait until nothing else is pending
     # a form's answer whose links all lead to pages met before, one not read yet, is penalised
     # (a search's list of queued pages): hiddenweb.dla.previews

@@ -27,8 +27,8 @@ class DLAConfig:
     explore_in_flight: int = 0
     nofollow_last: bool = True
     wait_for_browser: bool = True
-    hold_full_slot: bool = True  # lab knob dla_hold_full_slot (DLAScheduler._full_slots)
-    lifted_go: bool = True  # lab knob dla_lifted_go (DLAScheduler._wait_reason)
+    hold_full_slot: bool = False  # lab knob dla_hold_full_slot (DLAScheduler._full_slots)
+    lifted_go: bool = False  # lab knob dla_lifted_go (DLAScheduler._wait_reason)
     fresh_views: bool = False  # lab knob dla_fresh_views (DLAScheduler._keep_age)
     fewer_keys_first: bool = True  # lab knob dla_fewer_keys_first (GroupHeap._breadth)
 

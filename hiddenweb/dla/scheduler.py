@@ -66,15 +66,16 @@ it updates the right automata whenever it arrives. The best pending request *wai
    free slots would otherwise go to nofollow pages and the forms they show).
 
 A lifted group (served first: the stale rule's, a request asking so on arrival) waits for
-neither 1 nor 2 (lab knob ``dla_lifted_go``, on). And a request naming a download slot of its
+neither 1 nor 2 (lab knob ``dla_lifted_go``, off). And a request naming a download slot of its
 own in its meta (``download_slot``: Chromium's pages) stays pending while that slot holds as
 many requests as its concurrency; the best group whose request can go is served instead (lab
-knob ``dla_hold_full_slot``, on; stat ``hiddenweb/dla/slot_full``, groups passed over, at most
+knob ``dla_hold_full_slot``, off; stat ``hiddenweb/dla/slot_full``, groups passed over, at most
 :data:`MAX_HELD_GROUPS` a call). Scrapy's engine takes requests while the downloader has room
 in all (``CONCURRENT_REQUESTS``, which the browser add-on raises by the browser's pages), and a
 slot's queue is FIFO: on a single-page app, whose every view is a render, 16 renders waited
 there in the order they were served, and a group lifted meanwhile (its sibling views) went
-after them, 20-30 s later.
+after them, 20-30 s later. Both are off: in same-run corpus pairs neither brought MLflow a unit
+at 80 s, and Trac read to its time cap with fewer requests (``docs/design-notes.md``).
 
 Nothing waits with nothing in flight, so the crawl never stalls. "In flight" is the engine's
 downloader and scraper sets; scores in flight are compared rounded as the heap keys the pending
@@ -456,12 +457,12 @@ class DLAScheduler(GroupHeap):
         """Why the best pending request (of group ``gkey``, scoring ``score``) waits, by the
         rules of "Concurrency": ``nofollow`` (3), ``better`` (1), ``speculative`` (2); None
         when it does not (stat ``hiddenweb/dla/waits/REASON``). A lifted group waits for
-        none of 1 and 2 (lab knob ``dla_lifted_go``, on): a guess the crawl wants read now (a
+        none of 1 and 2 (lab knob ``dla_lifted_go``, off): a guess the crawl wants read now (a
         single-page app's sibling views) otherwise waited behind four speculative renders."""
         if self._after_others(gkey):
             return "nofollow"
         if self.config.lifted_go and gkey in self.lifted:
-            return None  # served first means now (lab knob dla_lifted_go)
+            return None  # served first means now (lab knob dla_lifted_go, off)
         return self._waits(score)
 
     def _after_others(self, gkey: str) -> bool:
