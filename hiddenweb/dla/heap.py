@@ -130,36 +130,38 @@ class GroupHeap:
             bucket.mq.append(request)
         self.pending += 1
 
-    def _pop_from(self, group: Group) -> Request | None:
+    def _head(self, group: Group) -> Bucket | None:
+        """The group's best live bucket (its heap's stale entries dropped on the way)."""
         while group.heap:
             _, _, version, bkey = group.heap[0]
             bucket = group.buckets.get(bkey)
-            if bucket is None or bucket.version != version:
-                heapq.heappop(group.heap)
-                continue
-            request = bucket.mq.popleft() if bucket.mq else bucket.dq.pop()
-            if not len(bucket):
-                self._drop_bucket(group, bucket)
-            if group.buckets:
-                self._rekey(group)
-            else:
-                self._end(group)
-            return request
-        self._end(group)
+            if bucket is not None and bucket.version == version:
+                return bucket
+            heapq.heappop(group.heap)
         return None
+
+    def _pop_from(self, group: Group) -> Request | None:
+        bucket = self._head(group)
+        if bucket is None:
+            self._end(group)
+            return None
+        request = bucket.mq.popleft() if bucket.mq else bucket.dq.pop()
+        if not len(bucket):
+            self._drop_bucket(group, bucket)
+        if group.buckets:
+            self._rekey(group)
+        else:
+            self._end(group)
+        return request
 
     def _peek(self, group: Group) -> Request | None:
         """The request ``_pop_from`` would give next, left in its bucket (None: none)."""
-        while group.heap:
-            _, _, version, bkey = group.heap[0]
-            bucket = group.buckets.get(bkey)
-            if bucket is None or bucket.version != version:
-                heapq.heappop(group.heap)
-                continue
-            if bucket.mq:
-                return bucket.mq[0]
-            return bucket.dq.peek() if bucket.dq is not None else None
-        return None
+        bucket = self._head(group)
+        if bucket is None:
+            return None
+        if bucket.mq:
+            return bucket.mq[0]
+        return bucket.dq.peek() if bucket.dq is not None else None
 
     def _end(self, group: Group) -> None:
         """Delete an emptied group; its last version is kept for a group of the same key made
