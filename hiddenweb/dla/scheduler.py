@@ -195,7 +195,8 @@ class DLAScheduler(GroupHeap):
         self.paid: set[str] = set()
         self.groups: dict[str, Group] = {}
         self.lifted: set[str] = set()  # groups served first until emptied (serve_first)
-        self.named_slots: set[str] = set()  # download slots named by requests' meta
+        #: download slots named by requests' meta (kept with ``dla_hold_full_slot`` on)
+        self.named_slots: set[str] = set()
         self.heap: list[tuple[float, int, int, int, str]] = []
         self.pending = 0
         self.steps = 0
@@ -303,7 +304,7 @@ class DLAScheduler(GroupHeap):
             if request.meta.get(RERENDER_META):
                 group = page + RENDER
         self._push(request, key, group, page, ks[0])
-        if slot := request.meta.get("download_slot"):
+        if self.config.hold_full_slot and (slot := request.meta.get("download_slot")):
             self.named_slots.add(slot)
         if request.meta.get(SERVE_FIRST_META) and self.config.transfer \
                 and self._lift(self.groups[group]):
@@ -383,7 +384,7 @@ class DLAScheduler(GroupHeap):
         if not (self.config.hold_full_slot and self.named_slots) or self.engine is None:
             return set()
         downloader = self.engine.downloader
-        taken = Counter(key for r in getattr(downloader, "active", ())
+        taken = Counter(key for r in downloader.active
                         if (key := r.meta.get("download_slot")) in self.named_slots)
         return {key for key, n in taken.items() if n >= _concurrency(downloader, key)}
 
@@ -647,8 +648,8 @@ class DLAScheduler(GroupHeap):
 def _concurrency(downloader: Any, key: str) -> int:
     """How many requests the downloader's slot ``key`` takes at once (``DOWNLOAD_SLOTS``, else
     ``CONCURRENT_REQUESTS_PER_DOMAIN``), read from the slot once it exists."""
-    slot = getattr(downloader, "slots", {}).get(key)
+    slot = downloader.slots.get(key)
     if slot is not None:
         return slot.concurrency
-    settings = getattr(downloader, "per_slot_settings", {}).get(key, {})
-    return settings.get("concurrency", getattr(downloader, "domain_concurrency", 8))
+    return downloader.per_slot_settings.get(key, {}).get("concurrency",
+                                                         downloader.domain_concurrency)

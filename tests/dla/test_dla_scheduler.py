@@ -628,7 +628,8 @@ def test_a_request_for_a_full_download_slot_stays_pending(tmp_path: Path, jobdir
     s = make(settings)
     # the engine's downloader: its active set (joined as the engine takes a request) and a
     # slot of one place for Chromium (DOWNLOAD_SLOTS)
-    downloader = SimpleNamespace(active=set(), slots={"chromium": Slot(concurrency=1, delay=0)})
+    downloader = SimpleNamespace(active=set(), slots={"chromium": Slot(concurrency=1, delay=0)},
+                                 per_slot_settings={}, domain_concurrency=8)
     s.engine = SimpleNamespace(downloader=downloader, scraper=SimpleNamespace(slot=None))
     for path in ("/view/a", "/view/b"):
         request = link("/", path)
