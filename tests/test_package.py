@@ -8,8 +8,9 @@ with ``scrapy startproject``, add the one add-on line, and crawl the bundled dem
 - The user's own ``CrawlSpider`` runs under the add-on with the DLA scheduler ordering its
   requests, but gets no form discovery: only ``hwdla`` submits forms (the README says so).
 
-Slow: pip installs the crawler's stack while make demo's crawl runs, then the user's two crawls
-(332 s on the shared 2-core machine at a load average of 13-25); still part of the suite.
+Slow: make demo's crawl, then pip installs the crawler's stack, then the user's two crawls (one
+at a time, so that neither crawl's renders are judged on a machine the other loads); still part
+of the suite.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -72,17 +72,16 @@ def hidden_keys(site, items: list[dict]) -> set[str]:
 
 @pytest.mark.slow
 def test_a_user_installs_the_wheel_into_a_new_project(tmp_path, served_site):
-    # make demo's crawl, from this checkout, while the user's project is set up: the same
-    # hidden pages as the user's crawl (both to the end of the site: see UNTIL_EXHAUSTED)
-    demo: dict = {}
-    thread = threading.Thread(target=lambda: demo.update(cov.run(
-        DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=tmp_path / "demo",
-        extra_settings=dict(UNTIL_EXHAUSTED))))
-    thread.start()
-    try:
-        found = user_project(tmp_path, served_site)
-    finally:
-        thread.join()
+    # make demo's crawl, from this checkout, then the user's project: the same hidden pages as
+    # the user's crawl (both to the end of the site: see UNTIL_EXHAUSTED). One after the other:
+    # run beside pip and the user's crawl (two Chromiums on two cores), the demo crawl once
+    # found 61 of the 91 pages that need a browser against the user's 91 (a clean-clone CI run;
+    # most likely the render gate: whether a template's first renders show what its scripts
+    # build in time, and so whether its other pages are rendered, depends on the load), and
+    # the load is not what this test compares
+    demo = cov.run(DEMO_PAGES, DEMO_SEED, "hwdla", budget=0, workdir=tmp_path / "demo",
+                   extra_settings=dict(UNTIL_EXHAUSTED))
+    found = user_project(tmp_path, served_site)
     demo_items = [json.loads(line) for line in Path(demo["items_path"]).read_text().splitlines()]
     assert len(found) == demo["hidden_found"] + demo["hidden_found_browser_only"] > 0
     assert found == hidden_keys(served_site.site, demo_items)
