@@ -232,6 +232,9 @@ LAB: dict = {
     # ... written into a page already on the site: off, a page's top-level const/let/class
     # outlive document.open, so the same script fails on the next page (docs/design-notes.md)
     "browser_same_document": False,
+    # a hash route of a document a pooled page shows is rendered there by a hash change, not a
+    # new load of the app (hiddenweb.browser.hop)
+    "browser_route_hop": True,
     # a page's request in flight for 5 s or more (a shared worker's script, a long poll) and
     # an EventSource's stream are not waited for (hiddenweb.browser.guard.Guard.in_flight)
     "browser_long_requests": True,

@@ -6,7 +6,7 @@ Settings (defaults in :mod:`hiddenweb.defaults`, documented in ``docs/settings.m
 ``HIDDENWEB_BROWSER_EVENT_BUDGET``, ``HIDDENWEB_BROWSER_SCROLL_STEPS``,
 ``HIDDENWEB_BROWSER_SCRIPT_READS``; lab knobs
 (``HIDDENWEB_LAB``, docs/design-notes.md)
-``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``,
+``browser_page_reuse``, ``browser_reuse_body``, ``browser_same_document``, ``browser_route_hop``,
 ``browser_event_seconds``, ``browser_event_wait``, ``browser_event_retry``,
 ``browser_scroll_seconds``,
 ``browser_timer_horizon``, ``hash_route_pages``, ``browser_press_clicks``,
@@ -59,6 +59,7 @@ class BrowserConfig:
     page_reuse: int
     reuse_body: bool = True
     same_document: bool = False
+    route_hop: bool = False  # lab knob browser_route_hop (hiddenweb.browser.hop)
     events: bool = True  # fire the page's event handlers (hiddenweb.browser.events)
     event_budget: int = 40  # events fired on one page at most
     event_seconds: float = 8.0  # ... and for at most this long
@@ -110,6 +111,7 @@ class BrowserConfig:
             page_reuse=max(1, lab(settings, "browser_page_reuse")),
             reuse_body=lab(settings, "browser_reuse_body"),
             same_document=lab(settings, "browser_same_document"),
+            route_hop=lab(settings, "browser_route_hop"),
             events=settings.getbool("HIDDENWEB_BROWSER_EVENTS", defaults.HIDDENWEB_BROWSER_EVENTS)
             and budget > 0,
             event_budget=budget,

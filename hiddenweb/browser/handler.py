@@ -14,7 +14,9 @@ A browser request (``meta["playwright"]``):
    (each serves ``lab knob browser_page_reuse`` requests) or lets scrapy-playwright open one;
 2. is rendered within the download timeout (meta ``download_timeout``, Scrapy's
    ``DOWNLOAD_TIMEOUT``): a rerender whose page is already on the site's origin is written into
-   it (``lab knob browser_same_document``), anything else is scrapy-playwright's navigation with
+   it (``lab knob browser_same_document``), a hash route of the document a pooled page shows is
+   taken there by a hash change (lab knob ``browser_route_hop``, :mod:`~hiddenweb.browser.hop`;
+   one that changes nothing shown is loaded), anything else is scrapy-playwright's navigation with
    the page routed by :class:`~hiddenweb.browser.guard.Guard` (scope, robots.txt, the page's own
    navigations kept as URLs found); then the page settles (``load``, at most
    :data:`~hiddenweb.browser.config.SETTLE_LOAD` s, then
@@ -52,7 +54,8 @@ page closes (and one more attempt for each Chromium that died under it).
 Stats (``hiddenweb/browser/``): ``launched``, ``relaunches``, ``timeouts``, ``retries``,
 ``crashes``, ``self_navigations``, ``found_urls``, ``stuck_cancelled``, ``offsite_aborted``,
 ``robots_aborted``, ``dialogs``, ``popups``, ``pages_reused``, ``pages_closed``, ``xhr_captured``,
-``close_timeouts``, ``same_document``, ``forms_revealed``, ``forms_gone``.
+``close_timeouts``, ``same_document``, ``route_hops``, ``route_hops_unchanged``,
+``forms_revealed``, ``forms_gone``.
 """
 
 from __future__ import annotations
@@ -97,6 +100,7 @@ from hiddenweb.browser.formtarget import (
     FormGone,
 )
 from hiddenweb.browser.guard import Guard, Render
+from hiddenweb.browser.hop import HOP_JS, SHOWN_JS, hop_target, hoppable, keeps_document
 from hiddenweb.browser.pool import PagePool, browser_of
 from hiddenweb.browser.requests import DOCUMENT_META, SUBMIT_SENT_META
 from hiddenweb.browser.scripts import (
@@ -155,6 +159,11 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         self._permits: asyncio.Semaphore | None = None
         self._idle: list[Any] = []
         self._uses: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        #: per page, the status, headers, HTML (the guard's ``Render.document``) and scripts
+        #: of its document's load: what a route hopping into it answers
+        self._documents: weakref.WeakKeyDictionary[
+            Any, tuple[int, Headers, bytes | None, tuple[str, ...]]] = \
+            weakref.WeakKeyDictionary()
         self._browsers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._closing = False
 
@@ -232,7 +241,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                 raise IgnoreRequest(f"its template's renders add nothing now: {request.url}")
             if decision == "plain":
                 return await super().download_request(request)
-            page = None if own_page else self._take()
+            page = None if own_page else self._take(request)
             job.stage = "rendering"
             ok = False
             try:
@@ -261,7 +270,9 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
                     if own_page and ok:
                         request.meta["playwright_page"] = used
                     else:
-                        await self._release(used, ok)
+                        keep = self.hw.route_hop and ok and not used.is_closed() \
+                            and keeps_document(used.url, request)
+                        await self._release(used, ok, keep)
 
     async def _render(self, request: Request, page: Any, job: Job) -> Response:
         started = time.monotonic()
@@ -270,6 +281,11 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             job.render = Render(request, navigations=0)
             self.guard.begin(page, job.render)
             response = await self._write(page, request, job.render, job)
+        elif page is not None and self.hw.route_hop and hoppable(page.url, request):
+            job.page, job.page_url = page, page.url
+            job.render = Render(request, navigations=0)
+            self.guard.begin(page, job.render)
+            response = await self._hop(page, request, job.render, job)
         else:
             response = await self._navigate(request, page, job)
         request.meta["download_latency"] = time.monotonic() - started
@@ -287,7 +303,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         # and stops waiting when the page's own navigation stopped its parser
         meta["playwright_page_goto_kwargs"] = {
             **(saved.get("playwright_page_goto_kwargs") or {}), "wait_until": "commit"}
-        if page is not None and self.hw.same_document \
+        if page is not None and (self.hw.same_document or self.hw.route_hop) \
                 and not await self._blank(page):  # idle with its document: unloaded first
             self.stats.inc_value("hiddenweb/browser/blank_failed")
             await self._close_page(page, blank=False)
@@ -333,6 +349,10 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         content = append_html(await page.content(), extra)
         if render.document is not None and not methods:  # (page actions: another document)
             request.meta[DOCUMENT_META] = render.document
+        if self.hw.route_hop:  # what a route hopping into this document will answer
+            self._documents[page] = (response.status, Headers(response.headers),
+                                     render.document if not methods else None,
+                                     tuple(render.scripts))
         return self._response(request, url, response.status, response.headers, content,
                               found, response.flags, getattr(response, "ip_address", None))
 
@@ -369,6 +389,37 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         self.stats.inc_value("hiddenweb/browser/pages_reused")
         return self._response(request, request.url, 200,
                               Headers(meta.get("hiddenweb_body_headers") or {}), content, found,
+                              ["playwright"], None)
+
+    async def _hop(self, page: Any, request: Request, render: Render, job: Job) -> Response:
+        """Render the hash route ``request`` in ``page``, which shows its document, by a hash
+        change (:mod:`hiddenweb.browser.hop`); the response is the DOM after it, with the
+        status and headers of the document's own load, and that load's HTML as the document
+        a direct render is judged against (the same bytes plain HTTP reads for every route of
+        the document). A hop that changed nothing the document shows is loaded instead."""
+        job.stage = "hopping"
+        logger.debug("Route hop to %s in the page at %s", request.url, page.url)
+        status, headers, document, scripts = self._documents.get(page) \
+            or (200, Headers({}), None, ())
+        render.scripts = list(scripts)  # (the document's, for its router's patterns)
+        before = await page.evaluate(SHOWN_JS)
+        await page.evaluate(HOP_JS, hop_target(request))
+        await self._network_idle(page, min(self.hw.timeout, IDLE_CAP), render)
+        await self._settle(page, render)
+        if await page.evaluate(SHOWN_JS) == before:  # a router that reads the hash on load
+            self.stats.inc_value("hiddenweb/browser/route_hops_unchanged")
+            self.guard.end(page)
+            return await self._navigate(request, page, job)
+        extra = await self._events(page, render, job)
+        extra += await self._embedded(page, render, job)
+        job.stage, job.page_url = "reading the DOM", page.url
+        found = await self._found(page, render)
+        content = append_html(await page.content(), extra)
+        self.stats.inc_value("hiddenweb/browser/route_hops")
+        self.stats.inc_value("hiddenweb/browser/pages_reused")
+        if document is not None:
+            request.meta[DOCUMENT_META] = document
+        return self._response(request, request.url, status, headers, content, found,
                               ["playwright"], None)
 
     async def _settle(self, page: Any, render: Render) -> None:

@@ -15,7 +15,11 @@ Mixed into :class:`~hiddenweb.browser.handler.BrowserHandler`. Contract:
   A page whose document did not unload (a timeout on a loaded machine) is closed, not pooled
   (``…/blank_failed``). With the lab knob ``browser_same_document`` a page waits idle with its
   document (a later render may write into it) and is unloaded before a navigation reuses it
-  instead (one that does not unload is closed and a new page opened);
+  instead (one that does not unload is closed and a new page opened). With the lab knob
+  ``browser_route_hop`` a page whose render ended well on a hash-routed document waits idle
+  with it (:func:`~hiddenweb.browser.hop.keeps_document`), and :meth:`PagePool._take` gives it
+  to a later route of that document (:mod:`hiddenweb.browser.hop`); a navigation that takes
+  a page still on a document unloads it first;
 * every Chromium a page lives in is noted once: the first is ``hiddenweb/browser/launched``,
   every later one a relaunch (``…/relaunches``, logged); a disconnect is logged with the
   browser requests in flight (the handler tries each again on the relaunched one), and
@@ -34,8 +38,10 @@ import time
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
+from scrapy import Request
 
 from hiddenweb.browser.config import CLOSE_TIMEOUT
+from hiddenweb.browser.hop import hoppable
 
 logger = logging.getLogger(__name__)
 
@@ -43,18 +49,27 @@ logger = logging.getLogger(__name__)
 class PagePool:
     """Pages kept for reuse and the Chromium they live in (see the module docstring)."""
 
-    def _take(self) -> Any:
-        while self._idle:
-            page = self._idle.pop()
-            if not page.is_closed():
-                return page
-        return None
+    def _take(self, request: Request | None = None) -> Any:
+        """An idle page: with ``browser_route_hop``, one showing ``request``'s document if
+        any (:func:`~hiddenweb.browser.hop.hoppable`), else an unloaded one if any, else the
+        last released."""
+        self._idle = [page for page in self._idle if not page.is_closed()]
+        if not self._idle:
+            return None
+        if self.hw.route_hop and request is not None:
+            for fits in (lambda url: hoppable(url, request), lambda url: url == "about:blank"):
+                for i in reversed(range(len(self._idle))):
+                    if fits(self._idle[i].url):
+                        return self._idle.pop(i)
+        return self._idle.pop()
 
-    async def _release(self, page: Any, ok: bool) -> None:
+    async def _release(self, page: Any, ok: bool, keep: bool = False) -> None:
+        """Pool ``page`` after a render (``ok``: it went well), with its document when
+        ``keep`` (a route may hop there), else unloaded; or close it."""
         uses = self._uses.get(page, 0) + 1
         if ok and not page.is_closed() and uses < self.hw.page_reuse:
             # (with same_document it may be written into, document and all: unloaded later)
-            if self.hw.same_document or await self._blank(page):
+            if self.hw.same_document or keep or await self._blank(page):
                 self._uses[page] = uses
                 self._idle.append(page)
                 return
