@@ -276,16 +276,16 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
 
     async def _render(self, request: Request, page: Any, job: Job) -> Response:
         started = time.monotonic()
+        in_page = None  # a render in the pooled page's own document, with no navigation
         if page is not None and self.hw.same_document and writable(page, request):
-            job.page, job.page_url = page, page.url
-            job.render = Render(request, navigations=0)
-            self.guard.begin(page, job.render)
-            response = await self._write(page, request, job.render, job)
+            in_page = self._write
         elif page is not None and self.hw.route_hop and hoppable(page.url, request):
+            in_page = self._hop
+        if in_page is not None:
             job.page, job.page_url = page, page.url
             job.render = Render(request, navigations=0)
             self.guard.begin(page, job.render)
-            response = await self._hop(page, request, job.render, job)
+            response = await in_page(page, request, job.render, job)
         else:
             response = await self._navigate(request, page, job)
         request.meta["download_latency"] = time.monotonic() - started
@@ -342,11 +342,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         # where a redirect chain ended (guard); before the events, whose routes change page.url
         url = render.landed.get(page.url, page.url)
         # a form submitted by page actions: its answer is read as it came, no event fired
-        extra = "" if methods else await self._events(page, render, job)
-        extra += await self._embedded(page, render, job)
-        job.stage, job.page_url = "reading the DOM", page.url
-        found = await self._found(page, render)
-        content = append_html(await page.content(), extra)
+        content, found = await self._read(page, render, job, events=not methods)
         if render.document is not None and not methods:  # (page actions: another document)
             request.meta[DOCUMENT_META] = render.document
         if self.hw.route_hop:  # what a route hopping into this document will answer
@@ -380,11 +376,7 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
         await page.evaluate(WRITE_DOCUMENT_JS, [request.url, body])
         job.stage = "settling"
         await self._settle(page, render)
-        extra = await self._events(page, render, job)
-        extra += await self._embedded(page, render, job)
-        job.stage = "reading the DOM"
-        found = await self._found(page, render)
-        content = append_html(await page.content(), extra)
+        content, found = await self._read(page, render, job)
         self.stats.inc_value("hiddenweb/browser/same_document")
         self.stats.inc_value("hiddenweb/browser/pages_reused")
         return self._response(request, request.url, 200,
@@ -410,17 +402,24 @@ class BrowserHandler(PagePool, ScrapyPlaywrightDownloadHandler):
             self.stats.inc_value("hiddenweb/browser/route_hops_unchanged")
             self.guard.end(page)
             return await self._navigate(request, page, job)
-        extra = await self._events(page, render, job)
-        extra += await self._embedded(page, render, job)
-        job.stage, job.page_url = "reading the DOM", page.url
-        found = await self._found(page, render)
-        content = append_html(await page.content(), extra)
+        content, found = await self._read(page, render, job)
         self.stats.inc_value("hiddenweb/browser/route_hops")
         self.stats.inc_value("hiddenweb/browser/pages_reused")
         if document is not None:
             request.meta[DOCUMENT_META] = document
         return self._response(request, request.url, status, headers, content, found,
                               ["playwright"], None)
+
+    async def _read(self, page: Any, render: Render, job: Job,
+                    events: bool = True) -> tuple[str, list[str]]:
+        """A settled page read: its events fired (unless not ``events``), its shadow roots and
+        frames, its own records (:meth:`_found`) and its DOM; the HTML with what the events and
+        embedded documents added, and the same-host URLs found."""
+        extra = await self._events(page, render, job) if events else ""
+        extra += await self._embedded(page, render, job)
+        job.stage, job.page_url = "reading the DOM", page.url
+        found = await self._found(page, render)
+        return append_html(await page.content(), extra), found
 
     async def _settle(self, page: Any, render: Render) -> None:
         """Wait for ``load`` (bounded: a page may never finish loading), then a little more, so

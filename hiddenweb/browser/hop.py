@@ -56,21 +56,23 @@ def hoppable(page_url: str, request: Request) -> bool:
     if request.method != "GET" or meta.get("playwright_page_methods") \
             or meta.get(FORM_TARGET_META) is not None or meta.get("hiddenweb_body") is not None:
         return False
-    if not page_url.startswith(("http://", "https://")) or not is_route(request.url):
-        return False
-    return urldefrag(page_url)[0] == urldefrag(request.url)[0]
+    return is_route(request.url) and _same_document(page_url, request.url)
 
 
 def keeps_document(page_url: str, request: Request) -> bool:
     """A page on a hash-routed document (the request's URL or the page's is a hash route) of
     the request's own document: a later route of it may hop there."""
-    if not page_url.startswith(("http://", "https://")):
-        return False
-    if not (is_route(page_url) or is_route(request.url)):
-        return False
-    return urldefrag(page_url)[0] == urldefrag(request.url)[0]
+    return (is_route(page_url) or is_route(request.url)) \
+        and _same_document(page_url, request.url)
 
 
 def hop_target(request: Request) -> str:
     """The fragment the hop sets (``#/records/7``)."""
-    return "#" + request.url.split("#", 1)[1]
+    return "#" + urldefrag(request.url)[1]
+
+
+def _same_document(page_url: str, url: str) -> bool:
+    """``page_url`` (an HTTP(S) document, not ``about:blank``) is ``url`` but for the
+    fragment."""
+    return page_url.startswith(("http://", "https://")) \
+        and urldefrag(page_url)[0] == urldefrag(url)[0]
