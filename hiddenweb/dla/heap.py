@@ -168,6 +168,7 @@ class GroupHeap:
         again (its entries left in the heap must not match that one's)."""
         del self.groups[group.key]
         self.lifted.discard(group.key)
+        self.lifted_once.discard(group.key)
         if len(self.ended_versions) < MAX_AGES or group.key in self.ended_versions:
             self.ended_versions[group.key] = group.version
 

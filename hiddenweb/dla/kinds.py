@@ -80,6 +80,10 @@ ACTION_META = "hiddenweb_action"
 #: lifts (``serve_first``): a proven view asked for under another record (:mod:`hiddenweb.
 #: routesiblings`, lab knob ``route_siblings_first``)
 SERVE_FIRST_META = "hiddenweb_serve_first"
+#: a request served before any other but the re-renders and the lifted groups, itself only: its
+#: group is lifted for one request when it is the group's only pending one (the first route of
+#: a URL template, lab knob ``route_templates_first``)
+SERVE_NEXT_META = "hiddenweb_serve_next"
 
 _WORD = re.compile(r"[^\W_]{2,}")
 MAX_LABEL_WORDS = 8

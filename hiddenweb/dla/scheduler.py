@@ -144,6 +144,7 @@ from hiddenweb.dla.kinds import (
     RENDER,
     ROOT_KINDS,
     SERVE_FIRST_META,
+    SERVE_NEXT_META,
     SKIP,
     action_of,
     is_nofollow,
@@ -195,6 +196,7 @@ class DLAScheduler(GroupHeap):
         self.paid: set[str] = set()
         self.groups: dict[str, Group] = {}
         self.lifted: set[str] = set()  # groups served first until emptied (serve_first)
+        self.lifted_once: set[str] = set()  # ... for their next request only (SERVE_NEXT_META)
         #: download slots named by requests' meta (kept with ``dla_hold_full_slot`` on)
         self.named_slots: set[str] = set()
         self.heap: list[tuple[float, int, int, int, str]] = []
@@ -309,6 +311,11 @@ class DLAScheduler(GroupHeap):
         if request.meta.get(SERVE_FIRST_META) and self.config.transfer \
                 and self._lift(self.groups[group]):
             self.stats.inc_value("hiddenweb/dla/lifted_on_arrival")
+        elif request.meta.get(SERVE_NEXT_META) and self.config.transfer \
+                and sum(map(len, self.groups[group].buckets.values())) == 1 \
+                and self._lift(self.groups[group]):
+            self.lifted_once.add(group)
+            self.stats.inc_value("hiddenweb/dla/lifted_once")
         self.stats.inc_value("hiddenweb/dla/enqueued")
 
     def next_request(self) -> Request | None:
@@ -359,6 +366,8 @@ class DLAScheduler(GroupHeap):
             request = self._pop_from(group)
             if request is None:
                 continue
+            if gkey in self.lifted_once:  # its one request served: back among the others
+                self._lower(gkey)
             # the automata's score when the action was chosen (precision-recall, HWDLA fig. 4)
             request.meta[SCORE_META] = score
             request.meta[GROUP_META] = gkey
@@ -423,6 +432,14 @@ class DLAScheduler(GroupHeap):
         self.lifted.add(group.key)
         self._rekey(group)
         return True
+
+    def _lower(self, gkey: str) -> None:
+        """End a lift for one request (``lifted_once``): the group, if it still has requests,
+        is keyed again by its score."""
+        self.lifted_once.discard(gkey)
+        self.lifted.discard(gkey)
+        if (group := self.groups.get(gkey)) is not None:
+            self._rekey(group)
 
     # -- waiting for answers in flight ----------------------------------------------------
     def in_flight(self) -> list[Request]:

@@ -52,7 +52,7 @@ from hiddenweb.browser.requests import (
     rerender_request,
 )
 from hiddenweb.config import lab
-from hiddenweb.dla.kinds import SERVE_FIRST_META
+from hiddenweb.dla.kinds import SERVE_FIRST_META, SERVE_NEXT_META
 from hiddenweb.dla.previews import PREVIEW_META, Previews
 from hiddenweb.dla.redis_frontier import HANDED_META
 from hiddenweb.estimate import HiddenMass
@@ -71,6 +71,7 @@ from hiddenweb.pagetext import (
     SeenContent,
     echoed_words,
     is_markup,
+    template_key,
     text_blocks,
     visible_text,
 )
@@ -78,6 +79,7 @@ from hiddenweb.quietlogs import log_level_set
 from hiddenweb.recrawl import recrawl_requests
 from hiddenweb.redis_shared import seen_content, shown_text
 from hiddenweb.routepatterns import FIRST_RECORDS, MAX_GIVEN, RoutePatterns
+from hiddenweb.routes import is_route
 from hiddenweb.routesiblings import RouteSiblings
 from hiddenweb.safety import SafetyPolicy, anchor_markup, link_markup
 from hiddenweb.urlsources import (
@@ -141,6 +143,8 @@ class HwdlaSpider(scrapy.Spider):
         self.siblings: RouteSiblings | None = None  # lab knob route_siblings (from_crawler)
         self.siblings_last = False  # lab knob route_siblings_last (from_crawler)
         self.siblings_first = False  # lab knob route_siblings_first (from_crawler)
+        #: URL templates of the hash routes requested (lab knob route_templates_first, from_crawler)
+        self.route_templates: set[str] | None = None
         self.patterns: RoutePatterns | None = None  # lab knob route_patterns (from_crawler)
         self.oracle = None
         self.finder = None
@@ -192,6 +196,8 @@ class HwdlaSpider(scrapy.Spider):
             and spider.browser.hash_routes and spider.browser.mode != "never" else None
         spider.siblings_last = lab(s, "route_siblings_last")  # served last, as other guesses
         spider.siblings_first = lab(s, "route_siblings_first") and not spider.siblings_last
+        spider.route_templates = set() if lab(s, "route_templates_first") \
+            and spider.browser.hash_routes and spider.browser.mode != "never" else None
         # a view a pattern names is asked for under its first records, then by the siblings
         # rule under the others once a render proved it (routepatterns.py)
         spider.patterns = RoutePatterns(FIRST_RECORDS if spider.siblings else MAX_GIVEN) \
@@ -623,6 +629,11 @@ class HwdlaSpider(scrapy.Spider):
         answer = form_only and meta.get("hiddenweb_origin")  # links on a form's answer
         page = response.url if response is not None else self.seed
         meta_of = (lambda _, m: m) if names_data(url, source) else self.browser_meta
+        if self.route_templates is not None and is_route(url) \
+                and (template := template_key(url)) not in self.route_templates:
+            self.route_templates.add(template)  # a view not asked for yet: served first
+            self.crawler.stats.inc_value("hiddenweb/dla/route_templates_first")
+            extra = {SERVE_NEXT_META: True, **(extra or {})}
         return scrapy.Request(
             url, callback=self.parse, errback=self.on_error,
             meta=meta_of(url, {

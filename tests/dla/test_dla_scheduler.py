@@ -19,7 +19,7 @@ from scrapy.http import HtmlResponse
 
 from hiddenweb.dla.jobdir import STATE_FILE
 from hiddenweb.dla.journal import JOURNAL_FILE
-from hiddenweb.dla.kinds import SERVE_FIRST_META
+from hiddenweb.dla.kinds import SERVE_FIRST_META, SERVE_NEXT_META
 from hiddenweb.dla.middleware import DLAFeedbackMiddleware
 from hiddenweb.dla.scheduler import DLAScheduler
 from hiddenweb.items import PageItem
@@ -609,6 +609,33 @@ def test_a_request_asking_to_be_served_first_lifts_its_group_on_arrival(transfer
     else:
         assert drain(s) == ["/tab/1", "/tab/2", "/tab/3", "/about", "/files/2", "/files/3"]
         assert s.stats.get_value("hiddenweb/dla/lifted_on_arrival") is None
+    s.close("finished")
+
+
+def test_a_request_asking_to_be_served_next_lifts_its_group_for_itself_only() -> None:
+    """A request with meta ``hiddenweb_serve_next`` (the spider's first route of a URL
+    template, lab knob ``route_templates_first``) that is its group's only pending request is
+    served before older groups of the same score, and its group is then back among the others:
+    the requests queued with it or after it wait their turn. One arriving in a group that holds
+    others lifts nothing (it would lift the group's head, not itself)."""
+    s = make()
+    for n in range(1, 4):
+        s.enqueue_request(link("/", f"/tab/{n}"))
+    first = link("/p/1", "/files/2")
+    first.meta[SERVE_NEXT_META] = True
+    s.enqueue_request(first)
+    s.enqueue_request(link("/p/1", "/files/3"))  # its group, not lifted with it
+    s.enqueue_request(link("/", "/about"))
+    assert drain(s) == ["/files/2", "/tab/1", "/tab/2", "/tab/3", "/files/3", "/about"]
+    assert s.stats.get_value("hiddenweb/dla/lifted_once") == 1
+    assert not s.lifted and not s.lifted_once
+    s.enqueue_request(link("/", "/tab/4"))
+    s.enqueue_request(link("/p/2", "/files/4"))
+    late = link("/p/2", "/files/5")
+    late.meta[SERVE_NEXT_META] = True  # /files/4 waits in its group: nothing lifted
+    s.enqueue_request(late)
+    assert drain(s) == ["/tab/4", "/files/4", "/files/5"]
+    assert s.stats.get_value("hiddenweb/dla/lifted_once") == 1
     s.close("finished")
 
 
