@@ -66,10 +66,13 @@ it updates the right automata whenever it arrives. The best pending request *wai
    free slots would otherwise go to nofollow pages and the forms they show).
 
 A lifted group (served first: the stale rule's, a request asking so on arrival) waits for
-neither 1 nor 2 (lab knob ``dla_lifted_go``, off). And a request naming a download slot of its
-own in its meta (``download_slot``: Chromium's pages) stays pending while that slot holds as
-many requests as its concurrency; the best group whose request can go is served instead (lab
-knob ``dla_hold_full_slot``, off; stat ``hiddenweb/dla/slot_full``, groups passed over, at most
+neither 1 nor 2 (lab knob ``dla_lifted_go``, off). A request asking to be served next (meta
+``hiddenweb_serve_next``: the first route of a URL template, lab knob
+``route_templates_first``, off) lifts its group for itself only, when it is the group's only
+pending request. And a request naming a download slot of its own in its meta
+(``download_slot``: Chromium's pages) stays pending while that slot holds as many requests as
+its concurrency; the best group whose request can go is served instead (lab knob
+``dla_hold_full_slot``, off; stat ``hiddenweb/dla/slot_full``, groups passed over, at most
 :data:`MAX_HELD_GROUPS` a call). Scrapy's engine takes requests while the downloader has room
 in all (``CONCURRENT_REQUESTS``, which the browser add-on raises by the browser's pages), and a
 slot's queue is FIFO: on a single-page app, whose every view is a render, 16 renders waited
@@ -410,11 +413,16 @@ class DLAScheduler(GroupHeap):
         URL. Returns the number of groups lifted (stat ``hiddenweb/dla/lifted``)."""
         lifted = 0
         for group in list(self.groups.values()):
-            if self._liftable(group) and any(
+            once = group.key in self.lifted_once  # lifted for one request: now until emptied
+            if (once or self._liftable(group)) and any(
                     bucket.url is not None and wanted(bucket.url)
                     or any(wanted(r.url) for r in bucket.mq or ())
                     for bucket in group.buckets.values()):
-                lifted += self._lift(group)
+                if once:
+                    self.lifted_once.discard(group.key)
+                    lifted += 1
+                else:
+                    lifted += self._lift(group)
         if lifted:
             self.stats.inc_value("hiddenweb/dla/lifted", lifted)
         return lifted

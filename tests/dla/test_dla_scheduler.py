@@ -636,6 +636,16 @@ def test_a_request_asking_to_be_served_next_lifts_its_group_for_itself_only() ->
     s.enqueue_request(late)
     assert drain(s) == ["/tab/4", "/files/4", "/files/5"]
     assert s.stats.get_value("hiddenweb/dla/lifted_once") == 1
+    # the stale rule's serve_first on such a group: lifted until it empties, as any it lifts
+    s.enqueue_request(link("/", "/tab/5"))
+    again = link("/p/3", "/files/6")
+    again.meta[SERVE_NEXT_META] = True
+    s.enqueue_request(again)
+    lifted = s.crawler.signals.send_catch_log(serve_first_wanted,
+                                              wanted=lambda url: "/files/" in url)
+    assert [n for _, n in lifted] == [1] and not s.lifted_once
+    s.enqueue_request(link("/p/3", "/files/7"))
+    assert drain(s) == ["/files/6", "/files/7", "/tab/5"]
     s.close("finished")
 
 
