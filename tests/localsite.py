@@ -4,6 +4,7 @@ and serve it with :func:`serve`."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,10 @@ class SiteHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+
+    def _json(self, value: object) -> None:
+        """Answer ``value`` as a JSON document (an app's API)."""
+        self._send(json.dumps(value).encode(), "application/json")
 
 
 @contextmanager

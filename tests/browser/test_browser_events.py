@@ -264,7 +264,6 @@ class ShopSite(SiteHandler):
     log: list[str] = []
 
     def do_GET(self) -> None:  # noqa: N802
-        import json
         from urllib.parse import parse_qs
 
         parts = urlsplit(self.path)
@@ -275,8 +274,7 @@ class ShopSite(SiteHandler):
         if parts.path == "/find":
             return self._send(SHOPS)
         if parts.path == "/cities":
-            return self._send(json.dumps(CITIES.get(query.get("region"), [])).encode(),
-                              "application/json")
+            return self._json(CITIES.get(query.get("region"), []))
         if parts.path == "/shops":
             city, region = query.get("city", ""), query.get("region", "")
             if city in CITIES.get(region, ()):

@@ -74,14 +74,13 @@ class App(SiteHandler):
         if path == "/static/view.css":
             return self._send(b"#view { color: #222 }", "text/css")
         if path == "/api/shelves.json":
-            return self._send(json.dumps(list(SHELVES)).encode(), "application/json")
+            return self._json(list(SHELVES))
         for shelf, books in SHELVES.items():
             if path == f"/api/shelves/{shelf}.json":
-                return self._send(json.dumps(books).encode(), "application/json")
+                return self._json(books)
             for book in books:
                 if path == f"/api/books/{book}.json":
-                    return self._send(json.dumps({"title": f"book {book}"}).encode(),
-                                      "application/json")
+                    return self._json({"title": f"book {book}"})
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 
@@ -172,8 +171,7 @@ class Docs(SiteHandler):
         if self.path == "/":
             return self._send(DOCS)
         if self.path == "/sidebar.json":
-            return self._send(json.dumps([{"name": p, "src": f"/text/{p}.txt"} for p in PAGES])
-                              .encode(), "application/json")
+            return self._json([{"name": p, "src": f"/text/{p}.txt"} for p in PAGES])
         if self.path.startswith("/text/"):
             return self._send(f"the text of {self.path}".encode(), "text/plain")
         return self._send(b"", "text/plain", 404 if self.path != "/robots.txt" else 200)

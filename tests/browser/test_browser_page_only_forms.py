@@ -60,7 +60,7 @@ class App(SiteHandler):
         if url.path == "/api/search":
             q = parse_qs(url.query).get("q", [""])[0]
             hits = [f"{q or 'all'}-{n}" for n in (1, 2)]
-            return self._send(json.dumps(hits).encode(), "application/json")
+            return self._json(hits)
         if url.path.startswith("/records/"):
             return self._send(f"<html><title>{url.path}</title><p>record</p></html>".encode())
         return self._send(b"", "text/plain", 404 if url.path != "/robots.txt" else 200)

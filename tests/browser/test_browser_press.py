@@ -58,7 +58,7 @@ class App(SiteHandler):
             return self._send(APP)
         name = self.path.removeprefix("/api/").removesuffix(".json")
         if name in FILES:
-            return self._send(json.dumps(FILES[name]).encode(), "application/json")
+            return self._json(FILES[name])
         if self.path.startswith("/docs/"):
             return self._send(f"<html><title>{self.path}</title><p>doc</p></html>".encode())
         return self._send(b"", "text/plain", 404 if self.path != "/robots.txt" else 200)

@@ -66,7 +66,7 @@ class App(SiteHandler):
         body = self.rfile.read(length).decode("utf-8", "replace")
         self.log.append(("POST", self.path, body))
         links = [ANSWERS.get(self.path, "/note/never")]
-        self._send(json.dumps({"links": links}).encode(), "application/json")
+        self._json({"links": links})
 
 
 def _crawl(tmp_path: Path, settings: dict | None = None) -> tuple[list, str, CrawlRun]:

@@ -55,17 +55,15 @@ class App(SiteHandler):
         if path == "/":
             return self._send(APP)
         if path == "/api/records.json":
-            return self._send(json.dumps(list(RECORDS)).encode(), "application/json")
+            return self._json(list(RECORDS))
         for n in RECORDS:
             for view in ("overview", "files"):
                 if path == f"/api/records/{n}/{view}.json":
-                    return self._send(json.dumps({"record": n, view: [f"{view}-{n}"]}).encode(),
-                                      "application/json")
+                    return self._json({"record": n, view: [f"{view}-{n}"]})
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 
 def _crawl(tmp_path: Path, hold: bool) -> list[str]:
-    App.log = []
     with serve(App) as url:
         run = browser_crawl(tmp_path, url, HIDDENWEB_URL_GUESSES="1",
                             HIDDENWEB_BROWSER_MAX_PAGES="1",

@@ -70,16 +70,15 @@ class App(SiteHandler):
         if path == "/api/boot.json":
             return self._send(b"{}", "application/json")
         if path == "/api/shelves.json":
-            return self._send(json.dumps(list(SHELVES)).encode(), "application/json")
+            return self._json(list(SHELVES))
         for shelf, books in SHELVES.items():
             if path == f"/api/shelves/{shelf}.json":
-                return self._send(json.dumps(books).encode(), "application/json")
+                return self._json(books)
         for book in BOOKS:
             if path == f"/api/books/{book}.json":
-                return self._send(json.dumps({"title": f"book {book}"}).encode(),
-                                  "application/json")
+                return self._json({"title": f"book {book}"})
             if path == f"/api/reviews/{book}.json":
-                return self._send(json.dumps(f"reviews of {book}").encode(), "application/json")
+                return self._json(f"reviews of {book}")
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 
@@ -88,7 +87,6 @@ class OnLoadOnly(App):
 
 
 def _crawl(tmp_path: Path, app: type[App], hop: bool) -> tuple[list[str], dict, set[str]]:
-    app.log = []
     with serve(app) as url:
         run = browser_crawl(tmp_path, url, HIDDENWEB_LAB=json.dumps({"browser_route_hop": hop}))
     assert run.returncode == 0, run.stderr[-3000:]

@@ -6,7 +6,6 @@ and the documents loaded under a query, with the rule on and off."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -56,12 +55,11 @@ class App(SiteHandler):
             return self._send(APP)
         for shelf, books in SHELVES.items():
             if path == f"/api/shelves/{shelf}.json":
-                return self._send(json.dumps(books).encode(), "application/json")
+                return self._json(books)
             for book in books:
                 if path == f"/api/books/{book}.json":
                     title = f"{book} {'poems' if shelf == 1 else 'journeys'} of the {book} kind"
-                    return self._send(json.dumps({"title": title}).encode(),
-                                      "application/json")
+                    return self._json({"title": title})
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 

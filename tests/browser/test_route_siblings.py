@@ -60,13 +60,12 @@ class App(SiteHandler):
         if path == "/":
             return self._send(APP)
         if path == "/api/projects.json":
-            return self._send(json.dumps(list(PROJECTS)).encode(), "application/json")
+            return self._json(list(PROJECTS))
         for n in PROJECTS:
             if path == f"/api/projects/{n}.json":
-                return self._send(json.dumps({"name": f"project {n}"}).encode(),
-                                  "application/json")
+                return self._json({"name": f"project {n}"})
             if path == f"/api/projects/{n}/files.json":
-                return self._send(json.dumps([f"file-{n}"]).encode(), "application/json")
+                return self._json([f"file-{n}"])
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 

@@ -61,20 +61,17 @@ class App(SiteHandler):
         if path == "/":
             return self._send(APP)
         if path == "/api/items.json":
-            return self._send(json.dumps(list(range(1, ITEMS + 1))).encode(),
-                              "application/json")
+            return self._json(list(range(1, ITEMS + 1)))
         if path == "/api/items/1/files.json":
-            return self._send(json.dumps(["report.txt"]).encode(), "application/json")
+            return self._json(["report.txt"])
         for n in range(1, ITEMS + 1):
             if path == f"/api/items/{n}.json":  # each record shows words of its own
-                return self._send(json.dumps({"name": f"item {n}", "text": WORDS[n - 1]})
-                                  .encode(), "application/json")
+                return self._json({"name": f"item {n}", "text": WORDS[n - 1]})
         return self._send(b"", "text/plain", 404 if path != "/robots.txt" else 200)
 
 
 def _items_before_files(tmp_path: Path, first: bool) -> int:
     """How many records' views were read before the files view, in the server's order."""
-    App.log = []
     with serve(App) as url:
         run = browser_crawl(tmp_path, url, HIDDENWEB_BROWSER_MAX_PAGES="2",
                             CONCURRENT_REQUESTS="2",
